@@ -13,6 +13,7 @@ Environment: ``SIM=icarus|verilator`` picks the simulator (default :func:`defaul
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib
@@ -146,12 +147,10 @@ def run(spec: TbSpec, testcase: str | None = None, extra_env: dict[str, str] | N
     env = {"MEMBOUND_TB_SPEC": spec.to_env(), "MEMBOUND_SIM": sim, "MEMBOUND_CHARZ_DIR": str(CHARZ_DIR),
            **_env_for(sim), **(extra_env or {})}
     results = test_dir / "results.xml"
-    try:
+    with contextlib.suppress(SystemExit):  # cocotb exits under pytest on a failure; results say what
         runner.test(test_module=spec.test_module, hdl_toplevel="top", build_dir=build_dir,
                     test_dir=test_dir, testcase=testcase, extra_env=env, waves=waves,
                     results_xml=str(results), log_file=test_dir / "sim.log")
-    except SystemExit:  # cocotb exits under pytest when a test fails; the results file says what
-        pass
     log = test_dir / "sim.log"
     assert results.exists(), f"{spec.tag}: simulator produced no results (log: {log})"
     n_tests, n_failed = get_results(results)

@@ -92,8 +92,22 @@ def _case_maxtree(fmt: str = "bf16", n: int = 8) -> tuple:
     return _tree_case(lambda xs: arith.max_tree(xs, get_format(fmt)), fmt, n)
 
 
+def _unary_case(op: Callable[[int], int], fmt: str) -> tuple:
+    f = get_format(fmt)
+    return (lambda v: op(v)), (lambda rng: random_value(rng, f)), edge_values(f)
+
+
+def _case_fpexp(fmt: str = "bf16") -> tuple:
+    return _unary_case(lambda x: arith.fp_exp(x, get_format(fmt)), fmt)
+
+
+def _case_fprecip(fmt: str = "bf16") -> tuple:
+    return _unary_case(lambda x: arith.fp_recip(x, get_format(fmt)), fmt)
+
+
 CASES = {"fpmul": _case_fpmul, "fpadd": _case_fpadd, "fpmac": _case_fpmac,
-         "addtree": _case_addtree, "maxtree": _case_maxtree}
+         "addtree": _case_addtree, "maxtree": _case_maxtree, "fpexp": _case_fpexp,
+         "fprecip": _case_fprecip}
 
 
 def arith_case(spec: TbSpec) -> ArithCase:
@@ -114,4 +128,9 @@ SPECS = [
     TbSpec("fpmac", "hw.arith.fpmac:FpMac", {"fmt_in": "fp16", "fmt_acc": "fp32"}),
     TbSpec("addtree", "hw.arith.addtree:AddTree", {"fmt": "fp32", "n": 8}),
     TbSpec("maxtree", "hw.arith.maxtree:MaxTree", {"fmt": "bf16", "n": 8}),
+    TbSpec("fpexp", "hw.arith.fpexp:FpExp", {"fmt": "bf16"}),
+    TbSpec("fpexp", "hw.arith.fpexp:FpExp", {"fmt": "fp16"}),
+    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "bf16"}),
+    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp16"}),
+    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp32"}),
 ]
