@@ -39,6 +39,3 @@ def write_record(unit: str, params: dict, tag: str, model: CycleModel, *, latenc
     tmp.replace(path)
     return path
 
-
-def read_records(root: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(root.glob("*.json"))]

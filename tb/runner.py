@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "build"
+BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench points it elsewhere
 CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
@@ -115,7 +115,7 @@ def _env_for(sim: str) -> dict[str, str]:
     return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ['PATH']}"}
 
 
-def build(spec: TbSpec, sim: str, waves: bool) -> tuple[object, Path]:
+def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
     key = hashlib.sha256(f"{_source_hash()}{spec.to_env()}{sim}{waves}".encode()).hexdigest()[:16]

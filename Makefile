@@ -1,0 +1,53 @@
+# membound: every target sets itself up (venv from pyproject.toml, Icarus Verilog via apt when missing).
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PYTEST := $(PY) -m pytest
+JOBS   ?= auto
+export SIM
+
+.PHONY: setup test sim fuzz verilog bench report characterize lint clean
+
+setup: $(VENV)/.installed
+	@command -v iverilog >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "setup: installing Icarus Verilog with apt-get"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog) >/dev/null \
+	      || { echo "setup: apt-get install iverilog failed"; exit 1; }; \
+	  else \
+	    echo "setup: Icarus Verilog (iverilog) is missing and cannot be installed here (needs root and apt-get)."; \
+	    echo "       Install it yourself (e.g. 'sudo apt-get install iverilog'), or use SIM=verilator."; exit 1; \
+	  fi; }
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+test: setup
+	$(PYTEST) -n $(JOBS)
+
+sim: setup
+	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
+	  $(PY) -m tb.cli summary; exit $$status
+
+fuzz: setup
+	$(PYTEST) -n $(JOBS) -m "not sim" --hypothesis-profile=fuzz
+
+verilog: setup
+	$(PY) -m tb.cli verilog
+
+bench: setup
+	$(PY) -m tb.cli bench
+
+report: setup
+	$(VENV)/bin/membound report
+
+characterize: sim
+	$(VENV)/bin/membound characterize
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

@@ -1,0 +1,67 @@
+"""The `membound` command: reports from the system model, and characterization intake."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sysmodel import characterization
+
+PAPERS = {
+    "arith": "Arithmetic library (measured RTL cycle models)",
+    "deca": "DECA: near-core weight decompression",
+    "hermes": "Hermes: NDP-DIMM + consumer GPU",
+    "l3": "L3: DIMM-PIM for long-context attention",
+    "duplex": "Duplex: xPU + Logic-PIM for MoE/GQA",
+    "flash": "LLM in a flash",
+}
+
+
+def arith_section() -> list[str]:
+    recs = [m for m in characterization.load() if m.unit.startswith(("fp", "add", "max"))]
+    if not recs:
+        return ["No characterization snapshot yet: run `make characterize`."]
+    lines = ["| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    for m in recs:
+        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+        lines.append(f"| {m.unit} | {params} | {m.latency} | {m.ii:g} | {m.vectors} | {m.simulator} "
+                     f"| {m.date} |")
+    return lines
+
+
+def report(papers: list[str], out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ["# membound report", ""]
+    for key in papers:
+        lines += [f"## {PAPERS[key]}", ""]
+        lines += arith_section() if key == "arith" else ["No system model for this paper yet."]
+        lines.append("")
+    text = "\n".join(lines)
+    path = out / "report.md"
+    path.write_text(text)
+    print(text)
+    print(f"wrote {path}")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="membound")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("report", help="write the Markdown report")
+    r.add_argument("--paper", choices=[*PAPERS, "all"], default="all")
+    r.add_argument("--out", type=Path, default=Path("build/report"))
+    c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
+    c.add_argument("--records", type=Path, default=Path("build/characterization"))
+    a = ap.parse_args(argv)
+    if a.cmd == "report":
+        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
+    else:
+        data = characterization.collect(a.records)
+        print(f"wrote {characterization.SNAPSHOT} ({len(data)} records)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

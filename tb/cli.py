@@ -1,0 +1,136 @@
+"""``python -m tb.cli summary|verilog|bench``: the `make sim` table, `make verilog` and `make bench`.
+
+* summary: after `make sim`, one row per testbench: unit, parameters, PASS/FAIL (from pytest's JUnit
+  XML), vectors checked, measured latency and II (from the characterization records).
+* verilog: every registered unit's Verilog into build/verilog/<tag>.v.
+* bench: for every testbench and installed simulator, a fresh build time, the run time, and the
+  simulated cycles per second of the vector test; written to build/bench/results.json and BENCH.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tb import runner
+from tb.charz import record_path
+from tb.registry import all_specs
+
+
+def _junit_outcomes(path: Path) -> dict[str, str]:
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = case.get("name", "")
+        if "[" not in name:
+            continue
+        status = "FAIL" if case.find("failure") is not None or case.find("error") is not None else \
+            "SKIP" if case.find("skipped") is not None else "PASS"
+        out[name[name.index("[") + 1:-1]] = status
+    return out
+
+
+def summary(junit: Path) -> int:
+    outcomes = _junit_outcomes(junit) if junit.exists() else {}
+    sim = runner.simulator()
+    rows = [("unit", "parameters", "result", "vectors", "latency", "II", "model lat/II")]
+    failed = 0
+    for spec in all_specs():
+        rec_file = record_path(spec.tag, sim, runner.CHARZ_DIR)
+        rec = json.loads(rec_file.read_text()) if rec_file.exists() else None
+        status = outcomes.get(spec.tag, "NOT RUN")
+        failed += status != "PASS"
+        params = ",".join(f"{k}={v}" for k, v in spec.params.items())
+        if rec:
+            rows.append((spec.unit, params, status, str(rec["vectors"]), str(rec["latency"]),
+                         f"{rec['ii']:g}", f"{rec['model']['latency']}/{rec['model']['ii']}"))
+        else:
+            rows.append((spec.unit, params, status, "-", "-", "-", "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    print(f"\nmembound testbench summary (simulator: {sim})")
+    for i, row in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print(f"\n{len(rows) - 1 - failed} PASS, {failed} not passing")
+    return int(failed > 0)
+
+
+def verilog(out_dir: Path) -> int:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for spec in all_specs():
+        path = runner.elaborate(spec, out_dir / f"{spec.tag}.v")
+        print(f"{path}  ({path.stat().st_size} bytes)")
+    return 0
+
+
+def bench(out_json: Path, out_md: Path, vectors: int) -> int:
+    """Fresh build + run per (testbench, simulator), each in a clean build root."""
+    results = []
+    for sim in runner.available_simulators():
+        for spec in all_specs():
+            with tempfile.TemporaryDirectory() as tmp:
+                env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors)}
+                code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
+                        "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
+                        "runner.build(s, runner.simulator()); b = time.perf_counter() - t;"
+                        "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)")
+                proc = subprocess.run([sys.executable, "-c", code, spec.tag], env=env, capture_output=True,
+                                      text=True, cwd=runner.ROOT)
+                if proc.returncode:
+                    print(proc.stdout[-2000:], proc.stderr[-2000:])
+                    raise SystemExit(f"bench: {spec.tag} on {sim} failed")
+                build_s, run_s = map(float, proc.stdout.split()[-2:])
+                rec = json.loads(record_path(spec.tag, sim, Path(tmp) / "characterization").read_text())
+            row = {"testbench": spec.tag, "simulator": sim, "build_s": round(build_s, 2),
+                   "run_s": round(run_s, 2), "vectors": rec["vectors"], "sim_cycles": rec["sim_cycles"],
+                   "vector_test_s": rec["wall_s"],
+                   "cycles_per_s": round(rec["sim_cycles"] / rec["wall_s"]) if rec["wall_s"] else None}
+            results.append(row)
+            print(json.dumps(row))
+    meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores", "vectors": vectors}
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    out_json.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    lines = [f"# Simulation benchmark ({meta['date']}, {meta['machine']}, Python {meta['python']})", "",
+             "Written by `make bench` (tb/cli.py bench): per testbench and simulator, a fresh build, then a",
+             f"run with {vectors} random vectors; cycles/s is simulated cycles of the vector test per second",
+             "of wall time (cocotb + golden model included).", "",
+             "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        lines.append(f"| {r['testbench']} | {r['simulator']} | {r['build_s']} | {r['run_s']} | "
+                     f"{r['build_s'] + r['run_s']:.2f} | {r['cycles_per_s']} |")
+    out_md.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out_json} and {out_md}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tb.cli")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("--junit", type=Path, default=runner.BUILD / "sim-results.xml")
+    v = sub.add_parser("verilog")
+    v.add_argument("--out", type=Path, default=runner.BUILD / "verilog")
+    b = sub.add_parser("bench")
+    b.add_argument("--json", type=Path, default=runner.BUILD / "bench" / "results.json")
+    b.add_argument("--md", type=Path, default=runner.ROOT / "BENCH.md")
+    b.add_argument("--vectors", type=int, default=10000)
+    a = ap.parse_args(argv)
+    if a.cmd == "summary":
+        return summary(a.junit)
+    if a.cmd == "verilog":
+        return verilog(a.out)
+    return bench(a.json, a.md, a.vectors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Every testbench membound runs (`make sim`, `make bench`, `make verilog`), by unit family."""
+
+from __future__ import annotations
+
+from tb.runner import TbSpec
+
+
+def all_specs() -> list[TbSpec]:
+    from tb.arith.cases import SPECS as ARITH
+
+    return [*ARITH]
+
+
+def spec_by_tag(tag: str) -> TbSpec:
+    for spec in all_specs():
+        if spec.tag == tag:
+            return spec
+    raise ValueError(f"tag: unknown testbench {tag!r}; known: {[s.tag for s in all_specs()]}")
