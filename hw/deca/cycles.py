@@ -1,0 +1,61 @@
+"""DECA PE cycle model (DECA §6.1 item 7, §6.2): what the PE's testbench asserts and the system model uses.
+
+A vOp produces W output elements. Its window (Wnd) is the number of stored values it reads: W for a
+dense tile, the popcount of its W mask bits for a sparse one. The dequantization stage handles at most
+Lq values per cycle, so a vOp holds it for max(1, ceil(Wnd/Lq)) cycles: ceil(Wnd/Lq) - 1 bubbles (an
+empty window still takes its one cycle). Lq = L for 8-bit codes, 2L for 7-bit, 4L for 6 bits and fewer
+(four 64-entry sub-LUTs per big LUT), capped at W; 16-bit raw BF16 values bypass the LUTs and are read
+64 bytes (one SQQ entry, Table 3) at a time: Lq = min(W, 32) — our choice, the paper gives no Q16 rate.
+With inputs available and TOut draining, a tile takes the sum of its vOps' cycles.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.stats import binom
+
+TILE = 512
+SQQ_READ_VALUES_16B = 32  # 64-byte SQQ read port / 2-byte BF16 values
+
+
+def lq(bits: int, lanes: int, w: int) -> int:
+    """Values the dequantization stage handles per cycle, for ``lanes`` (L) big LUTs."""
+    if bits == 16:
+        return min(w, SQQ_READ_VALUES_16B)
+    if not 1 <= bits <= 8:
+        raise ValueError(f"bits: {bits} not allowed; allowed 1..8 or 16")
+    return min(w, lanes * (1 if bits == 8 else 2 if bits == 7 else 4))
+
+
+def vop_cycles(window: int, lq_: int) -> int:
+    return max(1, math.ceil(window / lq_))
+
+
+def tile_cycles(windows: list[int], lq_: int) -> int:
+    """Cycles the dequantization stage spends on a tile whose vOps have these windows."""
+    return sum(vop_cycles(n, lq_) for n in windows)
+
+
+def bpv(w: int, lq_: int, density: float) -> float:
+    """Expected bubbles per vOp for i.i.d. nonzeros of density d (DECA §6.2):
+    sum_k k * [F((k+1) Lq; W, d) - F(k Lq; W, d)], F the binomial CDF."""
+    if density >= 1.0:
+        return math.ceil(w / lq_) - 1
+    return sum(k * (binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density))
+               for k in range(math.ceil(w / lq_)))
+
+
+def bpv_std(w: int, lq_: int, density: float) -> float:
+    """Standard deviation of one vOp's bubbles under the same binomial assumption."""
+    if density >= 1.0:
+        return 0.0
+    ks = range(math.ceil(w / lq_))
+    p = [binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density) for k in ks]
+    mean = sum(k * pk for k, pk in zip(ks, p, strict=True))
+    return math.sqrt(max(0.0, sum(k * k * pk for k, pk in zip(ks, p, strict=True)) - mean * mean))
+
+
+def expected_tile_cycles(w: int, lq_: int, density: float) -> float:
+    """#vOps * (1 + bpv): the reciprocal of DECA's AI_XV in vOp-cycles (§6.2)."""
+    return TILE / w * (1 + bpv(w, lq_, density))
