@@ -222,7 +222,8 @@ def decompress(tile: CompressedTile) -> np.ndarray:
     out = np.zeros(TILE, np.uint16)
     out[mask] = vals
     if tile.scales is not None:
-        out = np.array([arith.fp_mul(int(v), int(tile.scales[i // f.group]), BF16) for i, v in enumerate(out)],
+        scale = tile.scales[np.arange(TILE) // f.group]
+        out = np.array([arith.fp_mul(int(v), int(s), BF16) for v, s in zip(out, scale, strict=True)],
                        np.uint16)
     return out
 
@@ -268,9 +269,11 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
     codes = rng.integers(0, 1 << fmt.bits, nnz).astype(np.uint16)
     scales = None
     if fmt.group is not None:
-        exps = rng.integers(0, 255, fmt.n_scales) if fmt.kind == "mx" else None
-        scales = np.array([encode(2.0 ** (int(e) - 127), BF16) for e in exps], np.uint16) if exps is not None \
-            else rng.integers(0, 1 << 16, fmt.n_scales).astype(np.uint16)
+        if fmt.kind == "mx":  # every E8M0 scale, widened to BF16
+            exps = rng.integers(0, 255, fmt.n_scales)
+            scales = np.array([encode(2.0 ** (int(e) - 127), BF16) for e in exps], np.uint16)
+        else:
+            scales = rng.integers(0, 1 << 16, fmt.n_scales).astype(np.uint16)
     tile = CompressedTile(fmt, codes, mask, scales)
     tile.check()
     return tile

@@ -108,7 +108,8 @@ def formats(draw) -> deca.DecaFormat:
 
 
 @given(formats(), st.sampled_from([0.0, 1.0, 0.5, 0.05, 0.97]), st.integers(0, 2**32 - 1), st.booleans())
-def test_random_tiles_stream_round_trip(fmt: deca.DecaFormat, density: float, seed: int, sparse: bool) -> None:
+def test_random_tiles_stream_round_trip(fmt: deca.DecaFormat, density: float, seed: int,
+                                        sparse: bool) -> None:
     """Packing the values into SQQ lines and the mask into W-bit words loses nothing."""
     rng = np.random.default_rng(seed)
     tile = deca.random_tile(rng, fmt, density if sparse else 1.0, sparse)
