@@ -238,12 +238,13 @@ def lut_image(fmt: DecaFormat) -> list[int]:
 
 
 def sqq_lines(tile: CompressedTile) -> list[int]:
-    """The values packed LSB-first (value k at bits [k*Q, (k+1)*Q)) into 512-bit SQQ lines."""
+    """The values packed LSB-first (value k at bits [k*Q, (k+1)*Q)) into 512-bit SQQ lines; a tile with
+    no values still sends one (zero) line, so every tile's stream has a last entry."""
     q = tile.fmt.bits
     stream = 0
     for k, c in enumerate(tile.codes):
         stream |= int(c) << (k * q)
-    n = math.ceil(tile.nnz * q / SQQ_LINE_BITS)
+    n = max(1, math.ceil(tile.nnz * q / SQQ_LINE_BITS))
     return [(stream >> (i * SQQ_LINE_BITS)) & ((1 << SQQ_LINE_BITS) - 1) for i in range(n)]
 
 
@@ -277,3 +278,93 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
     tile = CompressedTile(fmt, codes, mask, scales)
     tile.check()
     return tile
+
+
+# --- the PE's view: per-tile streams, possibly malformed ----------------------------------------------
+
+ERR_SQQ_SHORT, ERR_SQQ_LONG = 1 << 0, 1 << 1
+ERR_MASK_SHORT, ERR_MASK_LONG = 1 << 2, 1 << 3
+ERR_SCALE_SHORT, ERR_SCALE_LONG = 1 << 4, 1 << 5
+ERR_BAD_CFG = 1 << 6
+ERR_NAMES = {ERR_SQQ_SHORT: "sqq_short", ERR_SQQ_LONG: "sqq_long", ERR_MASK_SHORT: "mask_short",
+             ERR_MASK_LONG: "mask_long", ERR_SCALE_SHORT: "scale_short", ERR_SCALE_LONG: "scale_long",
+             ERR_BAD_CFG: "bad_cfg"}
+
+
+@dataclass(frozen=True)
+class TileCmd:
+    """The per-tile descriptor the core hands a loader (TEPL metadata, §5): how to decompress."""
+
+    bits: int  # 1..8, or 16 (raw BF16)
+    sparse: bool
+    scaled: bool
+    group_log2: int = 5
+
+    @classmethod
+    def of(cls, tile: CompressedTile) -> TileCmd:
+        g = tile.fmt.group
+        return cls(tile.fmt.bits, tile.mask is not None, g is not None, g.bit_length() - 1 if g else 5)
+
+
+@dataclass
+class TileStreams:
+    """What the loaders deliver for one tile: descriptor, SQQ lines, mask words, BF16 scales."""
+
+    cmd: TileCmd
+    lines: list[int]
+    mask: list[int]
+    scales: list[int]
+
+    @classmethod
+    def of(cls, tile: CompressedTile, w: int) -> TileStreams:
+        scales = [] if tile.scales is None else [int(s) for s in tile.scales]
+        return cls(TileCmd.of(tile), sqq_lines(tile), mask_words(tile, w), scales)
+
+
+def pe_decompress(ts: TileStreams, lut: list[int], w: int) -> tuple[np.ndarray, int]:
+    """The DECA PE's output tile and error flags for one tile's streams (hw/deca/pe.py).
+
+    Well-formed streams give :func:`decompress` of the tile (no flags). Otherwise, never hanging:
+    a stream that ends early reads as zeros from there on (values, mask words, scales) and sets its
+    ``*_short`` flag; a stream with entries left over when the tile ends (SQQ: more lines than
+    max(1, ceil(consumed bits / 512))) sets ``*_long`` and the extra entries are dropped. A descriptor
+    with bits not in 1..8/16, or a scale group outside W..512, sets ``bad_cfg``: every window is
+    treated as empty and scaling is off (an all-zero tile); its streams are consumed as usual.
+    The mask stream is read only for sparse tiles, the scale stream only for scaled ones; every stream
+    a tile reads carries at least one entry (a zero-length stream cannot carry its end marker).
+    """
+    c, nv = ts.cmd, TILE // w
+    bad = c.bits not in (*range(1, 9), 16) or (c.scaled and not (w <= 1 << c.group_log2 <= TILE))
+    flags = ERR_BAD_CFG if bad else 0
+    q = 8 if bad else c.bits
+    stream = sum(line << (SQQ_LINE_BITS * i) for i, line in enumerate(ts.lines))
+    total_bits, pos = SQQ_LINE_BITS * len(ts.lines), 0
+    out = np.zeros(TILE, np.uint16)
+    for v in range(nv):
+        word = (1 << w) - 1
+        if c.sparse:
+            word = ts.mask[v] if v < len(ts.mask) else 0
+            flags |= ERR_MASK_SHORT if v >= len(ts.mask) else 0
+        for i in range(w):
+            if bad or not word >> i & 1:
+                continue
+            if pos + q <= total_bits:
+                code = (stream >> pos) & ((1 << q) - 1)
+                out[v * w + i] = code if q == 16 else lut[code]
+                pos += q
+            else:
+                flags |= ERR_SQQ_SHORT
+                pos = total_bits
+    if len(ts.lines) > max(1, math.ceil(pos / SQQ_LINE_BITS)):
+        flags |= ERR_SQQ_LONG
+    if c.sparse and len(ts.mask) > nv:
+        flags |= ERR_MASK_LONG
+    if c.scaled:
+        need = 0 if bad else TILE >> c.group_log2
+        flags |= (ERR_SCALE_SHORT if len(ts.scales) < need else 0) | \
+            (ERR_SCALE_LONG if len(ts.scales) > need else 0)
+        if not bad:
+            g = 1 << c.group_log2
+            sc = [ts.scales[i // g] if i // g < len(ts.scales) else 0 for i in range(TILE)]
+            out = np.array([arith.fp_mul(int(x), s, BF16) for x, s in zip(out, sc, strict=True)], np.uint16)
+    return out, flags

@@ -7,8 +7,9 @@ from tb.runner import TbSpec
 
 def all_specs() -> list[TbSpec]:
     from tb.arith.cases import SPECS as ARITH
+    from tb.deca.cases import SPECS as DECA
 
-    return [*ARITH]
+    return [*ARITH, *DECA]
 
 
 def spec_by_tag(tag: str) -> TbSpec:

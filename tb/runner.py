@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -99,12 +100,24 @@ def _source_hash() -> str:
     return h.hexdigest()
 
 
-def elaborate(spec: TbSpec, out: Path) -> Path:
+# Yosys starts its `always @*` blocks at time 0 with a trigger register initialised in its
+# declaration; under cocotb's `iverilog -g2012` a declaration initialiser raises no event, so a block
+# whose inputs never change would stay X. An `initial #0` assignment raises the event after every
+# block waits.
+_YOSYS_TRIGGER = re.compile(r"reg (\\\$auto\$verilog_backend\.cc:\d+:dump_module\$\d+ ) = 0;")
+
+
+def icarus_time_zero_fix(verilog: str) -> str:
+    return _YOSYS_TRIGGER.sub(r"reg \1; initial #0 \1 = 1'b0;", verilog)
+
+
+def elaborate(spec: TbSpec, out: Path, sim: str | None = None) -> Path:
     """Write the component's Verilog (top module ``top``) to ``out``."""
     from amaranth.back import verilog
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(verilog.convert(spec.build_component(), name="top", emit_src=False))
+    text = verilog.convert(spec.build_component(), name="top", emit_src=False)
+    out.write_text(icarus_time_zero_fix(text) if sim == "icarus" else text)
     return out
 
 
@@ -118,7 +131,8 @@ def _env_for(sim: str) -> dict[str, str]:
 def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
-    key = hashlib.sha256(f"{_source_hash()}{spec.to_env()}{sim}{waves}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{_source_hash()}{spec.to_env()}{sim}{waves}{_YOSYS_TRIGGER.pattern}".encode()
+                         ).hexdigest()[:16]
     build_dir = BUILD / "sim" / sim / f"{spec.tag}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(_env_for(sim))
@@ -127,7 +141,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         vfile = build_dir / "top.v"
         if not vfile.exists():
-            elaborate(spec, build_dir / "top.v.tmp").rename(vfile)
+            elaborate(spec, build_dir / "top.v.tmp", sim).rename(vfile)
         runner.build(sources=[vfile], hdl_toplevel="top", build_dir=build_dir, waves=waves,
                      build_args=VERILATOR_ARGS if sim == "verilator" else [],
                      timescale=("1ns", "1ps"), log_file=build_dir / "build.log")

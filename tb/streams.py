@@ -39,6 +39,17 @@ def pack(layout, value) -> int:
     return int(value) & ((1 << width) - 1)
 
 
+def unpack(layout, bits: int):
+    """Inverse of :func:`pack`."""
+    if isinstance(layout, data.StructLayout):
+        return {name: unpack(f.shape, (bits >> f.offset) & ((1 << f.width) - 1)) for name, f in layout}
+    if isinstance(layout, data.ArrayLayout):
+        width = Shape.cast(layout.elem_shape).width
+        return [unpack(layout.elem_shape, (bits >> (i * width)) & ((1 << width) - 1))
+                for i in range(layout.length)]
+    return bits
+
+
 async def start_clock(dut) -> None:
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     dut.rst.value = 0
@@ -100,7 +111,10 @@ class StreamSink:
             self.ready.value = int(self.rng.random() < self.p_ready)
             await ReadOnly()
             if self.valid.value and self.ready.value:
-                self.items.append(int(self.payload.value))
+                value = self.payload.value
+                if not value.is_resolvable:
+                    raise AssertionError(f"{self.payload._name}: X/Z bits in a valid payload: {value}")
+                self.items.append(value.to_unsigned())
                 self.cycles.append(cycle_now())
                 if len(self.items) >= self._want:
                     self._event.set()

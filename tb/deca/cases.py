@@ -1,0 +1,10 @@
+"""The DECA PE testbench configurations: the paper's {W, L} design points (DECA §8.2)."""
+
+from tb.runner import TbSpec
+
+PE = "hw.deca.pe:DecaPE"
+TEST = "tb.deca.test_pe"
+SPECS = [
+    TbSpec("deca_pe", PE, {"w": 32, "lanes": 8}, TEST),  # the paper's design (best)
+    TbSpec("deca_pe", PE, {"w": 8, "lanes": 4}, TEST),  # under-provisioned
+]

@@ -1,0 +1,254 @@
+"""cocotb testbench for the DECA PE (hw/deca/pe.py); W and L come from MEMBOUND_TB_SPEC.
+
+* test_formats: every format at every density — random tiles (every code value, random scales)
+  through all five input ports with random valid gaps and output backpressure; every output chunk
+  bit-exact against golden.deca.pe_decompress, flags included. Then the same tiles back to back with
+  ready ports: each tile's cycles must equal the data-dependent cycle model exactly
+  (hw.deca.cycles.tile_cycles), and the mean bubbles per vOp over MEMBOUND_DECA_TILES tiles must lie
+  within 4 standard errors of the paper's binomial bpv(W, Lq, d) (masks are i.i.d. Bernoulli(d)).
+  Writes a characterization record per (format, density).
+* test_malformed: short/long value, mask and scale streams and bad descriptors, each followed by a good
+  tile: flags and data as golden, never a hang, later tiles unaffected.
+* test_reset_midstream: reset with tiles in flight, then a fresh batch must come out exact.
+* test_from_file: tiles from MEMBOUND_DECA_VECTORS (the hypothesis fuzzer writes them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles
+
+from golden import deca
+from hw.deca import cycles
+from hw.deca.pe import FILL_TO_OUT, cycle_model
+from tb.charz import write_record
+from tb.deca.streams import expected_chunks, lut_items, tile_items
+from tb.runner import TbSpec
+from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, reset, start_clock
+
+SPEC = TbSpec.from_env()
+W, L = SPEC.params["w"], SPEC.params["lanes"]
+NV = deca.TILE // W
+SEED = int(os.environ.get("MEMBOUND_SEED", "1"))
+N_TILES = int(os.environ.get("MEMBOUND_DECA_TILES", "24"))
+DENSITIES = [1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.0]
+PORTS = ("cmd", "sqq", "mask", "scale")  # the input ports a tile's traffic uses
+
+
+def formats() -> list[deca.DecaFormat]:
+    return [f for f in deca.FORMATS.values() if f.group is None or f.group >= W]
+
+
+class Harness:
+    """One batch of tiles: a source per input port, a sink on the output."""
+
+    def __init__(self, dut, rng: random.Random, p_valid: float, p_ready: float):
+        self.dut, self.rng = dut, rng
+        self.p_valid = p_valid
+        self.sink = StreamSink(dut, "o", rng, p_ready)
+        self.tasks: list = []
+        for port in ("lut", *PORTS):  # every input idle until a source drives it
+            getattr(dut, f"{port}__valid").value = 0
+
+    async def program(self, fmt: deca.DecaFormat) -> None:
+        if fmt.table is not None:
+            await StreamSource(self.dut, "lut", self.rng, self.p_valid).send(lut_items(deca.lut_image(fmt)))
+
+    async def run(self, streams: list[deca.TileStreams]) -> tuple[list[int], StreamSource]:
+        """Send the tiles on all ports at once; return the output chunks and the cmd source (whose
+        acceptance cycles are the tiles' descriptor retirements). A hang fails on the time budget."""
+        items = {p: [] for p in PORTS}
+        for ts in streams:
+            for p, v in tile_items(ts, W).items():
+                items[p] += v
+        srcs = {p: StreamSource(self.dut, p, self.rng, self.p_valid) for p in PORTS}
+        self.tasks = [cocotb.start_soon(srcs[p].send(items[p])) for p in PORTS if items[p]]
+        want = NV * len(streams)
+        budget = sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / \
+            self.p_valid + 300
+        await self.sink.wait_for(want, timeout_cycles=int(budget))
+        for t in self.tasks:
+            await t
+        await ClockCycles(self.dut.clk, FILL_TO_OUT + NV + 4)  # nothing extra may follow
+        self.sink.stop()
+        return list(self.sink.items), srcs["cmd"]
+
+    def stop(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        self.sink.stop()
+        for p in PORTS:
+            getattr(self.dut, f"{p}__valid").value = 0
+
+
+def golden_tile(ts: deca.TileStreams, fmt: deca.DecaFormat) -> list[int]:
+    out, flags = deca.pe_decompress(ts, deca.lut_image(fmt) if fmt.table else [], W)
+    return expected_chunks(out, flags, W)
+
+
+def windows(tile: deca.CompressedTile) -> list[int]:
+    if tile.mask is None:
+        return [W] * NV
+    return [int(np.count_nonzero(tile.mask[v * W:(v + 1) * W])) for v in range(NV)]
+
+
+def check_cycles(h: Harness, cmd_src: StreamSource, tiles: list, fmt: deca.DecaFormat) -> list[int]:
+    """Exact per-tile cycles and latency against the cycle model; returns the measured intervals."""
+    ends = [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if item >> (16 * W) & 1]
+    lq_ = cycles.lq(fmt.bits, L, W)
+    model = [cycles.tile_cycles(windows(t), lq_) for t in tiles]
+    measured = [b - a for a, b in zip(ends, ends[1:], strict=False)]
+    assert measured == model[1:], f"{fmt.name}: cycles per tile {measured} vs model {model[1:]}"
+    lat = {e - a for e, a in zip(ends, cmd_src.accepted, strict=True)}
+    assert lat == {MODEL.latency}, f"{fmt.name}: tile latency {lat} vs model {MODEL.latency}"
+    return measured
+
+
+MODEL = cycle_model(W, L)
+
+
+@cocotb.test()
+async def test_formats(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng = random.Random(SEED)
+    nrng = np.random.default_rng(SEED)
+    checked = 0
+    for fmt in formats():
+        for d in DENSITIES:
+            sparse = d < 1.0
+            t0, c0 = time.perf_counter(), cycle_now()
+            tiles = [deca.random_tile(nrng, fmt, d, sparse) for _ in range(N_TILES)]
+            streams = [deca.TileStreams.of(t, W) for t in tiles]
+            expected = [c for ts in streams for c in golden_tile(ts, fmt)]
+            # 1) random gaps and backpressure: bit-exact, in order, nothing lost or duplicated
+            h = Harness(dut, rng, 0.8, 0.7)
+            await h.program(fmt)
+            got, _ = await h.run(streams)
+            check_scoreboard(expected, got,
+                             lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}")
+            # 2) ready ports: exact cycles per tile and latency, bubble statistics
+            h = Harness(dut, rng, 1.0, 1.0)
+            got, cmd_src = await h.run(streams)
+            check_scoreboard(expected, got)
+            measured = check_cycles(h, cmd_src, tiles, fmt)
+            lq_ = cycles.lq(fmt.bits, L, W)
+            bubbles = (sum(measured) - NV * len(measured)) / (NV * len(measured))
+            expect = cycles.bpv(W, lq_, d)
+            se = cycles.bpv_std(W, lq_, d) / math.sqrt(NV * len(measured))
+            assert abs(bubbles - expect) <= 4 * se + 1e-9, (f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, "
+                                                             f"bpv formula {expect:.3f} (4 SE {4 * se:.3f})")
+            cpt = sum(measured) / len(measured)
+            checked += 2 * len(tiles) * deca.TILE
+            rec_model = cycle_model(W, L, fmt.bits, d)
+            write_record("deca_pe", {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
+                         f"{SPEC.tag}-{fmt.name}-d{d}", rec_model, latency=MODEL.latency, ii=cpt,
+                         cycles_per_transaction=cpt, vectors=2 * len(tiles) * deca.TILE,
+                         sim_cycles=cycle_now() - c0, wall_s=time.perf_counter() - t0,
+                         extra={"parent": SPEC.tag, "lq": lq_, "bubbles_per_vop": round(bubbles, 4),
+                                "bpv_formula": round(expect, 4), "bpv_4se": round(4 * se, 4),
+                                "tiles": len(tiles)})
+            if fmt.name == "q8" and d == 1.0:
+                dense_q8 = (cpt, time.perf_counter() - t0, cycle_now() - c0)
+    cpt, wall, simc = dense_q8
+    write_record("deca_pe", SPEC.params, SPEC.tag, MODEL, latency=MODEL.latency, ii=cpt,
+                 cycles_per_transaction=cpt, vectors=checked, sim_cycles=simc, wall_s=wall,
+                 extra={"what": "dense q8 tiles; per-format records carry parent=" + SPEC.tag})
+
+
+def malformed_cases(nrng: np.random.Generator) -> list[tuple[str, deca.DecaFormat, deca.TileStreams]]:
+    """Each case is followed by a good tile of the same format when run."""
+    def ts(fmt, d):
+        return deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W)
+
+    q8, q4 = deca.Q8_E5M2, deca.Q4_MXFP4
+    cases = []
+    t = ts(q8, 0.5)
+    cases.append(("values short", q8, deca.TileStreams(t.cmd, t.lines[:-1] or [0], t.mask, t.scales)))
+    t = ts(q8, 0.5)
+    cases.append(("values long", q8, deca.TileStreams(t.cmd, t.lines + [7, 9], t.mask, t.scales)))
+    t = ts(q8, 0.3)
+    cases.append(("mask short", q8, deca.TileStreams(t.cmd, t.lines, t.mask[:5], t.scales)))
+    t = ts(q8, 0.3)
+    cases.append(("mask long", q8, deca.TileStreams(t.cmd, t.lines, t.mask + [3, 5], t.scales)))
+    t = ts(q8, 0.3)  # more ones in the mask than values delivered: nonzero count != popcount
+    cases.append(("popcount > values", q8, deca.TileStreams(t.cmd, t.lines, [(1 << W) - 1] * NV, t.scales)))
+    if q4.group >= W:
+        t = ts(q4, 1.0)
+        cases.append(("scales short", q4, deca.TileStreams(t.cmd, t.lines, t.mask, t.scales[:3])))
+        t = ts(q4, 1.0)
+        cases.append(("scales long", q4, deca.TileStreams(t.cmd, t.lines, t.mask, t.scales + [0x3F80])))
+    t = ts(q8, 0.5)
+    for bits in (0, 12):
+        cases.append((f"bad bits {bits}", q8,
+                      deca.TileStreams(deca.TileCmd(bits, True, False), t.lines, t.mask, [])))
+    t = ts(q4, 1.0)
+    cases.append(("bad group", q4, deca.TileStreams(deca.TileCmd(4, False, True, 2), t.lines, [], t.scales)))
+    return [(name, f, bad) for name, f, bad in cases] + [("good after", q8, ts(q8, 0.2))]
+
+
+@cocotb.test()
+async def test_malformed(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng, nrng = random.Random(SEED + 3), np.random.default_rng(SEED + 3)
+    for name, fmt, bad in malformed_cases(nrng):
+        good = deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W)
+        h = Harness(dut, rng, 0.8, 0.7)
+        await h.program(fmt)
+        got, _ = await h.run([bad, good])
+        expected = golden_tile(bad, fmt) + golden_tile(good, fmt)
+        check_scoreboard(expected, got, lambda i, n=name: f"{n}: tile {i // NV} chunk {i % NV}")
+        flags = expected[0] >> (16 * W + 1)
+        assert (flags != 0) == (name != "good after"), f"{name}: flags {flags:#x}"
+        dut._log.info("%s: flags %s", name, [v for k, v in deca.ERR_NAMES.items() if flags & k])
+
+
+@cocotb.test()
+async def test_reset_midstream(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng, nrng = random.Random(SEED + 4), np.random.default_rng(SEED + 4)
+    fmt = deca.Q8_E5M2
+    h = Harness(dut, rng, 0.9, 0.5)
+    await h.program(fmt)
+    streams = [deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W) for _ in range(6)]
+    task = cocotb.start_soon(h.run(streams))
+    await ClockCycles(dut.clk, 120)
+    task.cancel()
+    h.stop()
+    await reset(dut, cycles=3)
+    partial = list(h.sink.items)
+    expected = [c for ts in streams for c in golden_tile(ts, fmt)]
+    assert 0 < len(partial) < len(expected), "reset must land mid-batch"
+    check_scoreboard(expected[:len(partial)], partial)
+    fresh = [deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W) for d in (1.0, 0.2, 0.05)]
+    h = Harness(dut, rng, 0.8, 0.7)
+    got, _ = await h.run(fresh)
+    check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], got)
+
+
+@cocotb.test(skip="MEMBOUND_DECA_VECTORS" not in os.environ)
+async def test_from_file(dut):
+    """Tiles written by tests/test_deca_fuzz.py: each entry a format and a list of tile streams."""
+    await start_clock(dut)
+    await reset(dut)
+    rng = random.Random(SEED + 5)
+    with open(os.environ["MEMBOUND_DECA_VECTORS"]) as f:
+        batches = json.load(f)
+    for b in batches:
+        fmt = deca.DecaFormat("fuzz", b["bits"], tuple(b["table"]) if b["table"] else None, group=b["group"])
+        streams = [deca.TileStreams(deca.TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
+                   for t in b["tiles"]]
+        h = Harness(dut, rng, b["p_valid"], b["p_ready"])
+        await h.program(fmt)
+        got, _ = await h.run(streams)
+        check_scoreboard([c for ts in streams for c in golden_tile(ts, fmt)], got,
+                         lambda i, name=b["name"]: f"batch {name} tile {i // NV} chunk {i % NV}")
