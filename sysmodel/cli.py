@@ -36,7 +36,14 @@ def report(papers: list[str], out: Path) -> Path:
     lines = ["# membound report", ""]
     for key in papers:
         lines += [f"## {PAPERS[key]}", ""]
-        lines += arith_section() if key == "arith" else ["No system model for this paper yet."]
+        if key == "arith":
+            lines += arith_section()
+        elif key == "deca":
+            from sysmodel import deca
+
+            lines += deca.report_lines(out)
+        else:
+            lines.append("No system model for this paper yet.")
         lines.append("")
     text = "\n".join(lines)
     path = out / "report.md"

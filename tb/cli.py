@@ -39,28 +39,44 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
 
 def summary(junit: Path) -> int:
     outcomes = _junit_outcomes(junit) if junit.exists() else {}
-    sim = runner.simulator()
-    rows = [("unit", "parameters", "result", "vectors", "latency", "II", "model lat/II")]
+    rows = [("unit", "parameters", "simulator", "result", "vectors", "latency", "II", "model lat/II")]
     failed = 0
     for spec in all_specs():
+        sim = runner.simulator(spec.unit)
         rec_file = record_path(spec.tag, sim, runner.CHARZ_DIR)
         rec = json.loads(rec_file.read_text()) if rec_file.exists() else None
         status = outcomes.get(spec.tag, "NOT RUN")
         failed += status != "PASS"
         params = ",".join(f"{k}={v}" for k, v in spec.params.items())
         if rec:
-            rows.append((spec.unit, params, status, str(rec["vectors"]), str(rec["latency"]),
-                         f"{rec['ii']:g}", f"{rec['model']['latency']}/{rec['model']['ii']}"))
+            rows.append((spec.unit, params, sim, status, str(rec["vectors"]), str(rec["latency"]),
+                         f"{rec['ii']:g}", f"{rec['model']['latency']}/{rec['model']['ii']:g}"))
+            for sub in _children(spec.tag, sim):
+                p = sub["params"]
+                rows.append(("", f"  {p['fmt']} d={p['density']}", sim, status, str(sub["vectors"]),
+                             str(sub["latency"]), f"{sub['ii']:g}", f"{sub['model']['latency']}/"
+                             f"{sub['model']['ii']:.2f} (bpv {sub['extra']['bubbles_per_vop']:.3f} vs "
+                             f"{sub['extra']['bpv_formula']:.3f})"))
         else:
-            rows.append((spec.unit, params, status, "-", "-", "-", "-"))
+            rows.append((spec.unit, params, sim, status, "-", "-", "-", "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    print(f"\nmembound testbench summary (simulator: {sim})")
+    print("\nmembound testbench summary (II of DECA rows: cycles per tile; model II: #vOps*(1+bpv))")
     for i, row in enumerate(rows):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
     print(f"\n{len(rows) - 1 - failed} PASS, {failed} not passing")
     return int(failed > 0)
+
+
+def _children(tag: str, sim: str) -> list[dict]:
+    """Per-(format, density) records a testbench wrote under its own record (extra.parent)."""
+    out = []
+    for p in sorted(runner.CHARZ_DIR.glob(f"{tag}-*.{sim}.json")):
+        rec = json.loads(p.read_text())
+        if rec.get("extra", {}).get("parent") == tag:
+            out.append(rec)
+    return out
 
 
 def verilog(out_dir: Path) -> int:
@@ -80,7 +96,7 @@ def bench(out_json: Path, out_md: Path, vectors: int) -> int:
                 env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors)}
                 code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
                         "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
-                        "runner.build(s, runner.simulator()); b = time.perf_counter() - t;"
+                        "runner.build(s, runner.simulator(s.unit)); b = time.perf_counter() - t;"
                         "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)")
                 proc = subprocess.run([sys.executable, "-c", code, spec.tag], env=env, capture_output=True,
                                       text=True, cwd=runner.ROOT)

@@ -10,12 +10,11 @@
 * test_malformed: short/long value, mask and scale streams and bad descriptors, each followed by a good
   tile: flags and data as golden, never a hang, later tiles unaffected.
 * test_reset_midstream: reset with tiles in flight, then a fresh batch must come out exact.
-* test_from_file: tiles from MEMBOUND_DECA_VECTORS (the hypothesis fuzzer writes them).
+The hypothesis fuzzer's tiles run through tb/deca/test_pe_fuzz.py with the same harness.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -233,22 +232,3 @@ async def test_reset_midstream(dut):
     h = Harness(dut, rng, 0.8, 0.7)
     got, _ = await h.run(fresh)
     check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], got)
-
-
-@cocotb.test(skip="MEMBOUND_DECA_VECTORS" not in os.environ)
-async def test_from_file(dut):
-    """Tiles written by tests/test_deca_fuzz.py: each entry a format and a list of tile streams."""
-    await start_clock(dut)
-    await reset(dut)
-    rng = random.Random(SEED + 5)
-    with open(os.environ["MEMBOUND_DECA_VECTORS"]) as f:
-        batches = json.load(f)
-    for b in batches:
-        fmt = deca.DecaFormat("fuzz", b["bits"], tuple(b["table"]) if b["table"] else None, group=b["group"])
-        streams = [deca.TileStreams(deca.TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
-                   for t in b["tiles"]]
-        h = Harness(dut, rng, b["p_valid"], b["p_ready"])
-        await h.program(fmt)
-        got, _ = await h.run(streams)
-        check_scoreboard([c for ts in streams for c in golden_tile(ts, fmt)], got,
-                         lambda i, name=b["name"]: f"batch {name} tile {i // NV} chunk {i % NV}")
