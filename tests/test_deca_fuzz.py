@@ -1,0 +1,80 @@
+"""Hypothesis fuzzing of the DECA PE RTL against golden.deca.
+
+One example is a list of tile batches, all run in one simulation (tb/deca/test_pe_fuzz.py). A batch has
+one format — any bit width 1..8 with arbitrary LUT contents, or raw 16-bit; unscaled or a scale group
+from W to 512 — and tiles with densities including exactly 0 and 1, adversarial masks (every window
+full, alternating bits, one full window, empty), every code value, arbitrary scale bit patterns (NaN,
+Inf, subnormals), sometimes a truncated or overlong stream, and random handshake probabilities.
+`make test` runs MEMBOUND_RTL_FUZZ_EXAMPLES=1 example (derandomized); `make fuzz` runs more.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from golden import deca
+from tb.deca.cases import SPECS
+from tb.runner import TbSpec, run
+
+SPEC = SPECS[0]
+W = SPEC.params["w"]
+NV = deca.TILE // W
+EXAMPLES = int(os.environ.get("MEMBOUND_RTL_FUZZ_EXAMPLES", "1"))
+
+
+def adversarial_mask(kind: str, rng: np.random.Generator, d: float) -> np.ndarray:
+    i = np.arange(deca.TILE)
+    return {"random": rng.random(deca.TILE) < d, "full": np.ones(deca.TILE, bool),
+            "empty": np.zeros(deca.TILE, bool), "alternating": i % 2 == 0,
+            "one_window": i // W == rng.integers(NV), "first_lanes": i % W < W // 2 + 1}[kind]
+
+
+@st.composite
+def batches(draw) -> dict:
+    bits = draw(st.sampled_from([*range(1, 9), 16]))
+    table = None if bits == 16 else draw(st.lists(st.integers(0, 0xFFFF), min_size=1 << bits,
+                                                  max_size=1 << bits))
+    group = draw(st.sampled_from([None, W, 2 * W, 128, 512]))
+    fmt = deca.DecaFormat("fuzz", bits, tuple(table) if table else None, group=group)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    tiles = []
+    for _ in range(draw(st.integers(1, 3))):
+        sparse = draw(st.booleans())
+        kind = draw(st.sampled_from(["random", "full", "empty", "alternating", "one_window", "first_lanes"]))
+        d = draw(st.sampled_from([0.0, 1.0, 0.05, 0.5, 0.97]))
+        mask = adversarial_mask(kind, rng, d) if sparse else None
+        nnz = deca.TILE if mask is None else int(np.count_nonzero(mask))
+        codes = rng.integers(0, 1 << bits, nnz).astype(np.uint16)
+        scales = None if group is None else rng.integers(0, 1 << 16, fmt.n_scales).astype(np.uint16)
+        ts = deca.TileStreams.of(deca.CompressedTile(fmt, codes, mask, scales), W)
+        cut = draw(st.sampled_from(["none"] * 6 + ["lines", "mask", "scales", "extra_line"]))
+        if cut == "lines" and len(ts.lines) > 1:
+            ts.lines = ts.lines[:-1]
+        elif cut == "mask" and len(ts.mask) > 1:
+            ts.mask = ts.mask[:-1]
+        elif cut == "scales" and len(ts.scales) > 1:
+            ts.scales = ts.scales[:-1]
+        elif cut == "extra_line":
+            ts.lines = ts.lines + [int(rng.integers(0, 2**62))]
+        c = ts.cmd
+        tiles.append({"cmd": {"bits": c.bits, "sparse": c.sparse, "scaled": c.scaled, "group_log2": c.group_log2},
+                      "lines": ts.lines, "mask": ts.mask, "scales": ts.scales})
+    return {"name": f"q{bits}-g{group}", "bits": bits, "table": table, "group": group, "tiles": tiles,
+            "p_valid": draw(st.sampled_from([1.0, 0.9, 0.5])), "p_ready": draw(st.sampled_from([1.0, 0.8, 0.4]))}
+
+
+@pytest.mark.sim
+@pytest.mark.fuzz
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES == 1,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(st.lists(batches(), min_size=6, max_size=6))
+def test_rtl_matches_golden_on_fuzzed_tiles(tmp_path, example: list[dict]) -> None:
+    path = tmp_path / "batches.json"
+    path.write_text(json.dumps(example))
+    spec = TbSpec(SPEC.unit, SPEC.component, SPEC.params, "tb.deca.test_pe_fuzz")
+    run(spec, extra_env={"MEMBOUND_DECA_VECTORS": str(path)})
