@@ -5,7 +5,7 @@ PYTEST := $(PY) -m pytest
 JOBS   ?= auto
 export SIM
 
-.PHONY: setup test sim fuzz verilog bench report characterize lint clean
+.PHONY: setup test sim fuzz verilog bench report characterize area lint clean
 
 setup: $(VENV)/.installed
 	@command -v iverilog >/dev/null 2>&1 || { \
@@ -43,6 +43,11 @@ bench: setup
 
 report: setup
 	$(VENV)/bin/membound report
+
+area: setup
+	@command -v yosys >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq yosys >/dev/null) \
+	  || { echo "area: Yosys is missing; install it (apt-get install yosys)"; exit 1; }
+	$(VENV)/bin/membound area
 
 characterize: sim
 	$(VENV)/bin/membound characterize

@@ -61,9 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, default=Path("build/report"))
     c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
+    sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
     a = ap.parse_args(argv)
     if a.cmd == "report":
         report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
+    elif a.cmd == "area":
+        from sysmodel import deca
+
+        deca.write_area()
     else:
         data = characterization.collect(a.records)
         print(f"wrote {characterization.SNAPSHOT} ({len(data)} records)")

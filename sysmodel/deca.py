@@ -301,6 +301,38 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
     return path
 
 
+# --- area proxy (Yosys generic cells) ------------------------------------------------------------------------
+
+AREA_SNAPSHOT = Path(__file__).parent / "data" / "area.json"
+
+
+def write_area(path: Path = AREA_SNAPSHOT) -> dict:
+    """Synthesize the DECA PE at each DSE point (tb/area.py) and store the cell counts."""
+    import datetime
+    import json
+
+    from tb.area import synth_cells
+    from tb.runner import TbSpec
+
+    points = []
+    for name, (w, lanes) in DSE_POINTS.items():
+        cells = synth_cells(TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}))
+        points.append({"design": name, "w": w, "lanes": lanes, "cells": cells})
+        print(name, cells["total"], "cells")
+    data = {"tool": "yosys synth -flatten -noabc (generic cells)",
+            "date": datetime.date.today().isoformat(), "points": points}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
+
+
+def load_area(path: Path = AREA_SNAPSHOT) -> dict[str, dict]:
+    import json
+
+    if not path.exists():
+        return {}
+    return {p["design"]: p for p in json.loads(path.read_text())["points"]}
+
+
 # --- report ---------------------------------------------------------------------------------------------
 
 def _ratio(model: float, paper: float | None) -> str:
@@ -352,10 +384,18 @@ def report_lines(out: Path) -> list[str]:
         lines.append("| - | no DECA characterization in the snapshot yet (`make characterize`) | | | | |")
 
     lines += ["", "### W/L design-space exploration (§8.2), HBM, N=16, Table 2 kernels", "",
-              "| design | geomean TFLOPS | VEC-bound kernels |", "| --- | ---: | --- |"]
+              "Area: Yosys generic cells of the whole PE (`make area`; flip-flops include the LUT array).", "",
+              "| design | geomean TFLOPS | VEC-bound kernels | cells | flip-flops | TFLOPS per Mcell |",
+              "| --- | ---: | --- | ---: | ---: | ---: |"]
     res = dse(m)
+    area = load_area()
     for name, r in res.items():
-        lines.append(f"| {name} | {r['geomean_tflops']:.2f} | {', '.join(r['vec_bound']) or 'none'} |")
+        cells = area.get(name, {}).get("cells", {})
+        total = cells.get("total")
+        ffs = sum(v for k, v in cells.items() if "DFF" in k)
+        eff = f"{r['geomean_tflops'] / (total / 1e6):.1f}" if total else "-"
+        lines.append(f"| {name} | {r['geomean_tflops']:.2f} | {', '.join(r['vec_bound']) or 'none'} | "
+                     f"{total or 'not synthesized'} | {ffs or '-'} | {eff} |")
     under, best, over = (res[k]["geomean_tflops"] for k in DSE_POINTS)
     lines += ["", f"- best/under: paper {DSE_CLAIMS['best/under']}x, model {best / under:.2f}x, "
               f"ratio {best / under / DSE_CLAIMS['best/under']:.3f}",

@@ -63,13 +63,18 @@ async def reset(dut, cycles: int = 2) -> None:
     dut.rst.value = 0
 
 
+def _port(driver, dut, port: str) -> None:
+    """Bind ``<port>__valid/__ready/__payload`` and the clock onto a driver."""
+    driver.clk = dut.clk
+    driver.valid, driver.ready = getattr(dut, f"{port}__valid"), getattr(dut, f"{port}__ready")
+    driver.payload = getattr(dut, f"{port}__payload")
+
+
 class StreamSource:
     """Drives ``<port>__valid/__payload``; between items, idles a cycle with probability 1 - p_valid."""
 
     def __init__(self, dut, port: str, rng: random.Random, p_valid: float = 1.0):
-        self.clk = dut.clk
-        self.valid, self.ready = getattr(dut, f"{port}__valid"), getattr(dut, f"{port}__ready")
-        self.payload = getattr(dut, f"{port}__payload")
+        _port(self, dut, port)
         self.rng, self.p_valid = rng, p_valid
         self.accepted: list[int] = []  # rising-edge index of each transfer
         self.valid.value = 0
@@ -95,9 +100,7 @@ class StreamSink:
     """Drives ``<port>__ready`` high with probability p_ready each cycle; records payloads."""
 
     def __init__(self, dut, port: str, rng: random.Random, p_ready: float = 1.0):
-        self.clk = dut.clk
-        self.valid, self.ready = getattr(dut, f"{port}__valid"), getattr(dut, f"{port}__ready")
-        self.payload = getattr(dut, f"{port}__payload")
+        _port(self, dut, port)
         self.rng, self.p_ready = rng, p_ready
         self.items: list[int] = []
         self.cycles: list[int] = []

@@ -10,14 +10,12 @@ Cycle model: one stage per level: latency log2(N), II 1.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In, Out
 
-from golden.fp import FloatFormat, get_format
-from hw.arith.addtree import check_n
-from hw.arith.fpcore import check_ieee, unpack
+from golden.fp import FloatFormat
+from hw.arith.fpcore import unpack
+from hw.arith.tree import ReductionTree, check_n
 from hw.cycles import CycleModel
-from hw.pipeline import PipelineCtl, stage
+from hw.pipeline import stage
 
 
 def cycle_model(n: int = 8, **_params) -> CycleModel:
@@ -35,24 +33,8 @@ def fp_max(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str
     return stage(m, en, Mux(nan, fmt.nan_bits, larger), f"{name}_y")
 
 
-class MaxTree(wiring.Component):
+class MaxTree(ReductionTree):
     """payload: array of ``n`` values in ``fmt`` -> their maximum."""
 
     def __init__(self, fmt: str = "bf16", n: int = 8):
-        self.fmt, self.n = get_format(fmt), n
-        check_ieee(self.fmt, "fmt")
-        self.levels = check_n(n)
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"x": data.ArrayLayout(self.fmt.width, n)}))),
-            "o": Out(stream.Signature(self.fmt.width)),
-        })
-
-    def elaborate(self, platform) -> Module:
-        m = Module()
-        ctl = PipelineCtl(m, self.i, self.o, self.levels)
-        level = [self.i.payload.x[i] for i in range(self.n)]
-        for j in range(self.levels):
-            level = [fp_max(m, ctl.en, level[i], level[i + 1], self.fmt, f"max_l{j}_{i // 2}")
-                     for i in range(0, len(level), 2)]
-        m.d.comb += self.o.payload.eq(level[0])
-        return m
+        super().__init__(fp_max, 1, "max", fmt, n)
