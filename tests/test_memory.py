@@ -1,0 +1,100 @@
+"""The DRAM timing engine against the presets' peaks, the papers' PIM bandwidths, and the analytical model."""
+
+from dataclasses import replace
+
+import pytest
+
+from sysmodel import memory as mm
+
+
+def one_channel(p: mm.DramPreset, **org) -> mm.DramPreset:
+    return replace(p, org=replace(p.org, channels=1, **org))
+
+
+def test_peaks() -> None:
+    assert mm.DDR4_3200.peak_bw() == pytest.approx(25.6e9)  # per channel, Hermes Table II / L3 Table 2
+    assert mm.get_preset("ddr5-4800").peak_bw() == pytest.approx(2 * 19.2e9, rel=1e-3)
+    assert mm.HBM3.peak_bw() == pytest.approx(666e9, rel=0.01)  # one stack (Duplex notes: 666 GB/s)
+    with pytest.raises(ValueError, match="preset: unknown 'ddr3'"):
+        mm.get_preset("ddr3")
+
+
+@pytest.mark.parametrize("name", sorted(mm.PRESETS))
+def test_streaming_sustains_near_peak(name: str) -> None:
+    p = one_channel(mm.PRESETS[name])
+    r = mm.simulate(p, mm.streaming_trace(p, 16000 * p.org.burst_bytes))
+    assert 0.90 * p.peak_bw() <= r.bandwidth <= p.peak_bw()
+
+
+def test_refresh_costs_trfc_over_trefi_on_one_rank() -> None:
+    p = one_channel(mm.DDR4_3200, ranks=1)
+    trace = mm.streaming_trace(p, 40000 * 64)  # ~13 refresh intervals
+    on, off = mm.simulate(p, trace), mm.simulate(p, trace, refresh=False)
+    due = on.cycles // p.timing.trefi
+    assert due - 8 <= on.refreshes <= due  # at most 8 postponed refreshes still owed at the end
+    expect = 1 - p.timing.trfc / p.timing.trefi
+    assert on.bandwidth / off.bandwidth == pytest.approx(expect, abs=0.02)
+
+
+def test_tfaw_and_trrd_bound_random_rows() -> None:
+    """One rank, every burst a new row: at most 4 ACTs per tFAW, so 4 bursts per tFAW."""
+    p = one_channel(mm.DDR4_3200, ranks=1)
+    trace = mm.random_trace(p, 3000, seed=5)
+    r = mm.simulate(p, trace, refresh=False)
+    bound = 4 * 64 / (p.timing.tfaw * p.timing.tck_ns * 1e-9)
+    assert 0.85 * bound <= r.bandwidth <= bound * 1.001
+    relaxed = replace(p, timing=replace(p.timing, tfaw=0, trrd_s=1, trrd_l=1))
+    # without tFAW/tRRD the limit moves to tRC over 16 banks (~4.6 cycles per row) and the column path
+    assert mm.simulate(relaxed, trace, refresh=False).bandwidth > 1.3 * r.bandwidth
+
+
+@pytest.mark.parametrize("name", sorted(mm.PRESETS))
+@pytest.mark.parametrize(("pattern", "stride"), [("streaming", 1), ("random", 1), ("strided", 4),
+                                                 ("strided", 16), ("strided", 64), ("strided", 256)])
+def test_engine_agrees_with_analytical(name: str, pattern: str, stride: int) -> None:
+    """Tolerance 10% (refresh off in both: it is tested on its own above)."""
+    p = one_channel(mm.PRESETS[name])
+    r = mm.simulate(p, mm.pattern_addrs(p, pattern, 3000, stride), refresh=False)
+    assert r.bandwidth == pytest.approx(mm.analytical_bw(p, pattern, stride, refresh=False), rel=0.10)
+
+
+def test_l3_all_bank_aggregate() -> None:
+    """L3: 16 channels x 4 ranks of DDR4-3200 x8, every bank of every chip 8 B per tCCD_L: ~13 TB/s
+    (paper: 13.0 TB/s, L3 Table 2 / §6.1); rows cost about tRC per 128 bursts."""
+    l3 = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=16, ranks=4))
+    pim = mm.pim_view(l3, "all_bank")
+    assert pim.peak_bw() / 1e12 == pytest.approx(13.0, rel=0.01)
+    rank = one_channel(pim)
+    r = mm.simulate(rank, mm.streaming_trace(rank, 8 * 128 * rank.org.burst_bytes), refresh=False)
+    assert 0.88 <= r.bandwidth / rank.peak_bw() <= 0.97  # ACT/PRE overhead, not hidden in lock step
+
+
+def test_duplex_bank_bundle_is_4x_per_pseudo_channel() -> None:
+    """Duplex §IV-C: 512 bits per bank group per tCCD_L from 8 banks vs 256 bits per tCCD_S: 4x."""
+    pc, bundle = one_channel(mm.HBM3), one_channel(mm.pim_view(mm.HBM3, "bank_bundle"))
+    assert bundle.peak_bw() / pc.peak_bw() == pytest.approx(4.0)
+    assert bundle.peak_bw() / 1e9 == pytest.approx(83.2, rel=0.01)  # notes §2.2: 83.2 GB/s per PC
+    n = 4 * 32 * bundle.org.ranks
+    got = mm.simulate(bundle, mm.streaming_trace(bundle, n * bundle.org.burst_bytes), refresh=False)
+    ref = mm.simulate(pc, mm.streaming_trace(pc, 4 * n * bundle.org.burst_bytes), refresh=False)
+    assert got.bandwidth / ref.bandwidth >= 3.4
+
+
+def test_hermes_rank_level_parallelism() -> None:
+    """Hermes NDP: each rank streams to the buffer chip on its own bus: ranks x the channel rate."""
+    dimm = one_channel(mm.DDR4_3200, ranks=2)
+    ndp = mm.pim_view(dimm, "rank_level")
+    assert ndp.peak_bw() == pytest.approx(2 * dimm.peak_bw())
+    r = mm.simulate(ndp, mm.streaming_trace(ndp, 8000 * 64), refresh=False)
+    assert r.bandwidth >= 0.9 * ndp.peak_bw()
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="mode: unknown 'x'"):
+        mm.pim_view(mm.DDR4_3200, "x")
+    with pytest.raises(ValueError, match="pattern: unknown 'zigzag'"):
+        mm.analytical_bw(mm.DDR4_3200, "zigzag")
+    with pytest.raises(ValueError, match="stride_bursts: 0 not allowed"):
+        mm.analytical_bw(mm.DDR4_3200, "strided", 0)
+    with pytest.raises(ValueError, match="addrs: empty trace"):
+        mm.simulate(mm.DDR4_3200, [])
