@@ -10,6 +10,7 @@ from sysmodel import characterization
 
 PAPERS = {
     "arith": "Arithmetic library (measured RTL cycle models)",
+    "memory": "Memory timing: DRAM/HBM presets and PIM access modes",
     "deca": "DECA: near-core weight decompression",
     "hermes": "Hermes: NDP-DIMM + consumer GPU",
     "l3": "L3: DIMM-PIM for long-context attention",
@@ -38,6 +39,10 @@ def report(papers: list[str], out: Path) -> Path:
         lines += [f"## {PAPERS[key]}", ""]
         if key == "arith":
             lines += arith_section()
+        elif key == "memory":
+            from sysmodel import memory
+
+            lines += memory.report_lines()
         elif key == "deca":
             from sysmodel import deca
 

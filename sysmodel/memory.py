@@ -387,3 +387,25 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     act = max(max(t.trrd_s, t.tfaw / 4) / r, t.trc / banks) / h
     ref = 1 - t.trfc / (t.trefi * o.ranks) if refresh else 1.0
     return o.channels * o.burst_bytes / (max(col, act) * t.tck_ns * 1e-9) * ref
+
+
+def report_lines() -> list[str]:
+    """Presets and PIM modes: peak, analytical streaming/random, and the papers' aggregates."""
+    lines = ["| preset | source | peak GB/s | streaming GB/s | random GB/s |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for p in PRESETS.values():
+        lines.append(f"| {p.name} | {p.source} | {p.peak_bw() / 1e9:.1f} | {analytical_bw(p, 'streaming') / 1e9:.1f}"
+                     f" | {analytical_bw(p, 'random') / 1e9:.1f} |")
+    l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=16, ranks=4))
+    duplex_pc = replace(HBM3, org=replace(HBM3.org, channels=1))
+    rows = [("L3 all-bank PIM, 16 ch x 4 ranks DDR4-3200", pim_view(l3, "all_bank").peak_bw() / 1e12, 13.0,
+             "TB/s", "L3 §6.1 / Table 2"),
+            ("Duplex bank-bundle per pseudo-channel", pim_view(duplex_pc, "bank_bundle").peak_bw() / 1e9, 83.2,
+             "GB/s", "Duplex §IV-C (4x of 20.8 GB/s)"),
+            ("Duplex bank-bundle per stack", pim_view(HBM3, "bank_bundle").peak_bw() / 1e12, 2.66, "TB/s",
+             "Duplex §IV-C, notes §2.2")]
+    lines += ["", "| PIM aggregate | paper | model | ratio | unit | source |",
+              "| --- | ---: | ---: | ---: | --- | --- |"]
+    lines += [f"| {n} | {paper} | {model:.2f} | {model / paper:.3f} | {u} | {src} |"
+              for n, model, paper, u, src in rows]
+    return lines

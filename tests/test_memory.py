@@ -98,3 +98,8 @@ def test_bad_input() -> None:
         mm.analytical_bw(mm.DDR4_3200, "strided", 0)
     with pytest.raises(ValueError, match="addrs: empty trace"):
         mm.simulate(mm.DDR4_3200, [])
+
+
+def test_report_section() -> None:
+    lines = mm.report_lines()
+    assert any(ln.startswith("| L3 all-bank PIM") and "| 13.0 | 13.11 |" in ln for ln in lines)
