@@ -67,9 +67,22 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
     sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
+    sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
+    sw.add_argument("config", type=Path)
+    sw.add_argument("--out", type=Path)
+    sw.add_argument("--workers", type=int)
     a = ap.parse_args(argv)
     if a.cmd == "report":
         report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
+    elif a.cmd == "sweep":
+        from sysmodel import sweep
+
+        try:
+            cfg = sweep.load_config(a.config)
+        except ValueError as e:
+            print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
+            return 2
+        sweep.sweep(cfg, a.out, a.workers)
     elif a.cmd == "area":
         from sysmodel import deca
 

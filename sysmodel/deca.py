@@ -140,12 +140,21 @@ def roofline(m: Machine, k: Kernel, n: int = N_TABLE2) -> float:
     return 512 * n * min(m.mbw * k.ai_xm, m.mos / math.ceil(n / 16))
 
 
+def uncompressed(m: Machine, k: Kernel, n: int) -> tuple[float, str]:
+    """Dense BF16 needs no decompression: tiles load straight into the TMUL (MEM- or MTX-bound)."""
+    return roof_surface(m, k.ai_xm, m.vos_sw, math.inf, n)
+
+
 def sw_point(m: Machine, k: Kernel, n: int = N_TABLE2) -> tuple[float, str]:
+    if k.scheme == "q16" and not k.sparse:
+        return uncompressed(m, k, n)
     return roof_surface(m, k.ai_xm, m.vos_sw, 1 / sw_vo_per_tile(k), n)
 
 
 def deca_point(m: Machine, k: Kernel, n: int = N_TABLE2, w: int = 32, lanes: int = 8,
                cycles_per_tile: float | None = None) -> tuple[float, str]:
+    if k.scheme == "q16" and not k.sparse:
+        return uncompressed(m, k, n)
     cpt = cycles_per_tile if cycles_per_tile is not None else deca_cycles_per_tile(k, w, lanes)
     return roof_surface(m, k.ai_xm, m.vos_deca, 1 / cpt, n)
 
@@ -217,11 +226,7 @@ def fc_weight_tiles(model: str = "llama2-70b") -> int:
 
 
 def _gemm_seconds(m: Machine, k: Kernel, n: int, deca: bool, tiles: int) -> float:
-    if k.scheme == "q16" and not k.sparse:
-        rate = m.mbw / k.tile_bytes()  # uncompressed: tload straight from memory, MEM- or MTX-bound
-        flops = 512 * n * min(rate, m.mos / math.ceil(n / 16))
-    else:
-        flops, _ = deca_point(m, k, n) if deca else sw_point(m, k, n)
+    flops, _ = deca_point(m, k, n) if deca else sw_point(m, k, n)
     return tiles * 512 * n / flops
 
 
