@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import html
+import re
 import sys
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from sysmodel import characterization
 PAPERS = {
     "arith": "Arithmetic library (measured RTL cycle models)",
     "memory": "Memory timing: DRAM/HBM presets and PIM access modes",
+    "baselines": "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
     "deca": "DECA: near-core weight decompression",
     "hermes": "Hermes: NDP-DIMM + consumer GPU",
     "l3": "L3: DIMM-PIM for long-context attention",
@@ -32,6 +35,40 @@ def arith_section() -> list[str]:
     return lines
 
 
+def to_html(markdown: str) -> str:
+    """The report's Markdown subset (headings, tables, lists, images, paragraphs) as a standalone page."""
+    out, table = [], False
+    for line in markdown.splitlines():
+        if line.startswith("|") and set(line.replace("|", "").strip()) <= set("-: "):
+            continue  # table rule
+        if line.startswith("|"):
+            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+            tag = "th" if not table else "td"
+            out.append(("<table>" if not table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
+                       + "</tr>")
+            table = True
+            continue
+        if table:
+            out.append("</table>")
+            table = False
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            out.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
+        elif line.startswith("- "):
+            out.append(f"<li>{html.escape(line[2:])}</li>")
+        elif "![" in line:
+            out.append("".join(f'<img src="{src}" alt="{html.escape(alt)}">'
+                               for alt, src in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", line)))
+        elif line.strip():
+            out.append(f"<p>{html.escape(line)}</p>")
+    if table:
+        out.append("</table>")
+    style = "body{font-family:sans-serif;max-width:70em}table{border-collapse:collapse}td,th{border:1px solid #ccc;" \
+        "padding:2px 6px;text-align:right}img{max-width:100%}"
+    return f"<!doctype html><html><head><meta charset=utf-8><title>membound report</title><style>{style}</style>" \
+        f"</head><body>{''.join(out)}</body></html>"
+
+
 def report(papers: list[str], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# membound report", ""]
@@ -39,6 +76,10 @@ def report(papers: list[str], out: Path) -> Path:
         lines += [f"## {PAPERS[key]}", ""]
         if key == "arith":
             lines += arith_section()
+        elif key == "baselines":
+            from sysmodel import baselines
+
+            lines += baselines.report_lines()
         elif key == "memory":
             from sysmodel import memory
 
@@ -53,8 +94,9 @@ def report(papers: list[str], out: Path) -> Path:
     text = "\n".join(lines)
     path = out / "report.md"
     path.write_text(text)
+    (out / "report.html").write_text(to_html(text))
     print(text)
-    print(f"wrote {path}")
+    print(f"wrote {path} and {out / 'report.html'}")
     return path
 
 
