@@ -88,8 +88,14 @@ DDR4_3200 = DramPreset(
     DramOrg(channels=1, ranks=2, bankgroups=4, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
     DramTiming(tck_ns=0.625, bl=4, cl=22, cwl=16, trcd=22, trp=22, tras=52, trc=74, tccd_s=4, tccd_l=8,
                trrd_s=4, trrd_l=8, tfaw=34, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480),
-    "L3 Table 2 / Hermes Table II (DDR4-3200 x8); tFAW, tRFC, tREFI, rows from DRAMsim3 DDR4_8Gb_x8_3200 "
-    "(shared/notes §1.2)")
+    "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)")
+DDR4_3200_HERMES = DramPreset(
+    "ddr4-3200-hermes",
+    DramOrg(channels=1, ranks=4, bankgroups=2, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
+    DramTiming(tck_ns=0.625, bl=4, cl=24, cwl=16, trcd=24, trp=24, tras=52, trc=76, tccd_s=4, tccd_l=8,
+               trrd_s=4, trrd_l=6, tfaw=26, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480),
+    "Hermes Table II (DDR4-3200 NDP-DIMM: 4 ranks/DIMM, 2 BG x 4 banks; tRC 76, tRCD/CL/tRP 24, tCCD 4/8, "
+    "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI from DRAMsim3 DDR4-3200")
 DDR5_4800 = DramPreset(
     "ddr5-4800",
     DramOrg(channels=2, ranks=1, bankgroups=8, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
@@ -103,7 +109,7 @@ HBM3 = DramPreset(
                trrd_s=2, trrd_l=4, tfaw=39, twtr_s=8, twtr_l=11, twr=21, trtp=8, trfc=455, trefi=5070),
     "[EXT] AttAcc Ramulator2 HBM3_5.2Gbps / HBM3_8Gb_2R per Duplex §II-D notes: one stack = 16 channels x "
     "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns", chips_per_rank=1)
-PRESETS = {p.name: p for p in (DDR4_3200, DDR5_4800, HBM3)}
+PRESETS = {p.name: p for p in (DDR4_3200, DDR4_3200_HERMES, DDR5_4800, HBM3)}
 
 
 def get_preset(name: str) -> DramPreset:
