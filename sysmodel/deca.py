@@ -389,7 +389,10 @@ def report_lines(out: Path) -> list[str]:
         lines.append("| - | no DECA characterization in the snapshot yet (`make characterize`) | | | | |")
 
     lines += ["", "### W/L design-space exploration (§8.2), HBM, N=16, Table 2 kernels", "",
-              "Area: Yosys generic cells of the whole PE (`make area`; flip-flops include the LUT array).", "",
+              "Area: Yosys generic cells of the whole PE (`make area`). Caveat: the L big LUTs receive identical "
+              "writes, so Yosys merges their storage into one copy read through L x 4 mux trees; the flip-flop "
+              "column counts LUT storage once (the paper's design replicates it for read ports), so the proxy "
+              "understates L's cost.", "",
               "| design | geomean TFLOPS | VEC-bound kernels | cells | flip-flops | TFLOPS per Mcell |",
               "| --- | ---: | --- | ---: | ---: | ---: |"]
     res = dse(m)

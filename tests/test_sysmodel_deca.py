@@ -61,3 +61,11 @@ def test_report_writes_plots(tmp_path) -> None:
     assert (tmp_path / "deca_roof_surface.png").stat().st_size > 10000
     assert (tmp_path / "deca_bords.png").stat().st_size > 10000
     assert any("| BF8_30% | 31.2 |" in ln for ln in lines)
+
+
+def test_area_snapshot_orders_the_design_points() -> None:
+    """`make area` synthesized the three §8.2 points; best costs less than over and more than under."""
+    area = deca.load_area()
+    cells = [area[name]["cells"]["total"] for name in deca.DSE_POINTS]
+    assert cells[0] < cells[1] < cells[2]
+    assert cells[2] / cells[1] > 2  # the paper: best is much cheaper (8x fewer LUTs, half the W)
