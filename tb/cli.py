@@ -87,13 +87,17 @@ def verilog(out_dir: Path) -> int:
     return 0
 
 
+DECA_BENCH_TILES = 2  # tiles per DECA format and density: bounds the Icarus run (~2.5 min per design)
+
+
 def bench(out_json: Path, out_md: Path, vectors: int) -> int:
     """Fresh build + run per (testbench, simulator), each in a clean build root."""
     results = []
     for sim in runner.available_simulators():
         for spec in all_specs():
             with tempfile.TemporaryDirectory() as tmp:
-                env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors)}
+                env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors),
+                       "MEMBOUND_DECA_TILES": str(DECA_BENCH_TILES)}
                 code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
                         "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
                         "runner.build(s, runner.simulator(s.unit)); b = time.perf_counter() - t;"
@@ -117,8 +121,9 @@ def bench(out_json: Path, out_md: Path, vectors: int) -> int:
     out_json.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     lines = [f"# Simulation benchmark ({meta['date']}, {meta['machine']}, Python {meta['python']})", "",
              "Written by `make bench` (tb/cli.py bench): per testbench and simulator, a fresh build, then a",
-             f"run with {vectors} random vectors; cycles/s is simulated cycles of the vector test per second",
-             "of wall time (cocotb + golden model included).", "",
+             f"run with {vectors} random vectors (DECA PE: {DECA_BENCH_TILES} tiles per format and density); "
+             "cycles/s is simulated", "cycles of the vector test per second of wall time (cocotb + golden model "
+             "included).", "",
              "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
              "| --- | --- | ---: | ---: | ---: | ---: |"]
     for r in results:
