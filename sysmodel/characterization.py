@@ -9,7 +9,7 @@ cycle model (a stale snapshot).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SNAPSHOT = Path(__file__).parent / "data" / "characterization.json"
@@ -27,6 +27,7 @@ class Measured:
     vectors: int
     simulator: str
     date: str
+    extra: dict = field(default_factory=dict)
 
 
 def collect(records_dir: Path, out: Path = SNAPSHOT) -> list[dict]:
@@ -48,7 +49,7 @@ def collect(records_dir: Path, out: Path = SNAPSHOT) -> list[dict]:
 def load(path: Path = SNAPSHOT) -> list[Measured]:
     if not path.exists():
         return []
-    return [Measured(**{k: r[k] for k in Measured.__dataclass_fields__})
+    return [Measured(**{k: r[k] for k in Measured.__dataclass_fields__ if k in r})
             for r in json.loads(path.read_text())["records"]]
 
 

@@ -98,9 +98,14 @@ def windows(tile: deca.CompressedTile) -> list[int]:
     return [int(np.count_nonzero(tile.mask[v * W:(v + 1) * W])) for v in range(NV)]
 
 
+def tile_ends(h: Harness) -> list[int]:
+    """The cycles at which each tile's last chunk was accepted."""
+    return [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if item >> (16 * W) & 1]
+
+
 def check_cycles(h: Harness, cmd_src: StreamSource, tiles: list, fmt: deca.DecaFormat) -> list[int]:
     """Exact per-tile cycles and latency against the cycle model; returns the measured intervals."""
-    ends = [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if item >> (16 * W) & 1]
+    ends = tile_ends(h)
     lq_ = cycles.lq(fmt.bits, L, W)
     model = [cycles.tile_cycles(windows(t), lq_) for t in tiles]
     measured = [b - a for a, b in zip(ends, ends[1:], strict=False)]
@@ -133,6 +138,8 @@ async def test_formats(dut):
             got, _ = await h.run(streams)
             check_scoreboard(expected, got,
                              lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}")
+            stressed = tile_ends(h)
+            stressed_cpt = (stressed[-1] - stressed[0]) / (len(stressed) - 1)
             # 2) ready ports: exact cycles per tile and latency, bubble statistics
             h = Harness(dut, rng, 1.0, 1.0)
             got, cmd_src = await h.run(streams)
@@ -153,7 +160,7 @@ async def test_formats(dut):
                          sim_cycles=cycle_now() - c0, wall_s=time.perf_counter() - t0,
                          extra={"parent": SPEC.tag, "lq": lq_, "bubbles_per_vop": round(bubbles, 4),
                                 "bpv_formula": round(expect, 4), "bpv_4se": round(4 * se, 4),
-                                "tiles": len(tiles)})
+                                "tiles": len(tiles), "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2)})
             if fmt.name == "q8" and d == 1.0:
                 dense_q8 = (cpt, time.perf_counter() - t0, cycle_now() - c0)
     cpt, wall, simc = dense_q8
