@@ -65,7 +65,9 @@ def summary(junit: Path) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print(f"\n{len(rows) - 1 - failed} PASS, {failed} not passing")
+    specs = len(all_specs())
+    print(f"\n{specs - failed} of {specs} testbenches PASS, {failed} not passing "
+          f"({len(rows) - 1 - specs} per-format DECA rows belong to their testbench)")
     return int(failed > 0)
 
 
