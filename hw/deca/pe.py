@@ -62,11 +62,15 @@ def cycle_model(w: int = 32, lanes: int = 8, bits: int = 8, density: float = 1.0
                       ii=expected_tile_cycles(w, lq(bits, lanes, w), density))
 
 
+# the SD register and what travels with it, sized for the widest W (64); lanes beyond W stay 0
 SD = data.StructLayout({"vals": data.ArrayLayout(16, 64), "mask": 64, "scale": 16, "scaled": 1,
                         "vop": range(64), "err": ERR_BITS})
 
 
 class DecaPE(wiring.Component):
+    """W output lanes per vOp, L big LUTs; queue depths default to Table 3 (SQQ 32 x 64 B, bitmask queue
+    16 x 4 B, scale-factor queue 32 x 2 B)."""
+
     def __init__(self, w: int = 32, lanes: int = 8, sqq_depth: int = 32, mask_depth: int = 16,
                  scale_depth: int = 32):
         check_params(w, lanes)
