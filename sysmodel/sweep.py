@@ -1,4 +1,5 @@
-"""`membound sweep CONFIG`: a parameter grid run in a process pool, written as CSV.
+"""`membound sweep CONFIG`: a parameter grid run in a process pool, written as CSV (or Parquet when the
+output path ends in .parquet).
 
 A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every combination is a point:
 
@@ -138,9 +139,15 @@ def sweep(cfg: dict, out: Path | None = None, workers: int | None = None) -> Pat
             rows.append(row)
             print(f"\rsweep {cfg['kind']}: {i}/{len(pts)} points", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    if out.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), out)
+    else:
+        with out.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
     print(f"wrote {out} ({len(rows)} points)")
     return out

@@ -50,3 +50,12 @@ def test_examples_run(name: str, tmp_path) -> None:
         assert by_dev["rtx4090", "2.0"] / by_dev["a100-80g-sxm", "2.0"] == pytest.approx(2039 / 1008, rel=0.05)
     else:
         assert {r["bound"] for r in rows} <= {"MEM", "VEC", "MTX"}
+
+
+def test_parquet_output(tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    cfg = {"kind": "deca", "grid": {"scheme": ["q8"], "density": [1.0, 0.3], "system": ["deca", "sw"]}}
+    sweep.validate(cfg)
+    table = pq.read_table(sweep.sweep(cfg, tmp_path / "out.parquet", workers=1))
+    assert table.num_rows == 4 and "tflops" in table.column_names
