@@ -69,3 +69,9 @@ def test_area_snapshot_orders_the_design_points() -> None:
     cells = [area[name]["cells"]["total"] for name in deca.DSE_POINTS]
     assert cells[0] < cells[1] < cells[2]
     assert cells[2] / cells[1] > 2  # the paper: best is much cheaper (8x fewer LUTs, half the W)
+
+
+def test_fitted_columns_are_the_vec_bound_table2_inferences() -> None:
+    fitted = {r["kernel"] for r in deca.table2() if r["fitted"]}
+    assert fitted == {"MXFP4", "BF8_50%", "BF8_30%", "BF8_20%", "BF8_10%", "BF8_5%", "BF16_20%", "BF16_10%",
+                      "BF16_5%"}
