@@ -22,8 +22,11 @@ PAPERS = {
 }
 
 
+ARITH_UNITS = ("fpmul", "fpadd", "fpmac", "addtree", "maxtree", "fpexp", "fprecip")  # hw/arith
+
+
 def arith_section() -> list[str]:
-    recs = [m for m in characterization.load() if m.unit.startswith(("fp", "add", "max"))]
+    recs = [m for m in characterization.load() if m.unit in ARITH_UNITS]
     if not recs:
         return ["No characterization snapshot yet: run `make characterize`."]
     lines = ["| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",

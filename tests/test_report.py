@@ -13,3 +13,10 @@ def test_report_all(tmp_path) -> None:
     assert "| fpmul | fmt_in=bf16 | 2 | 1 |" in md  # measured RTL cycles from the snapshot
     assert (tmp_path / "deca_bords.png").exists() and '<img src="deca_bords.png"' in page
     assert page.count("<table>") == page.count("</table>") >= 8
+
+
+def test_arith_section_covers_every_arith_testbench() -> None:
+    from sysmodel.cli import ARITH_UNITS
+    from tb.arith.cases import SPECS
+
+    assert {s.unit for s in SPECS} == set(ARITH_UNITS)
