@@ -47,7 +47,7 @@ report: setup
 area: setup
 	@command -v yosys >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq yosys >/dev/null) \
 	  || { echo "area: Yosys is missing; install it (apt-get install yosys)"; exit 1; }
-	$(VENV)/bin/membound area
+	$(PY) -m tb.cli area
 
 characterize: sim
 	$(VENV)/bin/membound characterize

@@ -32,12 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from golden import arith
+from golden.deca_spec import CODE_BITS, LINE_BITS, LUT_ENTRIES, MASK_BYTES, RAW_BITS, TILE, Err, TileCmd
 from golden.fp import BF16, E2M1, E4M3, E5M2, E8M0, FloatFormat, decode, encode
-
-TILE_ROWS, TILE_COLS = 16, 32
-TILE = TILE_ROWS * TILE_COLS  # 512 elements
-SQQ_LINE_BITS = 512  # a 64-byte cache line: one SQQ entry (Table 3)
-MASK_BYTES = TILE // 8
 
 
 @dataclass(frozen=True)
@@ -54,9 +50,9 @@ class DecaFormat:
     elem: FloatFormat | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if self.bits not in (*range(1, 9), 16):
-            raise ValueError(f"bits: {self.bits} not allowed; allowed 1..8, or 16 for raw BF16")
-        if self.bits == 16:
+        if self.bits not in CODE_BITS:
+            raise ValueError(f"bits: {self.bits} not allowed; allowed 1..8, or {RAW_BITS} for raw BF16")
+        if self.bits == RAW_BITS:
             if self.table is not None:
                 raise ValueError("table: must be None for 16-bit (raw BF16) values")
         elif self.table is None or len(self.table) != 1 << self.bits:
@@ -234,7 +230,7 @@ def lut_image(fmt: DecaFormat) -> list[int]:
     """The 256 BF16 entries written to every big LUT: the table repeated with period 2**bits."""
     if fmt.table is None:
         raise ValueError(f"format {fmt.name}: 16-bit values bypass the LUT array")
-    return [fmt.table[a % len(fmt.table)] for a in range(256)]
+    return [fmt.table[a % len(fmt.table)] for a in range(LUT_ENTRIES)]
 
 
 def sqq_lines(tile: CompressedTile) -> list[int]:
@@ -244,8 +240,8 @@ def sqq_lines(tile: CompressedTile) -> list[int]:
     stream = 0
     for k, c in enumerate(tile.codes):
         stream |= int(c) << (k * q)
-    n = max(1, math.ceil(tile.nnz * q / SQQ_LINE_BITS))
-    return [(stream >> (i * SQQ_LINE_BITS)) & ((1 << SQQ_LINE_BITS) - 1) for i in range(n)]
+    n = max(1, math.ceil(tile.nnz * q / LINE_BITS))
+    return [(stream >> (i * LINE_BITS)) & ((1 << LINE_BITS) - 1) for i in range(n)]
 
 
 def mask_words(tile: CompressedTile, w: int) -> list[int]:
@@ -282,28 +278,10 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
 
 # --- the PE's view: per-tile streams, possibly malformed ----------------------------------------------
 
-ERR_SQQ_SHORT, ERR_SQQ_LONG = 1 << 0, 1 << 1
-ERR_MASK_SHORT, ERR_MASK_LONG = 1 << 2, 1 << 3
-ERR_SCALE_SHORT, ERR_SCALE_LONG = 1 << 4, 1 << 5
-ERR_BAD_CFG = 1 << 6
-ERR_NAMES = {ERR_SQQ_SHORT: "sqq_short", ERR_SQQ_LONG: "sqq_long", ERR_MASK_SHORT: "mask_short",
-             ERR_MASK_LONG: "mask_long", ERR_SCALE_SHORT: "scale_short", ERR_SCALE_LONG: "scale_long",
-             ERR_BAD_CFG: "bad_cfg"}
-
-
-@dataclass(frozen=True)
-class TileCmd:
-    """The per-tile descriptor the core hands a loader (TEPL metadata, §5): how to decompress."""
-
-    bits: int  # 1..8, or 16 (raw BF16)
-    sparse: bool
-    scaled: bool
-    group_log2: int = 5
-
-    @classmethod
-    def of(cls, tile: CompressedTile) -> TileCmd:
-        g = tile.fmt.group
-        return cls(tile.fmt.bits, tile.mask is not None, g is not None, g.bit_length() - 1 if g else 5)
+def tile_cmd(tile: CompressedTile) -> TileCmd:
+    """The descriptor (golden.deca_spec.TileCmd) that decompresses ``tile``."""
+    g = tile.fmt.group
+    return TileCmd(tile.fmt.bits, tile.mask is not None, g is not None, g.bit_length() - 1 if g else 5)
 
 
 @dataclass
@@ -318,7 +296,7 @@ class TileStreams:
     @classmethod
     def of(cls, tile: CompressedTile, w: int) -> TileStreams:
         scales = [] if tile.scales is None else [int(s) for s in tile.scales]
-        return cls(TileCmd.of(tile), sqq_lines(tile), mask_words(tile, w), scales)
+        return cls(tile_cmd(tile), sqq_lines(tile), mask_words(tile, w), scales)
 
 
 def pe_decompress(ts: TileStreams, lut: list[int], w: int) -> tuple[np.ndarray, int]:
@@ -334,37 +312,37 @@ def pe_decompress(ts: TileStreams, lut: list[int], w: int) -> tuple[np.ndarray, 
     a tile reads carries at least one entry (a zero-length stream cannot carry its end marker).
     """
     c, nv = ts.cmd, TILE // w
-    bad = c.bits not in (*range(1, 9), 16) or (c.scaled and not (w <= 1 << c.group_log2 <= TILE))
-    flags = ERR_BAD_CFG if bad else 0
+    bad = not c.valid(w)
+    flags = Err.BAD_CFG if bad else Err(0)
     q = 8 if bad else c.bits
-    stream = sum(line << (SQQ_LINE_BITS * i) for i, line in enumerate(ts.lines))
-    total_bits, pos = SQQ_LINE_BITS * len(ts.lines), 0
+    stream = sum(line << (LINE_BITS * i) for i, line in enumerate(ts.lines))
+    total_bits, pos = LINE_BITS * len(ts.lines), 0
     out = np.zeros(TILE, np.uint16)
     for v in range(nv):
         word = (1 << w) - 1
         if c.sparse:
             word = ts.mask[v] if v < len(ts.mask) else 0
-            flags |= ERR_MASK_SHORT if v >= len(ts.mask) else 0
+            flags |= Err.MASK_SHORT if v >= len(ts.mask) else 0
         for i in range(w):
             if bad or not word >> i & 1:
                 continue
             if pos + q <= total_bits:
                 code = (stream >> pos) & ((1 << q) - 1)
-                out[v * w + i] = code if q == 16 else lut[code]
+                out[v * w + i] = code if q == RAW_BITS else lut[code]
                 pos += q
             else:
-                flags |= ERR_SQQ_SHORT
+                flags |= Err.SQQ_SHORT
                 pos = total_bits
-    if len(ts.lines) > max(1, math.ceil(pos / SQQ_LINE_BITS)):
-        flags |= ERR_SQQ_LONG
+    if len(ts.lines) > max(1, math.ceil(pos / LINE_BITS)):
+        flags |= Err.SQQ_LONG
     if c.sparse and len(ts.mask) > nv:
-        flags |= ERR_MASK_LONG
+        flags |= Err.MASK_LONG
     if c.scaled:
         need = 0 if bad else TILE >> c.group_log2
-        flags |= (ERR_SCALE_SHORT if len(ts.scales) < need else 0) | \
-            (ERR_SCALE_LONG if len(ts.scales) > need else 0)
+        flags |= (Err.SCALE_SHORT if len(ts.scales) < need else Err(0)) | \
+            (Err.SCALE_LONG if len(ts.scales) > need else Err(0))
         if not bad:
             g = 1 << c.group_log2
             sc = [ts.scales[i // g] if i // g < len(ts.scales) else 0 for i in range(TILE)]
             out = np.array([arith.fp_mul(int(x), s, BF16) for x, s in zip(out, sc, strict=True)], np.uint16)
-    return out, flags
+    return out, int(flags)

@@ -38,4 +38,3 @@ class PipelineCtl:
         for i in range(depth):
             valid = stage(m, self.en, valid, name=f"valid{i}")
         m.d.comb += o_stream.valid.eq(valid)
-        self.depth = depth

@@ -88,9 +88,9 @@ def report(papers: list[str], out: Path) -> Path:
 
             lines += memory.report_lines()
         elif key == "deca":
-            from sysmodel import deca
+            from sysmodel.deca import report as deca_report
 
-            lines += deca.report_lines(out)
+            lines += deca_report.report_lines(out)
         else:
             lines.append("No system model for this paper yet.")
         lines.append("")
@@ -111,11 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, default=Path("build/report"))
     c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
-    sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
     sw.add_argument("config", type=Path)
     sw.add_argument("--out", type=Path)
-    sw.add_argument("--workers", type=int)
+    sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     a = ap.parse_args(argv)
     if a.cmd == "report":
         report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
@@ -124,14 +124,10 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             cfg = sweep.load_config(a.config)
-        except ValueError as e:
+        except (ValueError, OSError) as e:
             print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
             return 2
-        sweep.sweep(cfg, a.out, a.workers)
-    elif a.cmd == "area":
-        from sysmodel import deca
-
-        deca.write_area()
+        sweep.sweep(cfg, a.out, a.workers, a.scheduler)
     else:
         data = characterization.collect(a.records)
         print(f"wrote {characterization.SNAPSHOT} ({len(data)} records)")

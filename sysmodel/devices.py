@@ -1,38 +1,52 @@
 """Roofline devices, links and the flash read model the system model composes.
 
-Peak numbers carry their source. ``mem_eff`` and ``compute_eff`` are achieved-efficiency factors:
-1.0 unless a paper states an achieved figure (each is named and sourced where it is not 1.0).
+Peak numbers carry their source. Achieved rates are the cost model's (``sysmodel.cost.Efficiency``),
+never folded into a device.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 
 @dataclass(frozen=True)
 class Device:
+    """``sms``: streaming multiprocessors (GPUs; 0 elsewhere): the cost model's occupancy of decode
+    attention. ``link``: the interconnect tensor-parallel devices of this kind use for collectives."""
+
     name: str
     peak_flops: float  # dense FP16/BF16 FLOP/s (2 per FMA)
     mem_bw: float  # B/s
     mem_bytes: float
     source: str
-    mem_eff: float = 1.0
-    compute_eff: float = 1.0
+    sms: int = 0
+    link: str | None = None
 
     def time(self, flops: float, nbytes: float) -> float:
-        """Roofline time: the slower of compute and memory at achieved rates."""
+        """Roofline time at peak rates: the slower of compute and memory."""
         if flops < 0 or nbytes < 0:
             raise ValueError("flops, nbytes: must be >= 0")
-        return max(flops / (self.peak_flops * self.compute_eff), nbytes / (self.mem_bw * self.mem_eff))
+        return max(flops / self.peak_flops, nbytes / self.mem_bw)
 
+
+GIB = 1 << 30
 
 DEVICES = {d.name: d for d in (
     Device("rtx4090", 165.2e12, 1008e9, 24e9, "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
-           "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB; Hermes §VI"),
-    Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS)"),
-    Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet"),
-    Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e); L3 §6.1"),
-    Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS)"),
+           "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs; Hermes §VI", sms=128, link="pcie4x16"),
+    Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS)", sms=142, link="pcie4x16"),
+    Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet",
+           sms=108, link="pcie4x16"),
+    Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs); L3 §6.1",
+           sms=108, link="nvlink-a100"),
+    Device("a100-hbm3", 312e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
+           "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3", sms=108, link="nvlink-a100"),
+    Device("h100-sxm", 989.4e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'H100' (DGX-H100 whitepaper): "
+           "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4; Duplex's xPU (notes §2.8)", sms=132, link="nvlink-h100"),
+    Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS)", sms=114, link="pcie5x16"),
     Device("spr-ddr5", 2 * 71.68e12, 260e9, 512e9, "DECA §7.1: 56 cores x 2.5 GHz x 512 FMA/16 cycles per TMUL "
            "(71.68 T FMA/s), ~260 GB/s achievable"),
     Device("spr-hbm", 2 * 71.68e12, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM)"),
@@ -49,23 +63,39 @@ def get_device(name: str) -> Device:
 
 @dataclass(frozen=True)
 class Link:
+    """A point-to-point interconnect. ``bw`` per direction; ``latency_s`` per transfer. Collectives:
+    ``step_s`` fixed time of one all-reduce step and ``step_s_per_byte`` its size-dependent part."""
+
     name: str
     bw: float  # B/s per direction
     latency_s: float
     source: str
+    step_s: float = 0.0
+    step_s_per_byte: float = 0.0
 
     def time(self, nbytes: float) -> float:
         if nbytes < 0:
             raise ValueError("nbytes: must be >= 0")
         return self.latency_s + nbytes / self.bw if nbytes else 0.0
 
+    def allreduce_time(self, nbytes: ArrayLike, devices: int) -> ArrayLike:
+        """All-reduce of ``nbytes`` (each device's full vector) over ``devices``: devices - 1 steps, each
+        moving nbytes/devices, taking max(step_s + step_s_per_byte * size, size / bw)."""
+        if devices <= 1:
+            return np.zeros_like(np.asarray(nbytes, float))
+        size = np.divide(nbytes, devices)
+        return (devices - 1) * np.maximum(self.step_s + self.step_s_per_byte * size, size / self.bw)
 
+
+_NVLINK_STEP = ("all-reduce step: AttAcc simulator src/devices.py get_nvlink_time, an interpolation of measured "
+                "A100 NVLink all-reduces (6.06 us + 0.009 ns/B at 600 GB/s, the per-byte term scaled by bandwidth)")
 LINKS = {link.name: link for link in (
     Link("pcie4x16", 32e9, 1e-6, "PCIe 4.0 x16: 16 GT/s x 16 lanes, 128b/130b ~ 31.5 GB/s per direction"),
     Link("pcie5x16", 64e9, 1e-6, "PCIe 5.0 x16: ~63 GB/s per direction"),
     Link("dimm-link", 25e9, 1e-6, "Hermes §IV: DIMM-link 25 GB/s between NDP-DIMMs"),
-    Link("nvlink-a100", 300e9, 1e-6, "A100 NVLink3: 600 GB/s bidirectional"),
-    Link("nvlink-h100", 450e9, 1e-6, "H100 NVLink4: 900 GB/s bidirectional"),
+    Link("nvlink-a100", 300e9, 1e-6, f"A100 NVLink3: 600 GB/s bidirectional; {_NVLINK_STEP}", 6.06e-6, 0.009e-9),
+    Link("nvlink-h100", 450e9, 1e-6, f"H100 NVLink4: 900 GB/s bidirectional; {_NVLINK_STEP}", 6.06e-6,
+         0.009e-9 * 600 / 900),
 )}
 
 

@@ -1,19 +1,16 @@
-"""Characterization records: what a testbench measured, in the format the system model reads.
-
-One JSON file per (unit, parameters, simulator) under ``build/characterization/``:
-``{"unit", "params", "latency", "ii", "cycles_per_transaction", "vectors", "simulator", "date",
-"model": {"latency", "ii"}, "sim_cycles", "wall_s", "extra": {...}}``. ``model`` is the unit's documented
-cycle model, which the testbench asserted the measurement against.
+"""Writing characterization records: what a testbench measured, as the system model reads it
+(:class:`sysmodel.characterization.Record`), one JSON file per (unit, parameters, simulator) under
+``build/characterization/``.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from pathlib import Path
 
 from hw.cycles import CycleModel
+from sysmodel.characterization import Record
 
 
 def record_path(tag: str, sim: str, root: Path | None = None) -> Path:
@@ -25,17 +22,8 @@ def write_record(unit: str, params: dict, tag: str, model: CycleModel, *, latenc
                  cycles_per_transaction: float, vectors: int, sim_cycles: int, wall_s: float,
                  extra: dict | None = None) -> Path:
     sim = os.environ.get("MEMBOUND_SIM", "unknown")
-    rec = {
-        "unit": unit, "params": params, "latency": latency, "ii": ii,
-        "cycles_per_transaction": cycles_per_transaction, "vectors": vectors, "simulator": sim,
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "model": model.as_dict(), "sim_cycles": sim_cycles, "wall_s": round(wall_s, 3),
-        "extra": extra or {},
-    }
-    path = record_path(tag, sim)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(rec, indent=1, sort_keys=True))
-    tmp.replace(path)
-    return path
-
+    rec = Record(unit=unit, params=params, latency=latency, ii=ii, cycles_per_transaction=cycles_per_transaction,
+                 vectors=vectors, simulator=sim,
+                 date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                 model=model.as_dict(), sim_cycles=sim_cycles, wall_s=round(wall_s, 3), extra=extra or {})
+    return rec.write(record_path(tag, sim))

@@ -1,8 +1,10 @@
-"""``python -m tb.cli summary|verilog|bench``: the `make sim` table, `make verilog` and `make bench`.
+"""``python -m tb.cli summary|verilog|bench|area``: the `make sim` table, `make verilog`, `make bench` and
+`make area`.
 
 * summary: after `make sim`, one row per testbench: unit, parameters, PASS/FAIL (from pytest's JUnit
   XML), vectors checked, measured latency and II (from the characterization records).
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
+* area: Yosys cell counts of the DECA PE design points into sysmodel/data/area.json.
 * bench: for every testbench and installed simulator, a fresh build time, the run time, and the
   simulated cycles per second of the vector test; written to build/bench/results.json and BENCH.md.
 """
@@ -20,6 +22,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from sysmodel.characterization import Record, read
 from tb import runner
 from tb.charz import record_path
 from tb.registry import all_specs
@@ -44,19 +47,19 @@ def summary(junit: Path) -> int:
     for spec in all_specs():
         sim = runner.simulator(spec.unit)
         rec_file = record_path(spec.tag, sim, runner.CHARZ_DIR)
-        rec = json.loads(rec_file.read_text()) if rec_file.exists() else None
+        rec = read(rec_file) if rec_file.exists() else None
         status = outcomes.get(spec.tag, "NOT RUN")
         failed += status != "PASS"
         params = ",".join(f"{k}={v}" for k, v in spec.params.items())
         if rec:
-            rows.append((spec.unit, params, sim, status, str(rec["vectors"]), str(rec["latency"]),
-                         f"{rec['ii']:g}", f"{rec['model']['latency']}/{rec['model']['ii']:g}"))
+            rows.append((spec.unit, params, sim, status, str(rec.vectors), str(rec.latency),
+                         f"{rec.ii:g}", f"{rec.model['latency']}/{rec.model['ii']:g}"))
             for sub in _children(spec.tag, sim):
-                p = sub["params"]
-                rows.append(("", f"  {p['fmt']} d={p['density']}", sim, status, str(sub["vectors"]),
-                             str(sub["latency"]), f"{sub['ii']:g}", f"{sub['model']['latency']}/"
-                             f"{sub['model']['ii']:.2f} (bpv {sub['extra']['bubbles_per_vop']:.3f} vs "
-                             f"{sub['extra']['bpv_formula']:.3f})"))
+                p = sub.params
+                rows.append(("", f"  {p['fmt']} d={p['density']}", sim, status, str(sub.vectors),
+                             str(sub.latency), f"{sub.ii:g}", f"{sub.model['latency']}/"
+                             f"{sub.model['ii']:.2f} (bpv {sub.extra['bubbles_per_vop']:.3f} vs "
+                             f"{sub.extra['bpv_formula']:.3f})"))
         else:
             rows.append((spec.unit, params, sim, status, "-", "-", "-", "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -71,14 +74,10 @@ def summary(junit: Path) -> int:
     return int(failed > 0)
 
 
-def _children(tag: str, sim: str) -> list[dict]:
+def _children(tag: str, sim: str) -> list[Record]:
     """Per-(format, density) records a testbench wrote under its own record (extra.parent)."""
-    out = []
-    for p in sorted(runner.CHARZ_DIR.glob(f"{tag}-*.{sim}.json")):
-        rec = json.loads(p.read_text())
-        if rec.get("extra", {}).get("parent") == tag:
-            out.append(rec)
-    return out
+    recs = (read(p) for p in sorted(runner.CHARZ_DIR.glob(f"{tag}-*.{sim}.json")))
+    return [r for r in recs if r.extra.get("parent") == tag]
 
 
 def verilog(out_dir: Path) -> int:
@@ -110,11 +109,11 @@ def bench(out_json: Path, out_md: Path, vectors: int) -> int:
                     print(proc.stdout[-2000:], proc.stderr[-2000:])
                     raise SystemExit(f"bench: {spec.tag} on {sim} failed")
                 build_s, run_s = map(float, proc.stdout.split()[-2:])
-                rec = json.loads(record_path(spec.tag, sim, Path(tmp) / "characterization").read_text())
+                rec = read(record_path(spec.tag, sim, Path(tmp) / "characterization"))
             row = {"testbench": spec.tag, "simulator": sim, "build_s": round(build_s, 2),
-                   "run_s": round(run_s, 2), "vectors": rec["vectors"], "sim_cycles": rec["sim_cycles"],
-                   "vector_test_s": rec["wall_s"],
-                   "cycles_per_s": round(rec["sim_cycles"] / rec["wall_s"]) if rec["wall_s"] else None}
+                   "run_s": round(run_s, 2), "vectors": rec.vectors, "sim_cycles": rec.sim_cycles,
+                   "vector_test_s": rec.wall_s,
+                   "cycles_per_s": round(rec.sim_cycles / rec.wall_s) if rec.wall_s else None}
             results.append(row)
             print(json.dumps(row))
     meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),
@@ -147,11 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--json", type=Path, default=runner.BUILD / "bench" / "results.json")
     b.add_argument("--md", type=Path, default=runner.ROOT / "BENCH.md")
     b.add_argument("--vectors", type=int, default=10000)
+    sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
     a = ap.parse_args(argv)
     if a.cmd == "summary":
         return summary(a.junit)
     if a.cmd == "verilog":
         return verilog(a.out)
+    if a.cmd == "area":
+        from tb.area import write_deca_area
+
+        write_deca_area()
+        return 0
     return bench(a.json, a.md, a.vectors)
 
 

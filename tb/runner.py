@@ -38,7 +38,7 @@ class TbSpec:
     unit: str
     component: str
     params: dict = field(default_factory=dict)
-    test_module: str = "tb.arith.test_arith"
+    test_module: str = "tb.arith.arith_tb"
 
     @property
     def tag(self) -> str:

@@ -27,7 +27,10 @@ def cycle_now() -> int:
 
 
 def pack(layout, value) -> int:
-    """Pack a Python value (dict for structs, sequence for arrays, int otherwise) into layout bits."""
+    """Pack a Python value (dict for structs, sequence for arrays, int otherwise: its raw bits) into
+    layout bits."""
+    if isinstance(value, int):
+        return value & ((1 << Shape.cast(layout).width) - 1)
     if isinstance(layout, data.StructLayout):
         return sum(pack(f.shape, value[name]) << f.offset for name, f in layout)
     if isinstance(layout, data.ArrayLayout):
@@ -35,8 +38,7 @@ def pack(layout, value) -> int:
         if len(value) != layout.length:
             raise ValueError(f"value: {len(value)} elements, the layout holds {layout.length}")
         return sum(pack(layout.elem_shape, v) << (i * width) for i, v in enumerate(value))
-    width = Shape.cast(layout).width
-    return int(value) & ((1 << width) - 1)
+    return int(value) & ((1 << Shape.cast(layout).width) - 1)
 
 
 def unpack(layout, bits: int):
@@ -48,6 +50,12 @@ def unpack(layout, bits: int):
         return [unpack(layout.elem_shape, (bits >> (i * width)) & ((1 << width) - 1))
                 for i in range(layout.length)]
     return bits
+
+
+def field(layout: data.StructLayout, name: str, bits: int) -> int:
+    """The raw bits of field ``name`` of a packed ``layout`` value."""
+    f = layout[name]
+    return (bits >> f.offset) & ((1 << f.width) - 1)
 
 
 async def start_clock(dut) -> None:

@@ -3,15 +3,24 @@
 import pytest
 
 from sysmodel import baselines as b
+from sysmodel import sweep
+from sysmodel.cost import ATTACC, ATTACC_ETA, Infeasible
 from sysmodel.devices import get_device, get_link
 from sysmodel.models import load_model
 
 
 def test_gpu_only_decode_is_weight_bandwidth_bound() -> None:
-    r = b.gpu_only("llama2-7b", batch=1, kv_len=128)
+    """With bare efficiency factors a batch-1 step reads the layer weights at eta_m x bandwidth; AttAcc's
+    GPU profile adds exactly its per-kernel times (2 norms + 1 activation per layer) and idle SMs."""
     cfg, dev = load_model("llama2-7b"), get_device("a100-80g-sxm")
+    bare = b.gpu_only("llama2-7b", batch=1, kv_len=128, eff=ATTACC_ETA)
     layer_bytes = cfg.params() * 2 - cfg.vocab * cfg.hidden * 2 * 2
-    assert r.seconds == pytest.approx(layer_bytes / (dev.mem_bw * b.ETA_MEMORY), rel=0.02)
+    assert bare.seconds == pytest.approx(layer_bytes / (dev.mem_bw * ATTACC.memory), rel=0.02)
+    full = b.gpu_only("llama2-7b", batch=1, kv_len=128)
+    overheads = cfg.layers * (2 * ATTACC.norm_s + ATTACC.act_s)
+    attn = full.seconds - bare.seconds - overheads  # attention of 32 heads on 108 SMs runs at 32/108
+    kv_read = cfg.layers * 128 * cfg.kv_bytes_per_token() / cfg.layers / (dev.mem_bw * ATTACC.memory)
+    assert attn == pytest.approx(kv_read * (108 / 32 - 1), rel=0.01)
 
 
 def test_offload_is_link_bound_when_the_model_does_not_fit() -> None:
@@ -31,9 +40,48 @@ def test_hbm_pim_wins_on_long_contexts_and_cpu_is_slowest() -> None:
 
 
 def test_footprint_checked() -> None:
-    with pytest.raises(ValueError, match=r"model: llama2-70b with batch 1 x 1024 tokens needs 138.3 GB"):
+    msg = r"llama2-70b at batch 1 x 1024 tokens: weights \+ KV cache need 138.3 GB; 1 x a100-80g-sxm holds 80 GB"
+    with pytest.raises(Infeasible, match=msg):
         b.gpu_only("llama2-70b")
+    with pytest.raises(Infeasible, match=r"llama2-7b at batch 128 x 65536 tokens: weights \+ KV cache need 4411"):
+        b.hbm_pim_attention("llama2-7b", batch=128, kv_len=65536)
+
+
+def test_sweep_and_baseline_price_a_point_alike() -> None:
+    """One cost function: the sweep's decode point and the GPU-only baseline give the same step time,
+    and an infeasible point is reported by the sweep with the reason the API raises."""
+    point = {"model": "llama2-7b", "device": "a100-80g-sxm", "batch": 1, "kv_len": 1024}
+    row = sweep.run_point("decode", point)
+    assert row["latency_ms"] == pytest.approx(b.gpu_only("llama2-7b", batch=1, kv_len=1024).seconds * 1e3, rel=1e-12)
+    big = {"model": "llama2-7b", "device": "rtx4090", "batch": 128, "kv_len": 65536}
+    row = sweep.run_point("decode", big)
+    assert row["feasible"] is False and row["tokens_per_s"] is None
+    with pytest.raises(Infeasible) as e:
+        b.gpu_only("llama2-7b", device="rtx4090", batch=128, kv_len=65536)
+    assert row["reason"] == str(e.value)
 
 
 def test_report() -> None:
-    assert len(b.report_lines()) == 9
+    text = "\n".join(b.report_lines())
+    assert "| DGX+AttAcc_bank | 1 | 58.55 |" in text and "Modelling differences that remain" in text
+
+
+@pytest.mark.parametrize("row", b.attacc_anchor(), ids=lambda r: f"{r['system']}-b{r['batch']}")
+def test_attacc_anchor_within_10_percent(row: dict) -> None:
+    """The public AttAcc simulator's GPT-175B runs (8x A100-HBM3, 2048/128): membound within 10%."""
+    assert 0.9 <= row["ratio"] <= 1.1
+
+
+def test_attacc_pim_gain_matches() -> None:
+    r = {(x["system"], x["batch"]): x["model"] for x in b.attacc_anchor()}
+    assert r["DGX+AttAcc_bank", 1] / r["DGX", 1] == pytest.approx(58.55 / 32.22, rel=0.05)  # 1.82x
+
+
+def test_tp_allreduce_follows_attaccs_nvlink_model() -> None:
+    link = get_link("nvlink-a100")
+    # batch 1 GPT-175B: 24 KB vectors over 8 GPUs: 7 steps of ~6.09 us
+    assert float(link.allreduce_time(12288 * 2, 8)) == pytest.approx(7 * (6.06e-6 + 0.009e-9 * 3072), rel=1e-9)
+    # large vectors: the measured per-byte term (0.009 ns/B, ~111 GB/s) binds before the 300 GB/s link
+    assert float(link.allreduce_time(1e9, 8)) == pytest.approx(7 * (6.06e-6 + 0.009e-9 * 1.25e8), rel=1e-9)
+    assert float(get_link("pcie4x16").allreduce_time(1e9, 8)) == pytest.approx(7 * 1.25e8 / 32e9)
+    assert float(link.allreduce_time(1e9, 1)) == 0

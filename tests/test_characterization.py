@@ -31,4 +31,4 @@ def test_collect_keeps_newest(tmp_path) -> None:
     (tmp_path / "a.json").write_text(json.dumps({**base, "date": "2026-01-01", "latency": 9}))
     (tmp_path / "b.json").write_text(json.dumps({**base, "date": "2026-02-01"}))
     (out,) = characterization.collect(tmp_path, tmp_path / "snap.json")
-    assert out["latency"] == 2
+    assert out.latency == 2

@@ -1,6 +1,6 @@
 """Hypothesis fuzzing of the DECA PE RTL against golden.deca.
 
-One example is a list of tile batches, all run in one simulation (tb/deca/test_pe_fuzz.py). A batch has
+One example is a list of tile batches, all run in one simulation (tb/deca/pe_fuzz_tb.py). A batch has
 one format — any bit width 1..8 with arbitrary LUT contents, or raw 16-bit; unscaled or a scale group
 from W to 512 — and tiles with densities including exactly 0 and 1, adversarial masks (every window
 full, alternating bits, one full window, empty), every code value, arbitrary scale bit patterns (NaN,
@@ -17,19 +17,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden import deca
+from golden.deca_spec import TILE
 from tb.deca.cases import SPECS
 from tb.runner import TbSpec, run
 
 SPEC = SPECS[0]
 W = SPEC.params["w"]
-NV = deca.TILE // W
+NV = TILE // W
 EXAMPLES = int(os.environ.get("MEMBOUND_RTL_FUZZ_EXAMPLES", "1"))
 
 
 def adversarial_mask(kind: str, rng: np.random.Generator, d: float) -> np.ndarray:
-    i = np.arange(deca.TILE)
-    return {"random": rng.random(deca.TILE) < d, "full": np.ones(deca.TILE, bool),
-            "empty": np.zeros(deca.TILE, bool), "alternating": i % 2 == 0,
+    i = np.arange(TILE)
+    return {"random": rng.random(TILE) < d, "full": np.ones(TILE, bool),
+            "empty": np.zeros(TILE, bool), "alternating": i % 2 == 0,
             "one_window": i // W == rng.integers(NV), "first_lanes": i % W < W // 2 + 1}[kind]
 
 
@@ -47,7 +48,7 @@ def batches(draw) -> dict:
         kind = draw(st.sampled_from(["random", "full", "empty", "alternating", "one_window", "first_lanes"]))
         d = draw(st.sampled_from([0.0, 1.0, 0.05, 0.5, 0.97]))
         mask = adversarial_mask(kind, rng, d) if sparse else None
-        nnz = deca.TILE if mask is None else int(np.count_nonzero(mask))
+        nnz = TILE if mask is None else int(np.count_nonzero(mask))
         codes = rng.integers(0, 1 << bits, nnz).astype(np.uint16)
         scales = None if group is None else rng.integers(0, 1 << 16, fmt.n_scales).astype(np.uint16)
         ts = deca.TileStreams.of(deca.CompressedTile(fmt, codes, mask, scales), W)
@@ -76,5 +77,5 @@ def batches(draw) -> dict:
 def test_rtl_matches_golden_on_fuzzed_tiles(tmp_path, example: list[dict]) -> None:
     path = tmp_path / "batches.json"
     path.write_text(json.dumps(example))
-    spec = TbSpec(SPEC.unit, SPEC.component, SPEC.params, "tb.deca.test_pe_fuzz")
+    spec = TbSpec(SPEC.unit, SPEC.component, SPEC.params, "tb.deca.pe_fuzz_tb")
     run(spec, extra_env={"MEMBOUND_DECA_VECTORS": str(path)})

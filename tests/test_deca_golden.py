@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from golden import deca, fp
+from golden.deca_spec import TILE, TILE_COLS, TILE_ROWS
 from golden.fp import BF16, decode, encode
 from hw.deca import cycles
 
@@ -15,7 +16,7 @@ DENSITIES = [1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.0]
 
 
 def weights(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(deca.TILE) * 0.05
+    return np.random.default_rng(seed).standard_normal(TILE) * 0.05
 
 
 def as_float(bits: np.ndarray) -> np.ndarray:
@@ -29,8 +30,8 @@ def test_compress_decompress_approximates(name: str, density: float) -> None:
     x = weights(1)
     tile = deca.compress(x, fmt, density, sparse=density < 1)
     y = as_float(deca.decompress(tile))
-    kept = np.zeros(deca.TILE, bool)
-    kept[np.argsort(-np.abs(x), kind="stable")[:round(density * deca.TILE)]] = True
+    kept = np.zeros(TILE, bool)
+    kept[np.argsort(-np.abs(x), kind="stable")[:round(density * TILE)]] = True
     assert np.all(y[~kept] == 0)
     # half an ULP relative, plus the format's absolute floor (subnormal step, or half a scaled step);
     # scaled formats add the BF16 rounding of the scale (clipping at the top) and of the product
@@ -51,11 +52,11 @@ def test_mxfp4_matches_golden_fp_mx_blocks() -> None:
     x = weights(3)
     tile = deca.compress(x, deca.Q4_MXFP4)
     out = as_float(deca.decompress(tile))
-    for row in range(deca.TILE_ROWS):
-        block = x[row * 32:(row + 1) * 32]
+    for row in range(TILE_ROWS):
+        block = x[row * TILE_COLS:(row + 1) * TILE_COLS]
         s, elems = fp.mx_quantize(block)
         assert encode(decode(s, fp.E8M0), BF16) == tile.scales[row]
-        assert np.array_equal(out[row * 32:(row + 1) * 32], fp.mx_dequantize(s, elems))
+        assert np.array_equal(out[row * TILE_COLS:(row + 1) * TILE_COLS], fp.mx_dequantize(s, elems))
 
 
 @pytest.mark.parametrize("name", ["q16", "q8", "q4"])

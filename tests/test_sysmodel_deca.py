@@ -3,7 +3,8 @@ MEM/VEC classification, the §8.2 design-space claims, and plausible Table 6 lat
 
 import pytest
 
-from sysmodel import deca
+from sysmodel.deca import model as deca
+from sysmodel.deca import paper, report
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
@@ -17,7 +18,7 @@ def test_table2_within_5_percent(row: dict) -> None:
 def test_table4_cross_checks_the_inferred_sparse_constant() -> None:
     """Table 4's software utilisations imply the BF8-sparse VO/tile inferred from Table 2 within 3%."""
     for d in (0.5, 0.2, 0.05):
-        mem, avx = deca.TABLE4_SW[d]
+        mem, avx = paper.TABLE4_SW[d]
         implied = deca._vo_from_util(avx, mem, deca.Kernel("q8", d).tile_bytes())
         assert implied == pytest.approx(deca.SW_VO_SOURCES["q8_sparse"][1], rel=0.03)
 
@@ -57,7 +58,7 @@ def test_unknown_scheme_family() -> None:
 
 
 def test_report_writes_plots(tmp_path) -> None:
-    lines = deca.report_lines(tmp_path)
+    lines = report.report_lines(tmp_path)
     assert (tmp_path / "deca_roof_surface.png").stat().st_size > 10000
     assert (tmp_path / "deca_bords.png").stat().st_size > 10000
     assert any("| BF8_30% | 31.2 |" in ln for ln in lines)
@@ -65,7 +66,7 @@ def test_report_writes_plots(tmp_path) -> None:
 
 def test_area_snapshot_orders_the_design_points() -> None:
     """`make area` synthesized the three §8.2 points; best costs less than over and more than under."""
-    area = deca.load_area()
+    area = report.load_area()
     cells = [area[name]["cells"]["total"] for name in deca.DSE_POINTS]
     assert cells[0] < cells[1] < cells[2]
     assert cells[2] / cells[1] > 2  # the paper: best is much cheaper (8x fewer LUTs, half the W)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
 
 from golden.fp import FloatFormat
 
@@ -109,7 +109,3 @@ def round_pack(m: Module, sign: Value, sig: Value, exp: Value, sticky: Value, fm
 def special(fmt: FloatFormat, nan: Value, inf: Value, inf_sign: Value, normal: Value) -> Value:
     """``normal`` unless the result is NaN (canonical) or ±Inf."""
     return Mux(nan, fmt.nan_bits, Mux(inf, Cat(Const(fmt.inf_bits, fmt.width - 1), inf_sign), normal))
-
-
-def fp_shape(fmt: FloatFormat):
-    return unsigned(fmt.width)

@@ -15,17 +15,21 @@ import math
 
 from scipy.stats import binom
 
-TILE = 512
-SQQ_READ_VALUES_16B = 32  # 64-byte SQQ read port / 2-byte BF16 values
+from golden.deca_spec import CODE_BITS, RAW_BITS, SQQ_READ_VALUES_RAW, SUB_LUT_DEPTH, SUB_LUTS, TILE
+
+
+def lookups_per_lut(bits: int) -> int:
+    """Codes one big LUT answers per cycle: one per sub-LUT that holds a full copy of the table."""
+    return max(1, SUB_LUTS * SUB_LUT_DEPTH >> max(bits, SUB_LUT_DEPTH.bit_length() - 1))
 
 
 def lq(bits: int, lanes: int, w: int) -> int:
     """Values the dequantization stage handles per cycle, for ``lanes`` (L) big LUTs."""
-    if bits == 16:
-        return min(w, SQQ_READ_VALUES_16B)
-    if not 1 <= bits <= 8:
-        raise ValueError(f"bits: {bits} not allowed; allowed 1..8 or 16")
-    return min(w, lanes * (1 if bits == 8 else 2 if bits == 7 else 4))
+    if bits == RAW_BITS:
+        return min(w, SQQ_READ_VALUES_RAW)
+    if bits not in CODE_BITS:
+        raise ValueError(f"bits: {bits} not allowed; allowed 1..8 or {RAW_BITS}")
+    return min(w, lanes * lookups_per_lut(bits))
 
 
 def vop_cycles(window: int, lq_: int) -> int:

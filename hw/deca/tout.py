@@ -11,19 +11,24 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-TILE = 512
-ERR_BITS = 7
+from golden.deca_spec import ERR_FIELDS, TILE, VALUE_BITS
+
+ERR = data.StructLayout(ERR_FIELDS)  # golden.deca_spec.Err, one bit per flag
 
 
 def chunk_in(w: int) -> data.StructLayout:
-    return data.StructLayout({"data": data.ArrayLayout(16, w), "vop": range(TILE // w), "err": ERR_BITS})
+    """What the scaling stage writes: W BF16 lanes, their vOp index and the tile's flags so far."""
+    return data.StructLayout({"data": data.ArrayLayout(VALUE_BITS, w), "vop": range(TILE // w), "err": ERR})
 
 
 def chunk_out(w: int) -> data.StructLayout:
-    return data.StructLayout({"data": data.ArrayLayout(16, w), "last": 1, "error": ERR_BITS})
+    """An output chunk: W BF16 lanes, ``last`` on the tile's final chunk, the tile's ``error`` flags."""
+    return data.StructLayout({"data": data.ArrayLayout(VALUE_BITS, w), "last": 1, "error": ERR})
 
 
 class TOut(wiring.Component):
+    """Members: ``i`` In(stream of :func:`chunk_in`); ``o`` Out(stream of :func:`chunk_out`)."""
+
     def __init__(self, w: int = 32):
         self.w, self.nv = w, TILE // w
         super().__init__({"i": In(stream.Signature(chunk_in(w))), "o": Out(stream.Signature(chunk_out(w)))})
@@ -31,10 +36,10 @@ class TOut(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         nv = self.nv
-        m.submodules.mem = mem = Memory(shape=16 * self.w, depth=2 * nv, init=[])
+        m.submodules.mem = mem = Memory(shape=VALUE_BITS * self.w, depth=2 * nv, init=[])
         wp, rp = mem.write_port(), mem.read_port(domain="comb")
         full = Signal(2)
-        err = Array(Signal(ERR_BITS, name=f"err{b}") for b in range(2))
+        err = Array(Signal(ERR.size, name=f"err{b}") for b in range(2))
         wb, rb = Signal(), Signal()  # fill and drain buffer
         ri = Signal(range(nv))
         m.d.comb += self.i.ready.eq(~full.bit_select(wb, 1))

@@ -3,7 +3,7 @@
 from tb.runner import TbSpec
 
 PE = "hw.deca.pe:DecaPE"
-TEST = "tb.deca.test_pe"
+TEST = "tb.deca.pe_tb"
 SPECS = [
     TbSpec("deca_pe", PE, {"w": 32, "lanes": 8}, TEST),  # the paper's design (best)
     TbSpec("deca_pe", PE, {"w": 8, "lanes": 4}, TEST),  # under-provisioned

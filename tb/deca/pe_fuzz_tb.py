@@ -10,7 +10,8 @@ import random
 import cocotb
 
 from golden import deca
-from tb.deca.test_pe import NV, SEED, Harness, golden_tile
+from golden.deca_spec import TileCmd
+from tb.deca.pe_tb import NV, SEED, Harness, golden_tile
 from tb.streams import check_scoreboard, reset, start_clock
 
 
@@ -24,7 +25,7 @@ async def test_from_file(dut):
     assert batches, "MEMBOUND_DECA_VECTORS holds no batch"
     for b in batches:
         fmt = deca.DecaFormat("fuzz", b["bits"], tuple(b["table"]) if b["table"] else None, group=b["group"])
-        streams = [deca.TileStreams(deca.TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
+        streams = [deca.TileStreams(TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
                    for t in b["tiles"]]
         h = Harness(dut, rng, b["p_valid"], b["p_ready"])
         await h.program(fmt)

@@ -10,7 +10,7 @@
 * test_malformed: short/long value, mask and scale streams and bad descriptors, each followed by a good
   tile: flags and data as golden, never a hang, later tiles unaffected.
 * test_reset_midstream: reset with tiles in flight, then a fresh batch must come out exact.
-The hypothesis fuzzer's tiles run through tb/deca/test_pe_fuzz.py with the same harness.
+The hypothesis fuzzer's tiles run through tb/deca/pe_fuzz_tb.py with the same harness.
 """
 
 from __future__ import annotations
@@ -25,16 +25,19 @@ import numpy as np
 from cocotb.triggers import ClockCycles
 
 from golden import deca
+from golden.deca_spec import TILE, TileCmd, err_names
 from hw.deca import cycles
 from hw.deca.pe import FILL_TO_OUT, cycle_model
+from hw.deca.tout import chunk_out
 from tb.charz import write_record
 from tb.deca.streams import expected_chunks, lut_items, tile_items
 from tb.runner import TbSpec
-from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, reset, start_clock
+from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, field, reset, start_clock
 
 SPEC = TbSpec.from_env()
 W, L = SPEC.params["w"], SPEC.params["lanes"]
-NV = deca.TILE // W
+NV = TILE // W
+CHUNK = chunk_out(W)
 SEED = int(os.environ.get("MEMBOUND_SEED", "1"))
 N_TILES = int(os.environ.get("MEMBOUND_DECA_TILES", "24"))
 DENSITIES = [1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.0]
@@ -100,7 +103,7 @@ def windows(tile: deca.CompressedTile) -> list[int]:
 
 def tile_ends(h: Harness) -> list[int]:
     """The cycles at which each tile's last chunk was accepted."""
-    return [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if item >> (16 * W) & 1]
+    return [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if field(CHUNK, "last", item)]
 
 
 def check_cycles(h: Harness, cmd_src: StreamSource, tiles: list, fmt: deca.DecaFormat) -> list[int]:
@@ -152,11 +155,11 @@ async def test_formats(dut):
             assert abs(bubbles - expect) <= 4 * se + 1e-9, (f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, "
                                                              f"bpv formula {expect:.3f} (4 SE {4 * se:.3f})")
             cpt = sum(measured) / len(measured)
-            checked += 2 * len(tiles) * deca.TILE
+            checked += 2 * len(tiles) * TILE
             rec_model = cycle_model(W, L, fmt.bits, d)
             write_record("deca_pe", {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
                          f"{SPEC.tag}-{fmt.name}-d{d}", rec_model, latency=MODEL.latency, ii=cpt,
-                         cycles_per_transaction=cpt, vectors=2 * len(tiles) * deca.TILE,
+                         cycles_per_transaction=cpt, vectors=2 * len(tiles) * TILE,
                          sim_cycles=cycle_now() - c0, wall_s=time.perf_counter() - t0,
                          extra={"parent": SPEC.tag, "lq": lq_, "bubbles_per_vop": round(bubbles, 4),
                                 "bpv_formula": round(expect, 4), "bpv_4se": round(4 * se, 4),
@@ -194,9 +197,9 @@ def malformed_cases(nrng: np.random.Generator) -> list[tuple[str, deca.DecaForma
     t = ts(q8, 0.5)
     for bits in (0, 12):
         cases.append((f"bad bits {bits}", q8,
-                      deca.TileStreams(deca.TileCmd(bits, True, False), t.lines, t.mask, [])))
+                      deca.TileStreams(TileCmd(bits, True, False), t.lines, t.mask, [])))
     t = ts(q4, 1.0)
-    cases.append(("bad group", q4, deca.TileStreams(deca.TileCmd(4, False, True, 2), t.lines, [], t.scales)))
+    cases.append(("bad group", q4, deca.TileStreams(TileCmd(4, False, True, 2), t.lines, [], t.scales)))
     return [(name, f, bad) for name, f, bad in cases] + [("good after", q8, ts(q8, 0.2))]
 
 
@@ -212,9 +215,9 @@ async def test_malformed(dut):
         got, _ = await h.run([bad, good])
         expected = golden_tile(bad, fmt) + golden_tile(good, fmt)
         check_scoreboard(expected, got, lambda i, n=name: f"{n}: tile {i // NV} chunk {i % NV}")
-        flags = expected[0] >> (16 * W + 1)
+        flags = field(CHUNK, "error", expected[0])
         assert (flags != 0) == (name != "good after"), f"{name}: flags {flags:#x}"
-        dut._log.info("%s: flags %s", name, [v for k, v in deca.ERR_NAMES.items() if flags & k])
+        dut._log.info("%s: flags %s", name, err_names(flags))
 
 
 @cocotb.test()
