@@ -38,8 +38,9 @@ fuzz: setup
 verilog: setup
 	$(PY) -m tb.cli verilog
 
+PART ?= all
 bench: setup
-	$(PY) -m tb.cli bench
+	$(PY) -m tb.cli bench --part $(PART)
 
 report: setup
 	$(VENV)/bin/membound report

@@ -1,10 +1,13 @@
 """Baselines built from the same parts (model zoo operators, roofline devices, links), for the papers'
-comparisons: GPU-only, offloading over PCIe (FlexGen-like), CPU-only, and HBM-PIM attention
-(AttAcc-like: decode attention runs in-HBM at the PIM internal bandwidth, the FC layers on the GPU).
+comparisons: GPU-only (tensor parallel), offloading over PCIe (FlexGen-like), CPU-only, and HBM-PIM
+attention (AttAcc-like: decode attention runs in-HBM at the PIM internal bandwidth, the FC layers on the GPU).
 
-Every baseline returns a :class:`TokenTime` for one decode step of a batch, computed by the one cost
-function (``sysmodel.cost.stage_time``) at an explicit efficiency, by default AttAcc's (L3 builds on it).
-A configuration whose resident bytes do not fit raises ``sysmodel.cost.Infeasible`` naming the point.
+Each baseline is a *system* (:class:`sysmodel.serving.System`): it prices any stage — prefill chunks and
+decode requests, one stage or a vector of them — through the one cost function (``sysmodel.cost``) at an
+explicit efficiency (by default AttAcc's GPU profile, on which L3 builds), and says how many bytes of KV
+cache it can hold. The serving engine runs request traces on them; :func:`gpu_only` and friends price one
+decode step of a batch. A configuration whose resident bytes do not fit raises
+``sysmodel.cost.Infeasible`` naming the point.
 """
 
 from __future__ import annotations
@@ -14,9 +17,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, decode_step, require_fit, tp_allreduce
+from sysmodel.cost import (
+    ACT_BYTES,
+    ATTACC,
+    ATTACC_ETA,
+    PEAK,
+    Efficiency,
+    Engine,
+    Infeasible,
+    require_fit,
+    stage_time,
+    tp_allreduce,
+)
 from sysmodel.devices import get_device, get_link
-from sysmodel.models import StageShape, layer_groups, layer_ops, load_model
+from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
 
 HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16.3 TB/s (L3 §6.1, notes §1)
 ATTACC_BANK_FACTOR = 9  # AttAcc_bank under the HBM power budget: src/config.py BW_SCALE[True][PIMType.BA]
@@ -34,38 +48,91 @@ class TokenTime:
         return self.batch / self.seconds
 
 
-def gpu_only(model: str, device: str = "a100-80g-sxm", batch: int = 1, kv_len: int = 1024,
-             wbytes: float = 2.0, gpus: int = 1, eff: Efficiency = ATTACC) -> TokenTime:
-    """Everything resident in ``gpus`` GPUs' memory (tensor parallel, bandwidth and FLOPs add up)."""
-    cfg, dev = load_model(model), get_device(device)
-    require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {device}", batch, kv_len, wbytes)
-    t = decode_step(cfg, Engine(dev, eff, gpus), batch, kv_len, wbytes)
-    return TokenTime(f"GPU-only ({gpus}x {device})", float(t), batch)
+class Baseline:
+    """A roofline system: ``cfg`` on ``engine``; subclasses place operators and say what must fit."""
+
+    name = "baseline"
+
+    def __init__(self, model: str | ModelConfig, device: str, count: int = 1, wbytes: float = 2.0,
+                 eff: Efficiency = ATTACC):
+        self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
+        self.device, self.wbytes = get_device(device), wbytes
+        self.engine = Engine(self.device, eff, count)
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        return self.cfg.kv_bytes_per_token(KV_BYTES)
+
+    def kv_capacity(self) -> float:
+        """Bytes of KV cache the system can hold next to its resident weights."""
+        return self.engine.count * self.device.mem_bytes - self.cfg.weight_bytes(self.wbytes)
+
+    def where(self) -> str:
+        return f"{self.engine.count} x {self.device.name}"
+
+    def require_fit(self, batch: int, ctx: int) -> None:
+        require_fit(self.cfg, self.kv_capacity() + self.cfg.weight_bytes(self.wbytes), self.where(), batch, ctx,
+                    self.wbytes)
+
+    def stage_times(self, shape: StageShape) -> ArrayLike:
+        return stage_time(self.cfg, shape, self.engine, self.wbytes)
+
+    def decode(self, batch: int, kv_len: ArrayLike) -> TokenTime:
+        """One decode step of ``batch`` requests at ``kv_len`` cached tokens (mean over a vector of lengths)."""
+        self.require_fit(batch, int(np.max(kv_len)))
+        return TokenTime(self.name, float(np.mean(self.stage_times(StageShape.decode(batch, kv_len)))), batch)
 
 
-def offload_pcie(model: str, device: str = "rtx4090", link: str = "pcie4x16", batch: int = 1,
-                 kv_len: int = 1024, wbytes: float = 2.0, eff: Efficiency = ATTACC) -> TokenTime:
-    """FlexGen-like: weights that do not fit in GPU memory (after the KV cache and a reserve) stream
-    over ``link`` every step, overlapped with GPU compute layer by layer."""
-    cfg, dev, lk = load_model(model), get_device(device), get_link(link)
-    usable = (1 - OFFLOAD_RESERVE) * dev.mem_bytes
-    require_fit(cfg, usable, f"{device} (after a {OFFLOAD_RESERVE:.0%} reserve)", batch, kv_len, wbytes,
-                weights=False)
-    kv = batch * kv_len * cfg.kv_bytes_per_token()
-    streamed = 1 - min(1.0, (usable - kv) / cfg.weight_bytes(wbytes))
-    gpu, shape, t = Engine(dev, eff), StageShape.decode(batch, kv_len), 0.0
-    for moe, count in layer_groups(cfg):
-        ops = layer_ops(cfg, shape, moe, wbytes)
-        compute = sum(gpu.op_time(op) for op in ops)
-        t += count * max(compute, lk.time(streamed * sum(op.weight_bytes for op in ops)))
-    return TokenTime(f"offload ({device} + {link})", float(t), batch)
+class GpuOnly(Baseline):
+    """Everything resident in ``gpus`` GPUs' memory, tensor parallel."""
+
+    def __init__(self, model, device: str = "a100-80g-sxm", gpus: int = 1, wbytes: float = 2.0,
+                 eff: Efficiency = ATTACC):
+        super().__init__(model, device, gpus, wbytes, eff)
+        self.name = f"GPU-only ({gpus}x {device})"
 
 
-def cpu_only(model: str, device: str = "spr-ddr5", batch: int = 1, kv_len: int = 1024,
-             wbytes: float = 2.0, eff: Efficiency = ATTACC) -> TokenTime:
-    cfg, dev = load_model(model), get_device(device)
-    require_fit(cfg, dev.mem_bytes, device, batch, kv_len, wbytes)
-    return TokenTime(f"CPU-only ({device})", float(decode_step(cfg, Engine(dev, eff), batch, kv_len, wbytes)), batch)
+class CpuOnly(Baseline):
+    def __init__(self, model, device: str = "spr-ddr5", wbytes: float = 2.0, eff: Efficiency = ATTACC_ETA):
+        super().__init__(model, device, 1, wbytes, eff)
+        self.name = f"CPU-only ({device})"
+
+
+class Offload(Baseline):
+    """FlexGen-like: the GPU keeps ``kv_budget`` bytes of KV cache and as many weights as fit in the rest
+    (after a reserve); the other weights stream over ``link`` every step, overlapped with GPU compute
+    layer by layer."""
+
+    def __init__(self, model, device: str = "rtx4090", link: str = "pcie4x16", kv_budget: float | None = None,
+                 wbytes: float = 2.0, eff: Efficiency = ATTACC):
+        super().__init__(model, device, 1, wbytes, eff)
+        self.link = get_link(link)
+        self.usable = (1 - OFFLOAD_RESERVE) * self.device.mem_bytes
+        self.kv_budget = self.usable / 2 if kv_budget is None else kv_budget
+        if not 0 <= self.kv_budget <= self.usable:
+            raise Infeasible(f"kv_budget: {self.kv_budget / 1e9:.1f} GB not allowed; {device} has "
+                             f"{self.usable / 1e9:.1f} GB after a {OFFLOAD_RESERVE:.0%} reserve")
+        resident = min(1.0, (self.usable - self.kv_budget) / self.cfg.weight_bytes(wbytes))
+        self.streamed = 1 - resident
+        self.name = f"offload ({device} + {link})"
+
+    def kv_capacity(self) -> float:
+        return self.kv_budget
+
+    def where(self) -> str:
+        return f"{self.device.name} (KV budget)"
+
+    def require_fit(self, batch: int, ctx: int) -> None:
+        require_fit(self.cfg, self.kv_budget, self.where(), batch, ctx, self.wbytes, weights=False)
+
+    def stage_times(self, shape: StageShape) -> ArrayLike:
+        t = 0.0
+        for moe, count in layer_groups(self.cfg):
+            ops = layer_ops(self.cfg, shape, moe, self.wbytes)
+            compute = sum(self.engine.op_time(op) for op in ops)
+            moved = self.streamed * sum(op.weight_bytes for op in ops)
+            t = t + count * np.maximum(compute, np.divide(moved, self.link.bw) + self.link.latency_s)
+        return t
 
 
 def pipelined(a: ArrayLike, b: ArrayLike, stages: int) -> ArrayLike:
@@ -79,36 +146,70 @@ def coprocess(a: ArrayLike, b: ArrayLike) -> ArrayLike:
     return a * b / (a + b)
 
 
+class HbmPim(Baseline):
+    """AttAcc-like: decode attention reads the KV cache inside HBM at ``factor`` x the external bandwidth
+    (peak: in-bank reads are not derated); q, k, v go to the PIM and the output comes back over the
+    device link; the FC layers and prefill attention run on the GPU. By default the two serialise per
+    layer (attention depends on QKV). AttAcc's options: ``overlap`` (--pipeopt) overlaps attention of one
+    head group with the QKV/projection of others (:func:`pipelined`, heads per GPU slices);
+    ``ff_coprocess`` (--ffopt) splits the FFN weights between GPU and PIM so both finish together
+    (:func:`coprocess`), the PIM reading every weight once per token (1 Op/B: no reuse across the batch)."""
+
+    def __init__(self, model, device: str = "a100-80g-sxm", gpus: int = 1, factor: float = HBM_PIM_FACTOR,
+                 ff_coprocess: bool = False, overlap: bool = False, wbytes: float = 2.0, eff: Efficiency = ATTACC):
+        super().__init__(model, device, gpus, wbytes, eff)
+        self.pim = Engine(replace(self.device, mem_bw=self.device.mem_bw * factor), PEAK, gpus)
+        self.link = get_link(self.device.link)
+        self.ff_coprocess, self.overlap = ff_coprocess, overlap
+        self.name = f"HBM-PIM attention ({gpus}x {device}, {factor:g}x)"
+
+    def stage_times(self, shape: StageShape) -> ArrayLike:
+        cfg, gpu, pim, gpus = self.cfg, self.engine, self.pim, self.engine.count
+        t = 0.0
+        for moe, count in layer_groups(cfg):
+            ops = {op.name: op for op in layer_ops(cfg, shape, moe, self.wbytes)}
+            fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"])
+            qkv_out = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES / gpus)
+            attn = pim.op_time(ops["attn_decode"]) + qkv_out / self.link.bw  # q, k, v out; the output back
+            ffn_names = [n for n in ops if n.startswith("ffn_") or n == "router"]
+            ffn = sum(gpu.op_time(ops[n]) for n in ffn_names)
+            if self.ff_coprocess:
+                pim_ffn = sum(np.multiply(shape.tokens, ops[n].weight_bytes) for n in ffn_names) / pim.bandwidth
+                ffn = coprocess(ffn, pim_ffn)
+            rest = sum(gpu.op_time(op) for op in ops.values() if op.kind in ("norm", "act"))
+            front = pipelined(fc, attn, max(1, cfg.heads // gpus)) if self.overlap else fc + attn
+            t = t + count * (front + ffn + rest + tp_allreduce(cfg, shape, gpu))
+        return t
+
+
+# --- one decode step, by name ------------------------------------------------------------------------------
+
+def gpu_only(model: str, device: str = "a100-80g-sxm", batch: int = 1, kv_len: ArrayLike = 1024,
+             wbytes: float = 2.0, gpus: int = 1, eff: Efficiency = ATTACC) -> TokenTime:
+    return GpuOnly(model, device, gpus, wbytes, eff).decode(batch, kv_len)
+
+
+def offload_pcie(model: str, device: str = "rtx4090", link: str = "pcie4x16", batch: int = 1,
+                 kv_len: int = 1024, wbytes: float = 2.0, eff: Efficiency = ATTACC) -> TokenTime:
+    """The KV budget is exactly this batch's cache; every other byte of GPU memory holds weights."""
+    cfg = load_model(model)
+    kv = batch * kv_len * cfg.kv_bytes_per_token()
+    usable = (1 - OFFLOAD_RESERVE) * get_device(device).mem_bytes
+    if kv > usable:
+        require_fit(cfg, usable, f"{device} (after a {OFFLOAD_RESERVE:.0%} reserve)", batch, kv_len, wbytes,
+                    weights=False)
+    return Offload(cfg, device, link, kv, wbytes, eff).decode(batch, kv_len)
+
+
+def cpu_only(model: str, device: str = "spr-ddr5", batch: int = 1, kv_len: int = 1024,
+             wbytes: float = 2.0, eff: Efficiency = ATTACC_ETA) -> TokenTime:
+    return CpuOnly(model, device, wbytes, eff).decode(batch, kv_len)
+
+
 def hbm_pim_attention(model: str, device: str = "a100-80g-sxm", batch: int = 1, kv_len: ArrayLike = 1024,
                       wbytes: float = 2.0, gpus: int = 1, factor: float = HBM_PIM_FACTOR,
                       eff: Efficiency = ATTACC, ff_coprocess: bool = False, overlap: bool = False) -> TokenTime:
-    """AttAcc-like: decode attention reads the KV cache inside HBM at ``factor`` x the external bandwidth
-    (peak: in-bank reads are not derated); q, k, v go to the PIM and the output comes back over the
-    device link; the FC layers run on the GPU. By default the two serialise per layer (attention depends
-    on QKV). AttAcc's options: ``overlap`` (--pipeopt) overlaps attention of one head group with the
-    QKV/projection of others (:func:`pipelined`, heads per GPU slices); ``ff_coprocess`` (--ffopt) splits
-    the FFN weights between GPU and PIM so both finish together (:func:`coprocess`), the PIM reading
-    every weight once per request (1 Op/B: no reuse across the batch)."""
-    cfg, dev = load_model(model), get_device(device)
-    require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {device}", batch, int(np.max(kv_len)), wbytes)
-    gpu = Engine(dev, eff, gpus)
-    pim = Engine(replace(dev, mem_bw=dev.mem_bw * factor), PEAK, gpus)
-    link = get_link(dev.link)
-    shape = StageShape.decode(batch, kv_len)
-    t = 0.0
-    for moe, count in layer_groups(cfg):
-        ops = {op.name: op for op in layer_ops(cfg, shape, moe, wbytes)}
-        fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"])
-        x2g = batch * (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES / gpus / link.bw  # q, k, v out; output back
-        attn = pim.op_time(ops["attn_decode"]) + x2g
-        ffn_names = [n for n in ops if n.startswith("ffn_") or n == "router"]
-        ffn = sum(gpu.op_time(ops[n]) for n in ffn_names)
-        if ff_coprocess:
-            ffn = coprocess(ffn, sum(batch * ops[n].weight_bytes for n in ffn_names) / pim.bandwidth)
-        rest = sum(gpu.op_time(op) for op in ops.values() if op.kind in ("norm", "act"))
-        front = pipelined(fc, attn, max(1, cfg.heads // gpus)) if overlap else fc + attn
-        t = t + count * (front + ffn + rest + tp_allreduce(cfg, shape, gpu))
-    return TokenTime(f"HBM-PIM attention ({gpus}x {device})", float(np.mean(t)), batch)
+    return HbmPim(model, device, gpus, factor, ff_coprocess, overlap, wbytes, eff).decode(batch, kv_len)
 
 
 # --- AttAcc anchor: the public AttAcc simulator's own outputs for the same configuration ----------------
@@ -130,8 +231,7 @@ def attacc_anchor() -> list[dict]:
     rows = []
     for (system, batch), paper in ATTACC_RUNS.items():
         if system == "DGX":
-            cfg, dev = load_model("gpt3-175b"), get_device("a100-hbm3")
-            t = float(np.mean(decode_step(cfg, Engine(dev, ATTACC, 8), batch, ctx)))
+            t = gpu_only("gpt3-175b", "a100-hbm3", batch, ctx, gpus=8).seconds
         else:
             t = hbm_pim_attention("gpt3-175b", "a100-hbm3", batch, ctx, gpus=8, factor=ATTACC_BANK_FACTOR,
                                   ff_coprocess=True, overlap=True).seconds

@@ -103,9 +103,62 @@ def report(papers: list[str], out: Path) -> Path:
     return path
 
 
+class Parser(argparse.ArgumentParser):
+    """A user's mistake on the command line is one line on stderr and exit status 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return v
+
+
+def serve(a: argparse.Namespace) -> int:
+    """`membound serve`: run a request trace on a system and report throughput and latency percentiles."""
+    from sysmodel import serving
+
+    qps = [float(q) for q in a.qps.split(",")] if a.qps else [None]
+    if any(q is not None and not q > 0 for q in qps):
+        raise ValueError(f"--qps: {a.qps!r} not allowed; positive requests per second, comma-separated")
+    system = serving.make_system(a.system, a.model, a.device, a.devices)
+    a.out.mkdir(parents=True, exist_ok=True)
+    rows, results = [], []
+    for q in qps:
+        if Path(a.trace).suffix in (".csv", ".jsonl"):
+            trace = serving.load_trace(Path(a.trace))
+            trace = serving.Trace(trace.arrival[:a.requests], trace.prompt[:a.requests], trace.output[:a.requests],
+                                  trace.name)
+        else:
+            trace = serving.make_trace(a.trace, a.requests, a.seed, q, a.prompt, a.output)
+        res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True)
+        results.append(res)
+        rows.append({"qps": q, **res.summary()})
+        s = rows[-1]
+        print(f"{s['system']} | {s['trace']} | {s['requests']} requests, {s['output_tokens']} output tokens | "
+              f"throughput {s['throughput_tok_s']:.2f} tokens/s")
+        for metric, unit, scale in (("tbt", "ms", 1), ("t2ft", "s", 1), ("e2e", "s", 1)):
+            sfx = "_ms" if unit == "ms" else "_s"
+            print(f"  {metric.upper():5s} p50 {s[f'{metric}_p50{sfx}'] * scale:.4g} {unit}  "
+                  f"p90 {s[f'{metric}_p90{sfx}'] * scale:.4g} {unit}  p99 {s[f'{metric}_p99{sfx}'] * scale:.4g} {unit}")
+        res.write_csv(a.out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
+    serving.plot_tbt_cdf(results, a.out / "tbt_cdf.png")
+    written = [a.out / "tbt_cdf.png"]
+    if len(qps) > 1:
+        written.append(serving.plot_qps(rows, a.out / "throughput_vs_qps.png"))
+    print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {a.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="membound")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = Parser(prog="membound")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
     r = sub.add_parser("report", help="write the Markdown report")
     r.add_argument("--paper", choices=[*PAPERS, "all"], default="all")
     r.add_argument("--out", type=Path, default=Path("build/report"))
@@ -116,7 +169,26 @@ def main(argv: list[str] | None = None) -> int:
     sw.add_argument("--out", type=Path)
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
-    a = ap.parse_args(argv)
+    sv = sub.add_parser("serve", help="simulate serving a request trace: throughput, TBT/T2FT/E2E percentiles")
+    sv.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
+    sv.add_argument("--system", default="gpu", help="gpu, offload, hbm-pim, cpu")
+    sv.add_argument("--device", help="device name (sysmodel/devices.py); the system's default otherwise")
+    sv.add_argument("--devices", type=positive_int, default=1, help="devices in tensor parallel")
+    sv.add_argument("--trace", default="fixed", help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
+                    "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)")
+    sv.add_argument("--requests", type=positive_int, default=1000)
+    sv.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
+    sv.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
+    sv.add_argument("--qps", help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0)")
+    sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
+    sv.add_argument("--max-batch", type=positive_int, default=256)
+    sv.add_argument("--prefill-budget", type=positive_int, help="prompt tokens per stage (chunked prefill)")
+    sv.add_argument("--seed", type=int, default=1)
+    sv.add_argument("--out", type=Path, default=Path("build/serve"))
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
+        return int(e.code or 0)
     if a.cmd == "report":
         report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
     elif a.cmd == "sweep":
@@ -128,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
             return 2
         sweep.sweep(cfg, a.out, a.workers, a.scheduler)
+    elif a.cmd == "serve":
+        try:
+            return serve(a)
+        except ValueError as e:  # bad values, unknown names, infeasible configurations
+            print(f"membound serve: {e}", file=sys.stderr)
+            return 2
     else:
         data = characterization.collect(a.records)
         print(f"wrote {characterization.SNAPSHOT} ({len(data)} records)")

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import csv
 import itertools
-import sys
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from sysmodel.progress import progress
 
 KINDS = {
     "decode": {"model", "device", "batch", "kv_len", "wbytes", "mem_bw", "gpus", "eta_compute", "eta_memory"},
@@ -142,13 +143,6 @@ def run_point(kind: str, p: dict) -> dict:
 
 def _run(args: tuple[str, dict]) -> dict:
     return run_point(*args)
-
-
-def progress(total: int, desc: str):
-    """A progress bar on a terminal (stderr), silent otherwise."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, disable=not sys.stderr.isatty(), file=sys.stderr)
 
 
 def _map_local(jobs: list, workers: int | None, bar) -> list[dict]:

@@ -5,25 +5,18 @@
   XML), vectors checked, measured latency and II (from the characterization records).
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
 * area: Yosys cell counts of the DECA PE design points into sysmodel/data/area.json.
-* bench: for every testbench and installed simulator, a fresh build time, the run time, and the
-  simulated cycles per second of the vector test; written to build/bench/results.json and BENCH.md.
+* bench: the performance figures of `make bench` (tb/bench.py) into BENCH.md and build/bench/.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import subprocess
 import sys
-import tempfile
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from sysmodel.characterization import Record, read
-from tb import runner
+from tb import bench, runner
 from tb.charz import record_path
 from tb.registry import all_specs
 
@@ -88,53 +81,6 @@ def verilog(out_dir: Path) -> int:
     return 0
 
 
-DECA_BENCH_TILES = 2  # tiles per DECA format and density: bounds the Icarus run (~2.5 min per design)
-
-
-def bench(out_json: Path, out_md: Path, vectors: int) -> int:
-    """Fresh build + run per (testbench, simulator), each in a clean build root."""
-    results = []
-    for sim in runner.available_simulators():
-        for spec in all_specs():
-            with tempfile.TemporaryDirectory() as tmp:
-                env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors),
-                       "MEMBOUND_DECA_TILES": str(DECA_BENCH_TILES)}
-                code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
-                        "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
-                        "runner.build(s, runner.simulator(s.unit)); b = time.perf_counter() - t;"
-                        "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)")
-                proc = subprocess.run([sys.executable, "-c", code, spec.tag], env=env, capture_output=True,
-                                      text=True, cwd=runner.ROOT)
-                if proc.returncode:
-                    print(proc.stdout[-2000:], proc.stderr[-2000:])
-                    raise SystemExit(f"bench: {spec.tag} on {sim} failed")
-                build_s, run_s = map(float, proc.stdout.split()[-2:])
-                rec = read(record_path(spec.tag, sim, Path(tmp) / "characterization"))
-            row = {"testbench": spec.tag, "simulator": sim, "build_s": round(build_s, 2),
-                   "run_s": round(run_s, 2), "vectors": rec.vectors, "sim_cycles": rec.sim_cycles,
-                   "vector_test_s": rec.wall_s,
-                   "cycles_per_s": round(rec.sim_cycles / rec.wall_s) if rec.wall_s else None}
-            results.append(row)
-            print(json.dumps(row))
-    meta = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version(),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores", "vectors": vectors}
-    out_json.parent.mkdir(parents=True, exist_ok=True)
-    out_json.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
-    lines = [f"# Simulation benchmark ({meta['date']}, {meta['machine']}, Python {meta['python']})", "",
-             "Written by `make bench` (tb/cli.py bench): per testbench and simulator, a fresh build, then a",
-             f"run with {vectors} random vectors (DECA PE: {DECA_BENCH_TILES} tiles per format and density); "
-             "cycles/s is simulated", "cycles of the vector test per second of wall time (cocotb + golden model "
-             "included).", "",
-             "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
-             "| --- | --- | ---: | ---: | ---: | ---: |"]
-    for r in results:
-        lines.append(f"| {r['testbench']} | {r['simulator']} | {r['build_s']} | {r['run_s']} | "
-                     f"{r['build_s'] + r['run_s']:.2f} | {r['cycles_per_s']} |")
-    out_md.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out_json} and {out_md}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tb.cli")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -146,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--json", type=Path, default=runner.BUILD / "bench" / "results.json")
     b.add_argument("--md", type=Path, default=runner.ROOT / "BENCH.md")
     b.add_argument("--vectors", type=int, default=10000)
+    b.add_argument("--part", choices=("all", *bench.PARTS), default="all",
+                   help="measure one part; the other sections of BENCH.md are kept")
     sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
     a = ap.parse_args(argv)
     if a.cmd == "summary":
@@ -157,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
         write_deca_area()
         return 0
-    return bench(a.json, a.md, a.vectors)
+    parts = bench.PARTS if a.part == "all" else (a.part,)
+    return bench.run(parts, a.json, a.md, a.vectors)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from golden import deca as gdeca
+from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
 from sysmodel.deca import paper
 from sysmodel.deca.model import (
@@ -45,7 +46,7 @@ def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Pa
     x = np.logspace(-3.2, -1.3, 60)  # AI_XM, tiles/B
     y = np.logspace(-3.0, -0.8, 60)  # AI_XV, tiles/vOp
     xx, yy = np.meshgrid(x, y)
-    z = 512 * n * np.minimum(np.minimum(m.mbw * xx, m.vos_sw * yy), m.mos) / TB
+    z = TILE * n * np.minimum(np.minimum(m.mbw * xx, m.vos_sw * yy), m.mos) / TB
     fig = plt.figure(figsize=(7, 5.5))
     ax = fig.add_subplot(projection="3d")
     ax.plot_surface(np.log10(xx), np.log10(yy), z, cmap="viridis", alpha=0.8)
