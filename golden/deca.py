@@ -17,7 +17,9 @@ Decompression semantics (the PE implements exactly these):
      rounded to nearest even with gradual underflow (:func:`golden.arith.fp_mul`); the inserted zeros
      are scaled too (0 * s = ±0, or NaN when s is Inf/NaN), exactly as the hardware multiplies every lane.
 Scales are fed to the PE as BF16. MXFP4 stores E8M0 scales (1 byte); the loader widens them to BF16
-exactly (2**k is a BF16 normal for k >= -126, a BF16 subnormal for k = -127, NaN for 0xFF).
+exactly (2**k is a BF16 normal for k >= -126, a BF16 subnormal for k = -127, NaN for 0xFF). MX blocks are
+quantized by :func:`golden.fp.mx_quantize` (OCP MX: elements saturate; a block holding NaN or Inf gets
+the NaN scale, so its whole group decompresses to NaN — the PE multiplies every lane by it).
 
 The PE's LUT array is programmed with :func:`lut_image`: the 256-entry table repeated with period 2**Q,
 so that each of the four 64-entry sub-LUTs (or each half) of a big LUT answers any code of a <= 6-bit
@@ -33,7 +35,7 @@ import numpy as np
 
 from golden import arith
 from golden.deca_spec import CODE_BITS, LINE_BITS, LUT_ENTRIES, MASK_BYTES, RAW_BITS, TILE, Err, TileCmd
-from golden.fp import BF16, E2M1, E4M3, E5M2, E8M0, FloatFormat, decode, encode
+from golden.fp import BF16, E2M1, E4M3, E5M2, E8M0, FloatFormat, decode, encode, mx_quantize
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,11 @@ def _nearest(values: np.ndarray, table: tuple[int, ...]) -> np.ndarray:
     return np.argmin(np.abs(values[:, None] - t[None, :]), axis=1).astype(np.uint16)
 
 
+def e8m0_to_bf16(bits: int) -> int:
+    """An E8M0 scale as the loader widens it: 2**k exactly (a BF16 subnormal for k = -127), NaN for 0xFF."""
+    return BF16.nan_bits if bits == E8M0.nan_bits else encode(decode(bits, E8M0), BF16)
+
+
 def _scale_and_codes(vals: np.ndarray, fmt: DecaFormat) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes for the dense tile ``vals`` (all 512, pruned ones already 0) and BF16 scales."""
     if fmt.kind == "bf16":
@@ -167,13 +174,12 @@ def _scale_and_codes(vals: np.ndarray, fmt: DecaFormat) -> tuple[np.ndarray, np.
     groups = vals.reshape(-1, fmt.group)
     scales, codes = [], []
     for g in groups:
-        amax = float(np.max(np.abs(g)))
-        if fmt.kind == "mx":  # OCP MX: 2**(floor(log2 amax) - emax_elem), clamped to E8M0
-            emax_elem = math.frexp(decode(fmt.elem.max_bits, fmt.elem))[1] - 1
-            k = E8M0.emin if amax == 0 else min(max(math.frexp(amax)[1] - 1 - emax_elem, E8M0.emin), 127)
-            scale = encode(2.0**k, BF16)
-            codes.append([encode(math.ldexp(v, -k), fmt.elem) for v in g])
+        if fmt.kind == "mx":  # OCP MX (golden.fp.mx_quantize): E8M0 scale, widened exactly to BF16
+            bits, elems = mx_quantize(g, fmt.elem)
+            scale = e8m0_to_bf16(bits)
+            codes.append(list(elems))
         else:
+            amax = float(np.max(np.abs(g)))
             qmax = (1 << (fmt.bits - 1)) - 1 if fmt.kind == "int" else \
                 max(abs(decode(v, BF16)) for v in fmt.table if not math.isnan(decode(v, BF16)))
             scale = encode(amax / qmax, BF16) if amax else encode(1.0, BF16)
@@ -198,6 +204,9 @@ def compress(dense: np.ndarray, fmt: DecaFormat, density: float = 1.0, sparse: b
     if not 0.0 <= density <= 1.0:
         raise ValueError(f"density: {density} not allowed; allowed 0..1")
     sparse = density < 1.0 if sparse is None else sparse
+    if fmt.kind in ("int", "table") and fmt.group is not None and not np.isfinite(x).all():
+        raise ValueError(f"dense: Inf/NaN has no encoding in {fmt.name} (group scales would be Inf); "
+                         "allowed: finite values")
     nnz = round(density * TILE)
     if not sparse and nnz != TILE:
         raise ValueError(f"density: {density} needs a bitmask; pass sparse=True or density=1")
@@ -266,9 +275,8 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
     codes = rng.integers(0, 1 << fmt.bits, nnz).astype(np.uint16)
     scales = None
     if fmt.group is not None:
-        if fmt.kind == "mx":  # every E8M0 scale, widened to BF16
-            exps = rng.integers(0, 255, fmt.n_scales)
-            scales = np.array([encode(2.0 ** (int(e) - 127), BF16) for e in exps], np.uint16)
+        if fmt.kind == "mx":  # every E8M0 scale (NaN included), widened to BF16
+            scales = np.array([e8m0_to_bf16(int(e)) for e in rng.integers(0, 256, fmt.n_scales)], np.uint16)
         else:
             scales = rng.integers(0, 1 << 16, fmt.n_scales).astype(np.uint16)
     tile = CompressedTile(fmt, codes, mask, scales)
@@ -278,10 +286,14 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
 
 # --- the PE's view: per-tile streams, possibly malformed ----------------------------------------------
 
+def format_cmd(fmt: DecaFormat, sparse: bool) -> TileCmd:
+    """The descriptor (golden.deca_spec.TileCmd) of ``fmt``'s tiles, sparse (with a bitmask) or dense."""
+    g = fmt.group
+    return TileCmd(fmt.bits, sparse, g is not None, g.bit_length() - 1 if g else 5)
+
+
 def tile_cmd(tile: CompressedTile) -> TileCmd:
-    """The descriptor (golden.deca_spec.TileCmd) that decompresses ``tile``."""
-    g = tile.fmt.group
-    return TileCmd(tile.fmt.bits, tile.mask is not None, g is not None, g.bit_length() - 1 if g else 5)
+    return format_cmd(tile.fmt, tile.mask is not None)
 
 
 @dataclass

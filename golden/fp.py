@@ -252,26 +252,30 @@ MX_BLOCK = 32
 
 
 def mx_quantize(x: np.ndarray, elem: FloatFormat = E2M1) -> tuple[int, np.ndarray]:
-    """OCP MX v1.0 §6.3: shared scale X = 2**(floor(log2(max|x|)) - emax_elem) as E8M0, elements =
-    x / X rounded (RNE) to ``elem`` with saturation. An all-zero block gets the smallest scale (0x00);
-    a block holding NaN gets the NaN scale. Returns (scale_bits, element_bits[32])."""
+    """OCP MX v1.0 §6.3, as the spec's reference implementation (microsoft/microxcaling, mx/mx_ops.py
+    _quantize_mx with saturate_normals) does it: shared scale X = 2**(floor(log2(max|x|)) - emax_elem) as
+    E8M0, clamped to E8M0's range; elements = x / X rounded once (RNE) to ``elem`` and **saturated** to
+    +-max normal (never Inf or NaN). An all-zero block gets the smallest scale (0x00). Special values:
+    a block holding any NaN or +-Inf has the NaN scale (0xFF), so every element of it decodes as NaN
+    (microxcaling mx/tests/test_corners_mx.py: "All other values in a shared vector with a NaN/Inf become
+    NaNs/Infs"); its element bits are 0. Returns (scale_bits, element_bits[32])."""
     x = np.asarray(x, np.float64)
     if x.shape != (MX_BLOCK,):
         raise ValueError(f"x: shape {x.shape} not allowed; an MX block is ({MX_BLOCK},)")
-    if np.isnan(x).any():
+    if not np.isfinite(x).all():
         return E8M0.nan_bits, np.zeros(MX_BLOCK, np.uint32)
     amax = float(np.max(np.abs(x)))
-    emax_elem = decode(elem.max_bits, elem)
+    elem_max = decode(elem.max_bits, elem)
     if amax == 0:
         shared = E8M0.emin
     else:
-        shared = math.frexp(amax)[1] - 1 - (math.frexp(emax_elem)[1] - 1)
+        shared = math.frexp(amax)[1] - 1 - (math.frexp(elem_max)[1] - 1)
         shared = min(max(shared, E8M0.emin), E8M0.emax_field - 1 - E8M0.bias)
-    scale_bits = shared + E8M0.bias
-    elems = np.array([encode(math.ldexp(v, -shared), elem) for v in x], np.uint32)
-    return scale_bits, elems
+    scaled = np.clip(np.ldexp(x, -shared), -elem_max, elem_max)
+    return shared + E8M0.bias, np.array([encode(v, elem) for v in scaled], np.uint32)
 
 
 def mx_dequantize(scale_bits: int, elems: np.ndarray, elem: FloatFormat = E2M1) -> np.ndarray:
+    """Element value x scale, exactly; a NaN scale makes every element NaN."""
     scale = decode(scale_bits, E8M0)
     return np.array([decode(int(b), elem) * scale for b in elems], np.float64)

@@ -8,8 +8,9 @@ Engine semantics (all times in controller clock cycles, tCK):
 * One command per channel per cycle. ACT needs the bank closed, tRP after its PRE, tRC after its last
   ACT, tRRD_S/L after the rank's last ACT (other/same bank group) and at most 4 ACTs per tFAW. RD/WR need
   the row open tRCD ago and tCCD_S/L after the rank's last column command (other/same bank group); the
-  data bus carries one burst at a time; WR->RD waits tWTR_S/L after the write data, RD->WR waits
-  CL + BL + 2 - CWL. PRE needs tRAS after ACT, tRTP after RD, tWR after write data.
+  data bus carries one burst at a time, and tRTRS more when the next burst comes from another rank (RD->RD,
+  WR->WR and the RD<->WR cases alike, as DRAMsim3's *_o timings); WR->RD waits tWTR_S/L after the write
+  data, RD->WR waits CL + BL + 2 - CWL. PRE needs tRAS after ACT, tRTP after RD, tWR after write data.
 * FR-FCFS: among queued requests (a window of ``queue`` oldest), the command that can issue earliest
   wins; ties go to row hits, then to the oldest. A bank with queued hits to its open row is not
   precharged for another request.
@@ -53,6 +54,7 @@ class DramTiming:
     trtp: int
     trfc: int
     trefi: int
+    trtrs: int  # rank-to-rank data-bus turnaround (not a JEDEC parameter: simulator/ODT switch allowance)
 
 
 @dataclass(frozen=True)
@@ -87,28 +89,33 @@ DDR4_3200 = DramPreset(
     "ddr4-3200",
     DramOrg(channels=1, ranks=2, bankgroups=4, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
     DramTiming(tck_ns=0.625, bl=4, cl=22, cwl=16, trcd=22, trp=22, tras=52, trc=74, tccd_s=4, tccd_l=8,
-               trrd_s=4, trrd_l=8, tfaw=34, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480),
-    "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)")
+               trrd_s=4, trrd_l=8, tfaw=34, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480,
+               trtrs=1),
+    "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, tRTRS, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)")
 DDR4_3200_HERMES = DramPreset(
     "ddr4-3200-hermes",
     DramOrg(channels=1, ranks=4, bankgroups=2, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
     DramTiming(tck_ns=0.625, bl=4, cl=24, cwl=16, trcd=24, trp=24, tras=52, trc=76, tccd_s=4, tccd_l=8,
-               trrd_s=4, trrd_l=6, tfaw=26, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480),
+               trrd_s=4, trrd_l=6, tfaw=26, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480,
+               trtrs=1),
     "Hermes Table II (DDR4-3200 NDP-DIMM: 4 ranks/DIMM, 2 BG x 4 banks; tRC 76, tRCD/CL/tRP 24, tCCD 4/8, "
-    "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI from DRAMsim3 DDR4-3200")
+    "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI, tRTRS from DRAMsim3 DDR4-3200")
 DDR5_4800 = DramPreset(
     "ddr5-4800",
     DramOrg(channels=2, ranks=1, bankgroups=8, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
     DramTiming(tck_ns=0.4167, bl=8, cl=40, cwl=38, trcd=39, trp=39, tras=77, trc=116, tccd_s=8, tccd_l=12,
-               trrd_s=8, trrd_l=12, tfaw=32, twtr_s=6, twtr_l=24, twr=72, trtp=18, trfc=708, trefi=9360),
-    "[EXT] JEDEC JESD79-5 DDR5-4800B 16Gb x8 typical values; one DIMM = two 32-bit subchannels, BL16")
+               trrd_s=8, trrd_l=12, tfaw=32, twtr_s=6, twtr_l=24, twr=72, trtp=18, trfc=708, trefi=9360,
+               trtrs=2),
+    "[EXT] JEDEC JESD79-5 DDR5-4800B 16Gb x8 typical values; one DIMM = two 32-bit subchannels, BL16; tRTRS "
+    "2 [S] (not a JEDEC parameter; simulators use 1-2)")
 HBM3 = DramPreset(
     "hbm3",
     DramOrg(channels=32, ranks=2, bankgroups=4, banks_per_group=4, rows=16384, columns=32, burst_bytes=32),
     DramTiming(tck_ns=0.769, bl=2, cl=19, cwl=6, trcd=19, trp=19, tras=45, trc=63, tccd_s=2, tccd_l=4,
-               trrd_s=2, trrd_l=4, tfaw=39, twtr_s=8, twtr_l=11, twr=21, trtp=8, trfc=455, trefi=5070),
+               trrd_s=2, trrd_l=4, tfaw=39, twtr_s=8, twtr_l=11, twr=21, trtp=8, trfc=455, trefi=5070,
+               trtrs=1),
     "[EXT] AttAcc Ramulator2 HBM3_5.2Gbps / HBM3_8Gb_2R per Duplex §II-D notes: one stack = 16 channels x "
-    "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns", chips_per_rank=1)
+    "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns; tRTRS 1 [S] as DDR4", chips_per_rank=1)
 PRESETS = {p.name: p for p in (DDR4_3200, DDR4_3200_HERMES, DDR5_4800, HBM3)}
 
 
@@ -187,6 +194,7 @@ class Channel:
         self.banks = [[_Bank() for _ in range(self.o.banks)] for _ in range(self.o.ranks)]
         self.ranks = [_Rank(next_ref=self.t.trefi) for _ in range(self.o.ranks)]
         self.bus_free = 0  # data bus free from
+        self.bus_rank = -1  # rank that drove the last burst
         self.last_rd_data_end = -(10**9)
         self.cmd_free = 0  # command bus
         self.refreshes = 0
@@ -197,6 +205,10 @@ class Channel:
     def _bg(self, bank: int) -> int:
         return bank // self.o.banks_per_group
 
+    def _turnaround(self, rank: int) -> int:
+        """tRTRS between bursts of two ranks on the shared data bus (RD->RD, WR->WR, RD<->WR alike)."""
+        return self.t.trtrs if self.bus_rank not in (-1, rank) else 0
+
     def _earliest(self, req: Request, now: int, hits: set) -> tuple[int, str]:
         t = self.t
         rank_i, bank_i, row, _ = self.decode(req.addr)
@@ -206,11 +218,11 @@ class Channel:
         if bk.open_row == row:
             if req.write:
                 tt = max(base, bk.act + t.trcd, rk.last_col + (t.tccd_l if rk.last_col_bg == bg else t.tccd_s),
-                         self.last_rd_data_end + 2 - t.cwl, self.bus_free - t.cwl)
+                         self.last_rd_data_end + 2 - t.cwl, self.bus_free + self._turnaround(rank_i) - t.cwl)
                 return tt, "WR"
             wtr = t.twtr_l if rk.wr_bg == bg else t.twtr_s
             tt = max(base, bk.act + t.trcd, rk.last_col + (t.tccd_l if rk.last_col_bg == bg else t.tccd_s),
-                     rk.wr_data_end + wtr, self.bus_free - t.cl)
+                     rk.wr_data_end + wtr, self.bus_free + self._turnaround(rank_i) - t.cl)
             return tt, "RD"
         if bk.open_row >= 0:
             if (rank_i, bank_i, bk.open_row) in hits:
@@ -236,6 +248,7 @@ class Channel:
             bk.open_row, bk.pre = -1, when
             return False
         rk.last_col, rk.last_col_bg = when, bg
+        self.bus_rank = rank_i
         if cmd == "RD":
             bk.rd = when
             self.bus_free = when + t.cl + t.bl
@@ -374,7 +387,9 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     """Closed-form bandwidth for sweeps, from the pattern's statistics under the address map (decoded
     from its first 512 addresses, no timing simulated): bank groups touched g, banks touched B, bursts per
     row visit h, ranks within a scheduler window R. Cycles per burst:
-    column path max(BL, tCCD_S/R, tCCD_L/(g R)); activation max(max(tRRD_S, tFAW/4)/R, tRC/B)/h.
+    column path: one rank alone issues a burst every max(BL, tCCD_S, tCCD_L/g) cycles; when that leaves the
+    bus idle and the window holds R > 1 ranks, the scheduler interleaves ranks, paying tRTRS per switch:
+    max(single/R, BL + tRTRS); activation max(max(tRRD_S, tFAW/4)/R, tRC/B)/h.
     Refresh costs tRFC/(tREFI x ranks): the other ranks keep serving while one refreshes.
     """
     o, t = preset.org, preset.timing
@@ -389,7 +404,8 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     h = len(dec) / row_visits
     windows = [len({d[0] for d in dec[i:i + queue]}) for i in range(len(dec) - queue + 1)]  # it slides
     r = sum(windows) / len(windows)
-    col = max(t.bl, t.tccd_s / r, t.tccd_l / (g * r))
+    single = max(t.bl, t.tccd_s, t.tccd_l / g)
+    col = max(single / r, t.bl + t.trtrs) if r > 1 and single > t.bl else single
     act = max(max(t.trrd_s, t.tfaw / 4) / r, t.trc / banks) / h
     ref = 1 - t.trfc / (t.trefi * o.ranks) if refresh else 1.0
     return o.channels * o.burst_bytes / (max(col, act) * t.tck_ns * 1e-9) * ref

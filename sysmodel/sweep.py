@@ -134,11 +134,16 @@ def run_point(kind: str, p: dict) -> dict:
     m = deca.SPR_HBM if p.get("machine", "SPR-HBM") == "SPR-HBM" else deca.SPR_DDR
     k = deca.Kernel(p.get("scheme", "q8"), p.get("density", 1.0))
     n = p.get("n", 16)
-    if p.get("system", "deca") == "sw":
-        flops, bound = deca.sw_point(m, k, n)
-    else:
-        flops, bound = deca.deca_point(m, k, n, p.get("w", 32), p.get("lanes", 8))
-    return {**p, "tflops": flops / 1e12, "bound": bound}
+    from sysmodel.cost import Infeasible
+
+    try:
+        if p.get("system", "deca") == "sw":
+            flops, bound = deca.sw_point(m, k, n)
+        else:
+            flops, bound = deca.deca_point(m, k, n, p.get("w", 32), p.get("lanes", 8))
+    except Infeasible as e:  # a format the PE rejects at this design point
+        return {**p, "feasible": False, "reason": str(e), "tflops": None, "bound": None}
+    return {**p, "feasible": True, "reason": "", "tflops": flops / 1e12, "bound": bound}
 
 
 def _run(args: tuple[str, dict]) -> dict:

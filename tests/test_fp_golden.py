@@ -139,6 +139,39 @@ def test_mx_specials_and_errors() -> None:
         fp.mx_quantize(np.zeros(31))
 
 
+MX_ELEMS = ["e2m1", "e4m3", "e5m2"]
+
+
+@pytest.mark.parametrize("elem", MX_ELEMS)
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+def test_mx_block_with_a_special_value_is_all_nan(elem: str, special: float) -> None:
+    """OCP MX reference (microxcaling): a NaN or Inf anywhere makes the shared scale NaN, so every element
+    of the block decodes as NaN — not a finite scale that silently shrinks the other values."""
+    x = np.ones(32)
+    x[7] = special
+    scale, elems = fp.mx_quantize(x, fp.get_format(elem))
+    assert scale == 0xFF and np.isnan(fp.mx_dequantize(scale, elems, fp.get_format(elem))).all()
+
+
+def test_mx_e4m3_saturates_instead_of_nan() -> None:
+    """A scaled value of 482.99 rounds above E4M3's max 448: the element saturates to 0x7E, not NaN 0x7F."""
+    scale, elems = fp.mx_quantize(np.array([482.99] + [0.0] * 31), fp.E4M3)
+    assert scale == 127 and elems[0] == 0x7E
+
+
+@given(st.sampled_from(MX_ELEMS), st.lists(st.floats(-1e30, 1e30), min_size=32, max_size=32))
+def test_mx_elements_are_finite_and_saturate(elem: str, xs: list[float]) -> None:
+    """Every MX element type: finite input never yields an Inf or NaN element; each element is
+    clip(x / X, +-max) rounded once (RNE)."""
+    f = fp.get_format(elem)
+    scale, elems = fp.mx_quantize(np.array(xs), f)
+    emax = fp.decode(f.max_bits, f)
+    shared = scale - fp.E8M0.bias
+    for x, b in zip(xs, elems, strict=True):
+        assert fp.classify(int(b), f) not in ("nan", "inf")
+        assert int(b) == fp.encode(min(max(math.ldexp(x, -shared), -emax), emax), f)
+
+
 @given(st.integers(2, 8), st.lists(st.floats(-300, 300), min_size=1, max_size=16),
        st.floats(0.01, 10))
 def test_int_quantize_saturates_and_round_trips(bits: int, xs: list[float], scale: float) -> None:

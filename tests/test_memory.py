@@ -106,3 +106,17 @@ def test_bad_input() -> None:
 def test_report_section() -> None:
     lines = mm.report_lines()
     assert any(ln.startswith("| L3 all-bank PIM") and "| 13.0 | 13.11 |" in ln for ln in lines)
+
+
+def test_rank_switching_costs_trtrs() -> None:
+    """Stride 128 bursts stay in one bank group and alternate ranks (tCCD_L = 8 blocks back-to-back bursts
+    of one rank), so every burst pays BL + tRTRS = 5 cycles: 4/5 of single-rank bank-group-alternating
+    streaming. Engine and analytical model agree."""
+    p = mm.DDR4_3200
+    stream = mm.simulate(p, mm.streaming_trace(p, 4000 * 64), refresh=False).bandwidth
+    strided = mm.simulate(p, mm.strided_trace(p, 4000, 128), refresh=False).bandwidth
+    t = p.timing
+    assert strided / stream == pytest.approx(t.bl / (t.bl + t.trtrs), rel=0.02)
+    assert mm.analytical_bw(p, "strided", 128, refresh=False) == pytest.approx(strided, rel=0.02)
+    no_rtrs = replace(p, timing=replace(t, trtrs=0))
+    assert mm.simulate(no_rtrs, mm.strided_trace(p, 4000, 128), refresh=False).bandwidth > 1.2 * strided

@@ -9,10 +9,34 @@ from sysmodel.deca import paper, report
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
 def test_table2_within_5_percent(row: dict) -> None:
-    assert row["rs_model"] == pytest.approx(row["rs_paper"], rel=0.05)
+    """R-L everywhere and R-S with libxsmm-derived VO within 5%, except MXFP4, whose derived VO is half the
+    paper's (the report's stated gap: R-S 2.0x); the MEM/VEC classification matches the paper's text."""
     assert row["rl_model"] == pytest.approx(row["rl_paper"], rel=0.05)
+    if row["kernel"] == "MXFP4":
+        assert row["rs_model"] / row["rs_paper"] == pytest.approx(2.0, rel=0.05)
+    else:
+        assert row["rs_model"] == pytest.approx(row["rs_paper"], rel=0.05)
     # where the paper's R-S equals its R-L, the kernel is MEM-bound (Table 2 text); otherwise VEC
     assert row["bound"] == ("MEM" if row["rs_paper"] == row["rl_paper"] else "VEC")
+
+
+def test_libxsmm_counts_are_the_transcribed_sequences() -> None:
+    """Per tile, from the generator loops: BF16-sparse 8 iterations x 21 instructions + 7 of call overhead;
+    BF8-sparse 8 x 31 + 6 (each iteration: expand, extract, two 8-instruction table lookups); MXFP4 4 x 43
+    plus scale preparation (11 per 1024 outputs)."""
+    from sysmodel.deca import libxsmm
+
+    assert libxsmm.instructions_per_tile("q16_sparse") == {"all": 8 * 21 + 7, "vector": 32}
+    assert libxsmm.instructions_per_tile("q8_sparse") == {"all": 8 * 31 + 6, "vector": 152}
+    assert libxsmm.instructions_per_tile("q4_dense") == {"all": 4 * 43 + 5.5, "vector": 122}
+    with pytest.raises(ValueError, match="family: no libxsmm sequence for 'q4_sparse'"):
+        libxsmm.instructions_per_tile("q4_sparse")
+
+
+def test_derived_vo_predicts_bf16_sparse() -> None:
+    """One constant fitted on BF8-sparse predicts BF16-sparse's VO (Table 2's 23.0 TFLOPS) within 3%."""
+    k = deca.Kernel("q16", 0.2)
+    assert deca.sw_vo_per_tile(k) == pytest.approx(deca.SW_VO_FITTED["q16_sparse"][1], rel=0.03)
 
 
 def test_table4_cross_checks_the_inferred_sparse_constant() -> None:
@@ -20,7 +44,24 @@ def test_table4_cross_checks_the_inferred_sparse_constant() -> None:
     for d in (0.5, 0.2, 0.05):
         mem, avx = paper.TABLE4_SW[d]
         implied = deca._vo_from_util(avx, mem, deca.Kernel("q8", d).tile_bytes())
-        assert implied == pytest.approx(deca.SW_VO_SOURCES["q8_sparse"][1], rel=0.03)
+        assert implied == pytest.approx(deca.SW_VO_FITTED["q8_sparse"][1], rel=0.03)
+
+
+def test_dse_only_credits_what_the_rtl_runs() -> None:
+    """{64,64}'s PE rejects MXFP4 (scale group 32 < W = 64, bad_cfg): no throughput, in the DSE, the
+    Python API and sweeps; geomeans compare the kernels every point runs."""
+    from golden.deca import Q4_MXFP4, format_cmd
+
+    assert not format_cmd(Q4_MXFP4, False).valid(64) and format_cmd(Q4_MXFP4, False).valid(32)
+    res = deca.dse()
+    assert res["{64,64} over"]["unsupported"] == ["MXFP4"] and "MXFP4" not in res["{64,64} over"]["points"]
+    assert res["{32,8} best"]["unsupported"] == [] and "MXFP4" not in res["{32,8} best"]["geomean_over"]
+    with pytest.raises(deca.Infeasible, match="MXFP4 at W=64: the DECA PE rejects the format"):
+        deca.deca_point(deca.SPR_HBM, deca.Kernel("q4"), w=64, lanes=64)
+    from sysmodel import sweep
+
+    row = sweep.run_point("deca", {"scheme": "q4", "w": 64, "lanes": 64})
+    assert row["feasible"] is False and row["tflops"] is None
 
 
 def test_dse_claims() -> None:
@@ -34,13 +75,30 @@ def test_dse_claims() -> None:
     assert set(best["vec_bound"]) <= {"BF8_5%"}
 
 
-def test_table6_latencies_plausible() -> None:
-    """A bounds model is optimistic: within 25% below the simulated latencies, never above by >5%."""
-    for r in deca.table6():
-        assert 0.75 <= r["sw_model"] / r["sw_paper"] <= 1.05
+def test_table6_latencies() -> None:
+    """Both models, N = 1 and 16: every cell within [0.85, 1.05] of the paper (Table 4 derating, zoo
+    attention, a Table 1-calibrated per-layer cost) but software-only Q4 (~0.6: the MXFP4 VO gap); DECA
+    always faster. N = 64 is reported, not claimed."""
+    rows = deca.table6()
+    assert {(r["model"], r["n"]) for r in rows} == {(m, n) for m in ("llama2-70b", "opt-66b") for n in (1, 16, 64)}
+    for r in rows:
+        if r["deca_paper"]:  # never slower; at N=64 both can sit on the TMUL bound
+            assert r["deca_model"] < r["sw_model"] or (r["n"] == 64 and r["deca_model"] <= r["sw_model"])
+        if r["n"] == 64:
+            continue
+        lo = 0.55 if r["scheme"] == "Q4" else 0.85  # software-only Q4 inherits the stated MXFP4 VO gap
+        assert lo <= r["sw_model"] / r["sw_paper"] <= 1.05, r
         if r["deca_paper"]:
-            assert 0.75 <= r["deca_model"] / r["deca_paper"] <= 1.05
-            assert r["deca_model"] < r["sw_model"]
+            assert 0.85 <= r["deca_model"] / r["deca_paper"] <= 1.05, r
+    assert sum(r["calibrated"] for r in rows) == 2
+
+
+def test_other_layers_grow_with_n_and_with_the_kv_cache() -> None:
+    """What is not an FC GeMM grows with N, and OPT-66B (MHA: 9x Llama2-70B's KV per token) pays more."""
+    assert deca.other_seconds("llama2-70b", 64) > deca.other_seconds("llama2-70b", 16) > \
+        deca.other_seconds("llama2-70b", 1)
+    assert deca.attention_seconds("opt-66b", 16, deca.SPR_HBM) > 7 * deca.attention_seconds("llama2-70b", 16,
+                                                                                           deca.SPR_HBM)
 
 
 def test_bord_and_roof_surface_equations() -> None:
@@ -64,6 +122,19 @@ def test_report_writes_plots(tmp_path) -> None:
     assert any("| BF8_30% | 31.2 |" in ln for ln in lines)
 
 
+def test_area_counts_every_lut_copy() -> None:
+    """The L big LUTs get identical writes; tb/area.py keeps Yosys from merging them, so each design point's
+    flip-flops include L x 4 sub-LUTs x 64 entries x 16 bits of LUT storage (before: one copy)."""
+    from golden.deca_spec import SUB_LUT_DEPTH, SUB_LUTS, VALUE_BITS
+    from tb.area import SCRIPT
+
+    assert "setattr -set keep 1" in SCRIPT and "n:*lut*" in SCRIPT
+    area = report.load_area()
+    for name, (_, lanes) in deca.DSE_POINTS.items():
+        ffs = sum(v for k, v in area[name]["cells"].items() if "DFF" in k)
+        assert ffs >= lanes * SUB_LUTS * SUB_LUT_DEPTH * VALUE_BITS, name
+
+
 def test_area_snapshot_orders_the_design_points() -> None:
     """`make area` synthesized the three §8.2 points; best costs less than over and more than under."""
     area = report.load_area()
@@ -72,7 +143,30 @@ def test_area_snapshot_orders_the_design_points() -> None:
     assert cells[2] / cells[1] > 2  # the paper: best is much cheaper (8x fewer LUTs, half the W)
 
 
-def test_fitted_columns_are_the_vec_bound_table2_inferences() -> None:
+def test_fitted_columns_are_the_calibration_family() -> None:
+    """Only BF8-sparse's VEC-bound cells calibrate INSTR_PER_VO; every other R-S cell is a prediction."""
     fitted = {r["kernel"] for r in deca.table2() if r["fitted"]}
-    assert fitted == {"MXFP4", "BF8_50%", "BF8_30%", "BF8_20%", "BF8_10%", "BF8_5%", "BF16_20%", "BF16_10%",
-                      "BF16_5%"}
+    assert fitted == {"BF8_50%", "BF8_30%", "BF8_20%", "BF8_10%", "BF8_5%"}
+
+
+@pytest.mark.parametrize("name", __import__("sysmodel.models", fromlist=["available"]).available())
+def test_fc_tiles_follow_the_zoo(name: str) -> None:
+    """Tile count x tile size = the FC weight bytes the zoo's operators read (2 matrices non-gated, 3 gated,
+    routed experts for MoE); only a router with fewer than 16 experts pads its last tile row."""
+    from golden.deca_spec import TILE, TILE_ROWS
+    from sysmodel.models import StageShape, layer_groups, layer_ops, load_model
+
+    cfg = load_model(name)
+    for n in (1, 16):
+        fc = sum(count * float(op.weight_bytes) for moe, count in layer_groups(cfg)
+                 for op in layer_ops(cfg, StageShape.decode(n, 0), moe) if op.kind == "gemm")
+        pad = 0 if cfg.experts % TILE_ROWS == 0 or cfg.experts == 1 else \
+            sum(c for moe, c in layer_groups(cfg) if moe) * (cfg.hidden // 32) * TILE * 2 * (1 - cfg.experts / 16)
+        assert deca.fc_weight_tiles(name, n) * TILE * 2 == pytest.approx(fc + pad, rel=1e-12)
+
+
+def test_fc_tiles_count_each_ffn_matrix() -> None:
+    """Gated Llama2-70B: QKV 8192x10240, O 8192^2, gate/up/down 8192x28672, 80 layers; OPT-66B: 2 FFN matrices."""
+    assert deca.fc_weight_tiles("llama2-70b") == 80 * (8192 * 10240 + 8192**2 + 3 * 8192 * 28672) // 512
+    assert deca.fc_weight_tiles("opt-66b") == 64 * (9216 * 3 * 9216 + 9216**2 + 2 * 9216 * 36864) // 512
+    assert deca.fc_weight_tiles("mixtral-8x7b", 16) > deca.fc_weight_tiles("mixtral-8x7b", 1)  # more experts
