@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: setup
-	$(PYTEST) -n $(JOBS)
+	$(PYTEST) -n $(JOBS) -m "not full"
 
 sim: setup
 	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
@@ -33,7 +33,7 @@ sim: setup
 
 RTL_FUZZ ?= 20
 fuzz: setup
-	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "fuzz or not sim" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog

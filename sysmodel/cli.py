@@ -72,7 +72,7 @@ def to_html(markdown: str) -> str:
         f"</head><body>{''.join(out)}</body></html>"
 
 
-def report(papers: list[str], out: Path) -> Path:
+def report(papers: list[str], out: Path, requests: int = 1000) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# membound report", ""]
     for key in papers:
@@ -91,6 +91,10 @@ def report(papers: list[str], out: Path) -> Path:
             from sysmodel.deca import report as deca_report
 
             lines += deca_report.report_lines(out)
+        elif key == "l3":
+            from sysmodel.l3 import report as l3_report
+
+            lines += l3_report.report_lines(out, requests)
         else:
             lines.append("No system model for this paper yet.")
         lines.append("")
@@ -162,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("report", help="write the Markdown report")
     r.add_argument("--paper", choices=[*PAPERS, "all"], default="all")
     r.add_argument("--out", type=Path, default=Path("build/report"))
+    r.add_argument("--requests", type=positive_int, default=1000,
+                   help="requests per serving run (L3: the paper's 1000)")
     c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
@@ -190,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
         return int(e.code or 0)
     if a.cmd == "report":
-        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out)
+        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out, a.requests)
     elif a.cmd == "sweep":
         from sysmodel import sweep
 

@@ -343,7 +343,8 @@ class Result:
 def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget: int | None = None,
              concurrency: int | None = None, progress: bool = False) -> Result:
     """Run ``trace`` on ``system`` (module docstring). ``concurrency``: closed loop with that many requests
-    in the system (the trace's arrival times are ignored). ``prefill_budget``: prompt tokens per stage."""
+    in the system (the trace's arrival times are ignored). ``prefill_budget``: prompt tokens per stage
+    (default: the system's ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded)."""
     if max_batch < 1:
         raise ValueError(f"max_batch: {max_batch} not allowed; must be >= 1")
     if prefill_budget is not None and prefill_budget < 1:
@@ -407,6 +408,8 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         in_sys = len(running) + len(waiting)
         if len(pre):  # mixed stage
             budget = prefill_budget or math.inf
+            if prefill_budget is None and hasattr(system, "prefill_budget"):  # the system's own scheduler
+                budget = system.prefill_budget(len(dec), int((prompt[dec] + gen[dec]).sum()))
             chunk = np.zeros(len(pre), np.int64)
             for j, r in enumerate(pre):  # FCFS in admission order
                 chunk[j] = min(prompt[r] - done_pf[r], budget)

@@ -43,7 +43,7 @@ def summary(junit: Path) -> int:
         rec = read(rec_file) if rec_file.exists() else None
         status = outcomes.get(spec.tag, "NOT RUN")
         failed += status != "PASS"
-        params = ",".join(f"{k}={v}" for k, v in spec.params.items())
+        params = ",".join(f"{k}={v}" for k, v in spec.all_params.items())
         if rec:
             rows.append((spec.unit, params, sim, status, str(rec.vectors), str(rec.latency),
                          f"{rec.ii:g}", f"{rec.model['latency']}/{rec.model['ii']:g}"))

@@ -8,8 +8,10 @@ from tb.runner import TbSpec
 def all_specs() -> list[TbSpec]:
     from tb.arith.cases import SPECS as ARITH
     from tb.deca.cases import SPECS as DECA
+    from tb.l3.cases import FULL_SPECS as L3_FULL
+    from tb.l3.cases import SPECS as L3
 
-    return [*ARITH, *DECA]
+    return [*ARITH, *DECA, *L3, *L3_FULL]
 
 
 def spec_by_tag(tag: str) -> TbSpec:

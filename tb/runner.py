@@ -35,26 +35,35 @@ VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 
 @dataclass(frozen=True)
 class TbSpec:
+    """A testbench run: ``unit`` name, ``component`` ("module:Class") built with ``params``, the cocotb
+    ``test_module``, and ``case_params`` the testbench alone uses (e.g. which mode to drive)."""
+
     unit: str
     component: str
     params: dict = field(default_factory=dict)
-    test_module: str = "tb.arith.arith_tb"
+    test_module: str = "tb.stream_tb"
+    case_params: dict = field(default_factory=dict)
+
+    @property
+    def all_params(self) -> dict:
+        return {**self.params, **self.case_params}
 
     @property
     def tag(self) -> str:
-        return self.unit + "".join(f"-{k}{v}" for k, v in sorted(self.params.items()))
+        return self.unit + "".join(f"-{k}{v}" for k, v in sorted(self.all_params.items()))
 
     def build_component(self):
         module, cls = self.component.split(":")
         return getattr(importlib.import_module(module), cls)(**self.params)
 
     def to_env(self) -> str:
-        return json.dumps({"unit": self.unit, "component": self.component, "params": self.params})
+        return json.dumps({"unit": self.unit, "component": self.component, "params": self.params,
+                           "case_params": self.case_params})
 
     @classmethod
     def from_env(cls) -> TbSpec:
         d = json.loads(os.environ["MEMBOUND_TB_SPEC"])
-        return cls(d["unit"], d["component"], d["params"])
+        return cls(d["unit"], d["component"], d["params"], case_params=d.get("case_params", {}))
 
 
 def verilator_root() -> Path | None:

@@ -12,9 +12,9 @@ from tb.registry import all_specs
 
 @pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.tag)
 def test_snapshot_matches_cycle_model(spec) -> None:
-    measured = characterization.lookup(spec.unit, **spec.params)
-    assert measured.params == spec.params
-    model = importlib.import_module(spec.component.split(":")[0]).cycle_model(**spec.params)
+    measured = characterization.lookup(spec.unit, **spec.all_params)
+    assert measured.params == spec.all_params
+    model = importlib.import_module(spec.component.split(":")[0]).cycle_model(**spec.all_params)
     assert (measured.latency, measured.ii) == (model.latency, model.ii), \
         f"{spec.tag}: snapshot {measured.latency}/{measured.ii} vs cycle model {model.latency}/{model.ii}"
     assert measured.vectors >= 10000

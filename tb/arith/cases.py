@@ -1,4 +1,5 @@
-"""The arithmetic testbench cases: for each hw/arith unit, its golden twin, stimulus and cycle model.
+"""The arithmetic testbench cases: for each hw/arith unit, its golden twin, stimulus and cycle model, as
+the shared stream testbench (tb/stream_tb.py) takes them: one vector in, one result out.
 
 ``SPECS`` lists the configurations that ``make sim`` and the test suite run.
 """
@@ -9,23 +10,14 @@ import importlib
 import itertools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from golden import arith
 from golden.fp import get_format
-from hw.cycles import CycleModel
+from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, near, random_value
 
 Vector = dict
-
-
-@dataclass
-class ArithCase:
-    golden: Callable[[Vector], int]
-    random: Callable[[random.Random], Vector]
-    directed: list[Vector]
-    cycle_model: CycleModel
 
 
 def _pairs(vals: list[int]) -> list[Vector]:
@@ -110,10 +102,10 @@ CASES = {"fpmul": _case_fpmul, "fpadd": _case_fpadd, "fpmac": _case_fpmac,
          "fprecip": _case_fprecip}
 
 
-def arith_case(spec: TbSpec) -> ArithCase:
+def case(spec: TbSpec) -> StreamCase:
     golden, rand, directed = CASES[spec.unit](**spec.params)
     module = importlib.import_module(spec.component.split(":")[0])
-    return ArithCase(golden, rand, directed, module.cycle_model(**spec.params))
+    return StreamCase(lambda v: [golden(v)], rand, directed, module.cycle_model(**spec.params))
 
 
 SPECS = [

@@ -1,0 +1,300 @@
+"""L3 softmax unit (SU) of the rank PU (L3 §4.3, §6.4): pipelined chunk softmax over one head's scores,
+FP16 (semantics: ``golden.l3.chunk_softmax``).
+
+Pass 1, while scores arrive (one per cycle at most): the collector gathers ``chunk`` scores (the last
+chunk padded with -Inf); :class:`ChunkStats` — a comparator tree, ``chunk`` subtract and exp lanes and
+an adder tree — turns each into its exponentials e_i, maximum m_c and sum l_c; the running-statistics stage
+(:class:`RunningStats`) writes e and m_c to the on-chip buffer and folds (m_c, l_c) into the running M and S.
+After the last chunk: r = 1/S. Pass 2 (:class:`Normalize`): token by token, p_i = e_i * (exp(m_c - M) *
+r), streamed out in token order with ``last`` on the final one.
+
+A head longer than ``max_tokens`` (the 256 KB buffer: 128K FP16) is consumed to its end and answered with
+one item {p: 0, last, error: LEN_OVER} (``golden.l3_spec.Err``) — never a hang.
+
+Cycle model: :func:`head_cycles` replays the control (collector, the stall-all ChunkStats pipeline, the
+11-cycle running update, the reciprocal, the normalization pipeline) cycle by cycle; :func:`cycle_model`
+gives its fixed parts. With chunks of 16 arriving no faster than one score per cycle the update (11
+cycles) never stalls the input: the SU keeps up with score production ("bubble-free", §4.3).
+"""
+
+from __future__ import annotations
+
+import math
+
+from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from golden.fp import FP16
+from golden.l3_spec import ELEM_BITS, ERR_FIELDS, MAX_TOKENS
+from hw.arith import fpadd, fpexp, fpmul, fprecip
+from hw.arith.maxtree import fp_max
+from hw.cycles import CycleModel
+from hw.pipeline import PipelineCtl, delay
+
+NEG_INF = FP16.inf_bits | FP16.sign_bit
+ERR = data.StructLayout(ERR_FIELDS)
+SCORE = data.StructLayout({"s": ELEM_BITS, "last": 1})
+PROB = data.StructLayout({"p": ELEM_BITS, "last": 1, "error": ERR})
+MAX_LAT = 1  # fp_max: one register per tree level
+# the running fold: operands registered, then max, subtract, exp, multiply, add
+UPDATE = 1 + MAX_LAT + fpadd.LATENCY + fpexp.LATENCY + fpmul.LATENCY + fpadd.LATENCY  # 11
+NORM_DEPTH = 1 + fpadd.LATENCY + fpexp.LATENCY + 2 * fpmul.LATENCY  # buffer read, sub, exp, two products
+
+
+def chunk_depth(chunk: int) -> int:
+    """ChunkStats' pipeline: max tree, subtract, exp, add tree."""
+    levels = chunk.bit_length() - 1
+    return levels * MAX_LAT + fpadd.LATENCY + fpexp.LATENCY + levels * fpadd.LATENCY
+
+
+def check_params(chunk: int, max_tokens: int) -> None:
+    if chunk < 2 or chunk & (chunk - 1) or chunk > 64:
+        raise ValueError(f"chunk: {chunk} not allowed; a power of two from 2 to 64")
+    if max_tokens < chunk or max_tokens % chunk:
+        raise ValueError(f"max_tokens: {max_tokens} not allowed; a multiple of chunk ({chunk})")
+
+
+def head_cycles(n: int, chunk: int = 16, max_tokens: int = MAX_TOKENS, arrivals: list[int] | None = None,
+                stalls: list[int] | None = None) -> int:
+    """Cycles from the first score accepted to the last output accepted for a head of ``n`` scores offered
+    one per cycle into a ready sink: a replay of the unit's control, register for register (collector,
+    the stall-all ChunkStats pipeline held while the fold is busy, the fold, the reciprocal, pass 2).
+    With ``arrivals`` (the cycle, from 0, at which score i is first offered) the result counts from cycle
+    0; ``stalls`` (a list to append to) receives the cycles in which an offered score was refused."""
+    check_params(chunk, max_tokens)
+    valid = [False] * chunk_depth(chunk)  # ChunkStats stage valid bits
+    lane = fed = left = taken = 0
+    cvalid = head_done = False
+    n_chunks, t = math.ceil(n / chunk), 0
+    while not (head_done and left == 0):  # the cycle phase 0 ends
+        take = valid[-1] and left == 0
+        en = not valid[-1] or left == 0
+        moving = cvalid and en
+        offered = fed < n and (arrivals is None or arrivals[fed] <= t)
+        completing = offered and (fed == n - 1 or lane == chunk - 1)
+        accept = offered and (not completing or not cvalid or moving)
+        if offered and not accept and stalls is not None:
+            stalls.append(t)
+        if en:
+            valid = [moving] + valid[:-1]
+        cvalid = (cvalid and not moving) or (accept and completing)
+        if accept:
+            fed, lane = fed + 1, 0 if completing else lane + 1
+        left = left - 1 if left else 0
+        if take:
+            left = UPDATE if taken else 0
+            taken += 1
+            head_done = taken == n_chunks
+        t += 1
+    pass2 = t + 1 + fprecip.LATENCY  # phase 1 waits for the reciprocal
+    return pass2 if n > max_tokens else pass2 + (n - 1) + 1 + NORM_DEPTH - 1
+
+
+def cycle_model(chunk: int = 16, max_tokens: int = MAX_TOKENS, **_params) -> CycleModel:
+    """For a head of one chunk: latency from its last score to its last probability; ii: cycles from one
+    such head's first score to the next's (the unit takes one head at a time; longer heads:
+    :func:`head_cycles`)."""
+    check_params(chunk, max_tokens)
+    h = head_cycles(chunk, chunk, max_tokens)
+    return CycleModel(latency=h - (chunk - 1), ii=h + 1)
+
+
+class ChunkStats(wiring.Component):
+    """Members: ``i`` In(stream of {s: chunk scores, last}); ``o`` Out(stream of {e: chunk exponentials,
+    m: the chunk's max, l: their sum, last}). A stall-all pipeline, one chunk per cycle."""
+
+    def __init__(self, chunk: int = 16):
+        self.chunk = chunk
+        vec = data.ArrayLayout(ELEM_BITS, chunk)
+        super().__init__({
+            "i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
+            "o": Out(stream.Signature(data.StructLayout({"e": vec, "m": ELEM_BITS, "l": ELEM_BITS, "last": 1}))),
+        })
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        c, levels = self.chunk, self.chunk.bit_length() - 1
+        en = PipelineCtl(m, self.i, self.o, chunk_depth(c)).en
+        s = list(self.i.payload.s)
+        level = s
+        for j in range(levels):
+            level = [fp_max(m, en, level[i], level[i + 1], FP16, f"mx{j}_{i // 2}") for i in range(0, len(level), 2)]
+        m_c = level[0]
+        s_late = [delay(m, en, x, levels * MAX_LAT, f"s{i}") for i, x in enumerate(s)]
+        neg_m = m_c ^ FP16.sign_bit
+        d = [fpadd.fp_add(m, en, x, neg_m, FP16, f"sub{i}") for i, x in enumerate(s_late)]
+        e = [fpexp.fp_exp(m, en, x, FP16, f"exp{i}") for i, x in enumerate(d)]
+        level = e
+        for j in range(levels):
+            level = [fpadd.fp_add(m, en, level[i], level[i + 1], FP16, f"sum{j}_{i // 2}")
+                     for i in range(0, len(level), 2)]
+        tail = levels * fpadd.LATENCY
+        m.d.comb += [self.o.payload.l.eq(level[0]),
+                     self.o.payload.m.eq(delay(m, en, m_c, fpadd.LATENCY + fpexp.LATENCY + tail, "m_c")),
+                     self.o.payload.last.eq(delay(m, en, self.i.payload.last, chunk_depth(c), "last"))]
+        for i, x in enumerate(e):
+            m.d.comb += self.o.payload.e[i].eq(delay(m, en, x, tail, f"e{i}"))
+        return m
+
+
+class RunningStats(wiring.Component):
+    """The running fold of chunk statistics (L3 §4.3 / golden.l3.chunk_softmax): the first chunk sets
+    M = m_c, S = l_c; each later one M' = max(M, m_c), S = S*exp(M - M') + l_c*exp(m_c - M'), taking
+    UPDATE cycles with every unit's inputs held. Members: ``i`` In(stream of {m, l, first}) — one chunk's
+    statistics; ``m``/``s``: Out — the running M and S; ``busy``: Out(1)."""
+
+    def __init__(self):
+        super().__init__({"i": In(stream.Signature(data.StructLayout({"m": ELEM_BITS, "l": ELEM_BITS,
+                                                                      "first": 1}))),
+                          "m": Out(ELEM_BITS), "s": Out(ELEM_BITS), "busy": Out(1)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        one = Signal()
+        m.d.comb += one.eq(1)
+        m_c, l_c = Signal(ELEM_BITS), Signal(ELEM_BITS)
+        run_m, run_s = Signal(ELEM_BITS), Signal(ELEM_BITS)
+        left = Signal(range(UPDATE + 1))
+        m_new = fp_max(m, one, run_m, m_c, FP16, "fold_max")
+        da = fpadd.fp_add(m, one, run_m, m_new ^ FP16.sign_bit, FP16, "fold_da")
+        db = fpadd.fp_add(m, one, m_c, m_new ^ FP16.sign_bit, FP16, "fold_db")
+        sa = fpmul.fp_mul(m, one, run_s, fpexp.fp_exp(m, one, da, FP16, "fold_ea"), FP16, FP16, "fold_sa")
+        sb = fpmul.fp_mul(m, one, l_c, fpexp.fp_exp(m, one, db, FP16, "fold_eb"), FP16, FP16, "fold_sb")
+        total = fpadd.fp_add(m, one, sa, sb, FP16, "fold_sum")
+        m.d.comb += [self.i.ready.eq(left == 0), self.m.eq(run_m), self.s.eq(run_s), self.busy.eq(left != 0)]
+        with m.If(left != 0):
+            m.d.sync += left.eq(left - 1)
+            with m.If(left == 1):
+                m.d.sync += [run_m.eq(m_new), run_s.eq(total)]
+        with m.If(self.i.valid & self.i.ready):
+            with m.If(self.i.payload.first):
+                m.d.sync += [run_m.eq(self.i.payload.m), run_s.eq(self.i.payload.l)]
+            with m.Else():
+                m.d.sync += [m_c.eq(self.i.payload.m), l_c.eq(self.i.payload.l), left.eq(UPDATE)]
+        return m
+
+
+class Normalize(wiring.Component):
+    """Pass 2, one token per cycle: p = e * (exp(m_c - M) * r) from the buffer word and chunk max read
+    this cycle. Members: ``i`` In(stream of {e, m, last}) — a token's exponential, its chunk's max and
+    ``last``; ``big_m``, ``r``: In — the head's M and 1/S; ``o`` Out(stream of PROB)."""
+
+    def __init__(self):
+        super().__init__({"i": In(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS,
+                                                                      "last": 1}))),
+                          "big_m": In(ELEM_BITS), "r": In(ELEM_BITS), "o": Out(stream.Signature(PROB))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        depth = NORM_DEPTH - 1  # the buffer read is the caller's first stage
+        en = PipelineCtl(m, self.i, self.o, depth).en
+        d = fpadd.fp_add(m, en, self.i.payload.m, self.big_m ^ FP16.sign_bit, FP16, "n_sub")
+        f = fpmul.fp_mul(m, en, fpexp.fp_exp(m, en, d, FP16, "n_exp"), self.r, FP16, FP16, "n_f")
+        e = delay(m, en, self.i.payload.e, fpadd.LATENCY + fpexp.LATENCY + fpmul.LATENCY, "n_e")
+        m.d.comb += [self.o.payload.p.eq(fpmul.fp_mul(m, en, e, f, FP16, FP16, "n_p")),
+                     self.o.payload.last.eq(delay(m, en, self.i.payload.last, depth, "n_last"))]
+        return m
+
+
+class SoftmaxUnit(wiring.Component):
+    """Members: ``i`` In(stream of {s, last}) — one head's scores in token order; ``o`` Out(stream of {p,
+    last, error}) — its probabilities in token order (or one error item)."""
+
+    def __init__(self, chunk: int = 16, max_tokens: int = MAX_TOKENS):
+        check_params(chunk, max_tokens)
+        self.chunk, self.max_tokens = chunk, max_tokens
+        super().__init__({"i": In(stream.Signature(SCORE)), "o": Out(stream.Signature(PROB))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        c = self.chunk
+        m.submodules.stats = cs = ChunkStats(c)
+        m.submodules.fold = fold = RunningStats()
+        m.submodules.norm = norm = Normalize()
+        depth = self.max_tokens // c
+        m.submodules.e_mem = e_mem = Memory(shape=data.ArrayLayout(ELEM_BITS, c), depth=depth, init=[])
+        m.submodules.m_mem = m_mem = Memory(shape=ELEM_BITS, depth=depth, init=[])
+        n_bits = max(self.max_tokens, 1 << 20).bit_length() + 1
+        count = Signal(n_bits)  # scores accepted this head
+        chunks = Signal(n_bits)  # chunks folded this head
+        over = Signal()
+
+        # --- collector ------------------------------------------------------------------------------
+        asm = Array(Signal(ELEM_BITS, name=f"asm{k}") for k in range(c))
+        lane = Signal(range(c))
+        cvalid, clast = Signal(), Signal()
+        cvec = Signal(data.ArrayLayout(ELEM_BITS, c))
+        moving = cvalid & cs.i.ready
+        completing = self.i.valid & (self.i.payload.last | (lane == c - 1))
+        phase = Signal(2)  # 0: pass 1, 1: reciprocal, 2: pass 2
+        closed = Signal()  # the head's last score is in: the next head waits for this one's output
+        m.d.comb += [self.i.ready.eq((phase == 0) & ~closed & (~completing | ~cvalid | moving)),
+                     cs.i.valid.eq(cvalid), cs.i.payload.s.eq(cvec), cs.i.payload.last.eq(clast)]
+        with m.If(moving):
+            m.d.sync += cvalid.eq(0)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [asm[lane].eq(self.i.payload.s), lane.eq(Mux(completing, 0, lane + 1)), count.eq(count + 1)]
+            with m.If(completing):
+                for k in range(c):
+                    m.d.sync += cvec[k].eq(Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF)))
+                m.d.sync += [cvalid.eq(1), clast.eq(self.i.payload.last), closed.eq(self.i.payload.last)]
+
+        # --- running statistics: buffer writes and the fold ---------------------------------------------
+        e_w, m_w = e_mem.write_port(), m_mem.write_port()
+        take = cs.o.valid & fold.i.ready
+        in_range = chunks < depth
+        m.d.comb += [cs.o.ready.eq(fold.i.ready), fold.i.valid.eq(cs.o.valid),
+                     fold.i.payload.m.eq(cs.o.payload.m), fold.i.payload.l.eq(cs.o.payload.l),
+                     fold.i.payload.first.eq(chunks == 0),
+                     e_w.addr.eq(chunks), e_w.data.eq(cs.o.payload.e), e_w.en.eq(take & in_range),
+                     m_w.addr.eq(chunks), m_w.data.eq(cs.o.payload.m), m_w.en.eq(take & in_range)]
+        head_done = Signal()  # the last chunk has been taken
+        with m.If(take):
+            m.d.sync += chunks.eq(chunks + 1)
+            with m.If(cs.o.payload.last):
+                m.d.sync += [head_done.eq(1), over.eq(count > self.max_tokens)]
+
+        # --- reciprocal, then pass 2 ------------------------------------------------------------------
+        one = Signal()
+        m.d.comb += one.eq(1)
+        r = fprecip.fp_recip(m, one, fold.s, FP16, "recip")
+        wait = Signal(range(fprecip.LATENCY + 1))
+        k = Signal(n_bits)  # token being issued in pass 2
+        with m.If((phase == 0) & head_done & ~fold.busy):
+            m.d.sync += [phase.eq(1), wait.eq(fprecip.LATENCY - 1)]
+        with m.If(phase == 1):
+            m.d.sync += wait.eq(wait - 1)
+            with m.If(wait == 0):
+                m.d.sync += [phase.eq(2), k.eq(0)]
+
+        e_r = e_mem.read_port(domain="sync")
+        m_r = m_mem.read_port(domain="sync")
+        issue = Signal()
+        vld, lst, lane_r = Signal(), Signal(), Signal(range(c))
+        log2c = c.bit_length() - 1
+        m.d.comb += [e_r.addr.eq(k >> log2c), m_r.addr.eq(k >> log2c), e_r.en.eq(norm.i.ready | ~vld),
+                     m_r.en.eq(norm.i.ready | ~vld), norm.big_m.eq(fold.m), norm.r.eq(r)]
+        m.d.comb += issue.eq((phase == 2) & ~over & (k < count) & (norm.i.ready | ~vld))
+        with m.If(norm.i.ready | ~vld):
+            m.d.sync += [vld.eq(issue), lst.eq(k == count - 1), lane_r.eq(k[:max(1, log2c)])]
+        with m.If(issue):
+            m.d.sync += k.eq(k + 1)
+        e_word = Array(e_r.data[j] for j in range(c))
+        m.d.comb += [norm.i.valid.eq(vld), norm.i.payload.e.eq(e_word[lane_r]), norm.i.payload.m.eq(m_r.data),
+                     norm.i.payload.last.eq(lst)]
+
+        # --- output: normalized tokens, or the one error item of an over-long head ------------------------
+        err_item = (phase == 2) & over
+        with m.If(err_item):
+            m.d.comb += [self.o.valid.eq(1), self.o.payload.p.eq(0), self.o.payload.last.eq(1),
+                         self.o.payload.error.len_over.eq(1), norm.o.ready.eq(0)]
+        with m.Else():
+            m.d.comb += [self.o.valid.eq(norm.o.valid), self.o.payload.eq(norm.o.payload),
+                         norm.o.ready.eq(self.o.ready)]
+        finished = self.o.valid & self.o.ready & self.o.payload.last
+        with m.If(finished):
+            m.d.sync += [phase.eq(0), head_done.eq(0), closed.eq(0), count.eq(0), chunks.eq(0), over.eq(0)]
+        return m
+

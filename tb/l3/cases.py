@@ -1,0 +1,225 @@
+"""The L3 testbench cases for the shared stream testbench (tb/stream_tb.py): re-layout, bank PU, adder
+unit, softmax unit and the rank (one head written through the re-layout unit, then run), each against
+golden.l3. ``SPECS`` is what `make test` runs (the reduced rank: 8 chips x 4 banks, d_head 32);
+``FULL_SPECS`` adds the paper's 8 x 16 rank (d_head 128) for `make sim` (pytest marker ``full``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from golden import l3
+from golden.l3_spec import ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode
+from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
+from tb.case import StreamCase
+from tb.runner import TbSpec
+from tb.stimulus import edge_values, random_value
+from tb.streams import pack
+
+F = l3.F
+EDGES = edge_values(F)
+
+
+def _fp16(rng: random.Random) -> int:
+    return random_value(rng, F, exp_span=4) if rng.random() < 0.9 else rng.choice(EDGES)
+
+
+def _word(vals: list[int]) -> int:
+    return pack(bank_pu.WORD, vals)
+
+
+# --- re-layout: a write of host beats -----------------------------------------------------------------------
+
+def _relayout_case(spec: TbSpec) -> StreamCase:
+    inverse = spec.params.get("inverse", False)
+
+    def rand(rng: random.Random) -> list[int]:
+        n = rng.choice([8, 8, 16, 24, rng.randint(1, 20)])  # mostly whole bursts, sometimes not
+        return [rng.getrandbits(64) for _ in range(n)]
+
+    def items(beats: list[int]) -> list[dict]:
+        return [{"data": b, "last": int(i == len(beats) - 1)} for i, b in enumerate(beats)]
+
+    def golden(beats: list[int]) -> list[int]:
+        return [pack(relayout.BEAT_OUT, {"data": d, "last": last, "error": err})
+                for d, last, err in l3.relayout_write(beats, inverse)]
+
+    def whole(rng: random.Random) -> list[int]:  # whole bursts: one beat out per beat in
+        return [rng.getrandbits(64) for _ in range(8 * rng.randint(1, 3))]
+
+    directed = [[0] * 8, [(1 << 64) - 1] * 8, list(range(8)), [0x0123456789ABCDEF] * 3, [5]]
+    return StreamCase(golden, rand, directed, relayout.cycle_model(), items, timing=whole)
+
+
+# --- bank PU: one token's RD steps (score) or one group's tokens (context) ---------------------------------
+
+def _bank_pu_case(spec: TbSpec) -> StreamCase:
+    mode, group = Mode[spec.case_params["mode"].upper()], spec.params.get("group", 0)
+
+    def rand(rng: random.Random) -> list[tuple]:
+        n = rng.choice([1, 2, 4, 4, rng.randint(1, 9)])
+        steps = []
+        for _ in range(n):
+            a = [_fp16(rng) for _ in range(ELEMS_PER_RD)]
+            b = [_fp16(rng) for _ in range(ELEMS_PER_RD)]
+            steps.append((a, b, mode == Mode.SCORE or rng.random() < 0.85))
+        return steps
+
+    def items(steps: list[tuple]) -> list[dict]:
+        return [{"mode": int(mode), "a": a, "b": b, "en": int(en), "last": int(i == len(steps) - 1)}
+                for i, (a, b, en) in enumerate(steps)]
+
+    def golden(steps: list[tuple]) -> list[int]:
+        a_words = [_word(a) for a, _, _ in steps]
+        if mode == Mode.SCORE:
+            return [_word([l3.bank_score(a_words, [_word(b) for _, b, _ in steps]), 0, 0, 0])]
+        return [_word(l3.bank_context(a_words, [b[group] for _, b, _ in steps], [en for *_, en in steps]))]
+
+    one = l3.to_fp16(1.0)
+    directed = [[([e] * 4, [one] * 4, True)] for e in EDGES] + \
+        [[([one] * 4, [e] * 4, True), ([e] * 4, [one] * 4, True)] for e in EDGES[:8]]
+    if mode == Mode.CONTEXT:
+        directed += [[([one] * 4, [one] * 4, False)], [([one] * 4, [one] * 4, False), ([one] * 4, [one] * 4, True)]]
+    return StreamCase(golden, rand, directed, bank_pu.cycle_model(mode.name.lower()), items)
+
+
+# --- adder unit: one bank's 8 chip partials (score) or one dimension's 4 group accumulators (context) ---
+
+def _adder_case(spec: TbSpec) -> StreamCase:
+    def rand(rng: random.Random) -> dict:
+        mode = rng.choice([Mode.SCORE, Mode.CONTEXT])
+        return {"mode": int(mode), "x": [_fp16(rng) for _ in range(8)]}
+
+    def golden(v: dict) -> list[int]:
+        return [l3.adder_unit(v["x"][:8 if v["mode"] == Mode.SCORE else 4])]
+
+    directed = [{"mode": int(md), "x": [EDGES[(i + k) % len(EDGES)] for i in range(8)]}
+                for k in range(len(EDGES)) for md in Mode]
+    return StreamCase(golden, rand, directed, adder_unit.cycle_model())
+
+
+# --- softmax unit: one head's scores --------------------------------------------------------------------
+
+def _softmax_case(spec: TbSpec) -> StreamCase:
+    chunk, max_tokens = spec.params["chunk"], spec.params["max_tokens"]
+
+    def rand(rng: random.Random) -> list[int]:
+        n = rng.choice([1, chunk, chunk + 1, rng.randint(1, 6 * chunk), rng.randint(1, max_tokens)])
+        if rng.random() < 0.05:
+            n = max_tokens + rng.randint(1, 2 * chunk)  # longer than the buffer: one error item
+        return [_score(rng) for _ in range(n)]
+
+    def _score(rng: random.Random) -> int:
+        return random_value(rng, F, exp_span=3) if rng.random() < 0.97 else rng.choice(EDGES)
+
+    def items(scores: list[int]) -> list[dict]:
+        return [{"s": s, "last": int(i == len(scores) - 1)} for i, s in enumerate(scores)]
+
+    def golden(scores: list[int]) -> list[int]:
+        if len(scores) > max_tokens:
+            return [pack(softmax_unit.PROB, {"p": 0, "last": 1, "error": int(Err.LEN_OVER)})]
+        probs, _ = l3.chunk_softmax(scores, chunk)
+        return [pack(softmax_unit.PROB, {"p": p, "last": int(i == len(probs) - 1), "error": 0})
+                for i, p in enumerate(probs)]
+
+    def one_chunk(rng: random.Random) -> list[int]:
+        return [_score(rng) for _ in range(chunk)]
+
+    def lone(scores: list[int]) -> int:
+        return softmax_unit.head_cycles(len(scores), chunk, max_tokens)
+
+    big = l3.to_fp16(60000.0)
+    directed = [[0] * chunk, [NEG_INF_BITS] + [0] * (chunk - 1), [big, big | F.sign_bit, 0],
+                [e for e in EDGES if e not in (F.nan_bits, F.nan_bits | F.sign_bit, F.inf_bits | 1)]]
+    return StreamCase(golden, rand, directed, softmax_unit.cycle_model(chunk, max_tokens), items,
+                      lone_cycles=lone, timing=one_chunk, ii_per="txn",
+                      burst=lambda txns: sum(lone(t) for t in txns) + len(txns) - 1)
+
+
+# --- rank: one head written through the re-layout unit, then run ---------------------------------------------
+
+def _rank_case(spec: TbSpec) -> StreamCase:
+    g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
+    nrng = np.random.default_rng(spec.params["banks"])
+
+    def head(n: int, run: int | None = None, scale: float = 1.0, edit=None) -> dict:
+        q, k, v = l3.random_head(np.random.default_rng(nrng.integers(1 << 32)), n, g, scale)
+        if edit is not None:
+            edit(q, k, v)
+        return {"n": n, "items": l3.rank_items(q, k, v, run)}
+
+    def rand(rng: random.Random) -> dict:
+        n = rng.choice([1, g.chunk, g.chunk + 1, rng.randint(1, max_tokens), rng.randint(1, max_tokens)])
+        roll = rng.random()
+        if roll < 0.04:
+            return head(n, run=0)  # LEN_ZERO
+        if roll < 0.08:
+            return head(n, run=n + rng.randint(1, 3))  # LEN_OVER: more than written
+        if roll < 0.12:
+            t = head(n)
+            drop = rng.randrange(len(t["items"]) - 1)  # a beat lost: PARTIAL_BURST (and a token short)
+            items = t["items"][:drop] + t["items"][drop + 1:]
+            if t["items"][drop][2]:
+                items[drop - 1] = (*items[drop - 1][:2], 1)
+            return {"n": n, "items": items}
+        return head(n, scale=rng.choice([0.5, 1.0, 3.0]))
+
+    def items(t: dict) -> list[dict]:
+        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+
+    def golden(t: dict) -> list[int]:
+        out, err = l3.rank_run(t["items"], g, max_tokens)
+        if err:
+            return [pack(rank.OUT, {"d": 0, "last": 1, "error": err})]
+        return [pack(rank.OUT, {"d": x, "last": int(i == len(out) - 1), "error": 0}) for i, x in enumerate(out)]
+
+    def lone(t: dict) -> int:
+        return rank.head_cycles(t["n"], g, max_tokens, error=l3.rank_run(t["items"], g, max_tokens)[1] != 0)
+
+    def set_k(value: int):
+        def edit(q, k, v):
+            k[0][:] = [value] * g.d_head
+        return edit
+
+    def edge_v(q, k, v):
+        for t, row in enumerate(v):
+            row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(g.d_head)]
+
+    directed = [head(1), head(g.chunk, edit=set_k(0)), head(3, edit=set_k(F.inf_bits)),
+                head(5, edit=set_k(NEG_INF_BITS)), head(g.chunk + 1, edit=edge_v), head(max_tokens),
+                head(4, run=0), head(2, run=3), head(max_tokens + 1, run=max_tokens)]
+
+    def measure(dut, t: dict) -> dict:
+        stalls: list[int] = []
+        rank.run_cycles(t["n"], g, max_tokens, stalls)
+        got = {"su_stall_cycles": int(dut.su_stall.value), "score_cycles": int(dut.score_cycles.value)}
+        assert got["su_stall_cycles"] == len(stalls), f"SU stalls: measured {got}, model {len(stalls)}"
+        return {**got, "probe_tokens": t["n"], "su_stall_fraction": round(len(stalls) / got["score_cycles"], 4)}
+
+    return StreamCase(golden, rand, directed, rank.cycle_model(**spec.params), items, lone_cycles=lone,
+                      timing=lambda rng: head(g.chunk), ii_per="txn", burst_txns=4, probe=lambda rng: head(max_tokens),
+                      measure=measure, burst=lambda txns: sum(lone(t) for t in txns) + len(txns) - 1)
+
+
+NEG_INF_BITS = F.inf_bits | F.sign_bit
+CASES = {"l3_relayout": _relayout_case, "l3_bank_pu": _bank_pu_case, "l3_adder_unit": _adder_case,
+         "l3_softmax_unit": _softmax_case, "l3_rank": _rank_case}
+
+
+def case(spec: TbSpec) -> StreamCase:
+    return CASES[spec.unit](spec)
+
+
+SPECS = [
+    TbSpec("l3_relayout", "hw.l3.relayout:Relayout", {"inverse": False}),
+    TbSpec("l3_relayout", "hw.l3.relayout:Relayout", {"inverse": True}),
+    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU", {"group": 0}, case_params={"mode": "score"}),
+    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU", {"group": V_GROUPS - 1}, case_params={"mode": "context"}),
+    TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
+    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": REDUCED.chunk, "max_tokens": 64}),
+    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": 16, "max_tokens": 256}),
+    TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": REDUCED.banks, "d_head": REDUCED.d_head, "max_tokens": 64}),
+]
+# the paper's rank: 8 chips x 16 banks, d_head 128 (make sim only: pytest marker "full")
+FULL_SPECS = [TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64})]

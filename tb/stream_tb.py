@@ -1,0 +1,140 @@
+"""The shared cocotb testbench for units with one input stream ``i`` and one output stream ``o``.
+
+The unit's case (a :class:`tb.case.StreamCase` from ``tb.<family>.cases.case(spec)``, family = the package
+under ``hw`` that holds the component) says what a *transaction* is — a list of input items and the
+output items golden says they produce — plus directed transactions, a seeded random one, and the unit's
+cycle model.
+
+* test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000) input items' worth of
+  random ones, streamed with random valid gaps and ready backpressure; every output bit-exact against
+  golden, in order, none lost or duplicated, nothing after the last.
+* test_reset_midstream: reset just after the first result (the rest in flight), then a fresh stream must
+  come out exact.
+* test_cycles: a lone transaction's cycles (first input accepted to last output accepted) equal the
+  case's ``txn_cycles``; back-to-back transactions span ``cycle_model.cycles(items)`` with II as
+  modelled; the case's probe transaction (if any) and its performance counters; writes the
+  characterization record (``vectors``: the input items test_vectors streamed).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import time
+
+import cocotb
+from cocotb.triggers import ClockCycles
+
+from tb import mutants
+from tb.case import load_case
+from tb.charz import write_record
+from tb.runner import TbSpec
+from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, pack, reset, start_clock
+
+if os.environ.get("MEMBOUND_GOLDEN_MUTANT"):
+    mutants.apply(os.environ["MEMBOUND_GOLDEN_MUTANT"])
+SPEC = TbSpec.from_env()
+CASE = load_case(SPEC)
+SEED = int(os.environ.get("MEMBOUND_SEED", "1"))
+N_ITEMS = int(os.environ.get("MEMBOUND_VECTORS", "10000"))
+STATS = {"vectors": 0, "wall": 0.0, "cycles": 0}
+LAYOUT = SPEC.build_component().i.payload.shape()
+
+
+def _flatten(txns: list) -> tuple[list[int], list[int]]:
+    items = [pack(LAYOUT, it) for t in txns for it in CASE.items(t)]
+    return items, [o for t in txns for o in CASE.golden(t)]
+
+
+async def _stream(dut, txns: list, rng: random.Random, p_valid: float, p_ready: float):
+    items, expected = _flatten(txns)
+    src = StreamSource(dut, "i", rng, p_valid)
+    sink = StreamSink(dut, "o", rng, p_ready)
+    await src.send(items)
+    worst = 4 * (sum(CASE.txn_cycles(t) for t in txns) + 10) / max(p_ready, 0.05) / max(p_valid, 0.05)
+    got = await sink.wait_for(len(expected), timeout_cycles=int(worst))
+    await ClockCycles(dut.clk, CASE.cycle_model.latency + 4)  # nothing extra may follow
+    sink.stop()
+    return src, sink, list(got), expected
+
+
+def _random_txns(rng: random.Random, n_items: int) -> list:
+    txns, count = [], 0
+    while count < n_items:
+        txns.append(CASE.random(rng))
+        count += len(CASE.items(txns[-1]))
+    return txns
+
+
+@cocotb.test()
+async def test_vectors(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng = random.Random(SEED)
+    txns = CASE.directed + _random_txns(rng, N_ITEMS)
+    t0, c0 = time.perf_counter(), cycle_now()
+    src, _, got, expected = await _stream(dut, txns, rng, p_valid=0.8, p_ready=0.7)
+    STATS.update(vectors=len(src.accepted), wall=time.perf_counter() - t0, cycles=cycle_now() - c0)
+    check_scoreboard(expected, got, lambda i: f"output #{i}")
+
+
+@cocotb.test()
+async def test_reset_midstream(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng = random.Random(SEED + 1)
+    first = _random_txns(rng, 200) + _random_txns(rng, 1)  # two transactions at least: one is cut
+    items, expected = _flatten(first)
+    src = StreamSource(dut, "i", rng, 0.9)
+    sink = StreamSink(dut, "o", rng, 0.5)
+    feeder = cocotb.start_soon(src.send(items))
+    await sink.wait_for(1, timeout_cycles=4 * CASE.txn_cycles(first[0]) + 100)
+    await ClockCycles(dut.clk, 3)  # results still in flight
+    feeder.cancel()
+    sink.stop()
+    src.valid.value = 0
+    await reset(dut, cycles=3)
+    partial = list(sink.items)
+    assert 0 < len(partial) < len(expected), "reset must land mid-stream"
+    check_scoreboard(expected[:len(partial)], partial)
+    _, _, got, expected = await _stream(dut, _random_txns(rng, 100), rng, 0.8, 0.7)
+    check_scoreboard(expected, got)  # nothing from before the reset leaks
+
+
+@cocotb.test()
+async def test_cycles(dut):
+    await start_clock(dut)
+    await reset(dut)
+    rng = random.Random(SEED + 2)
+    model = CASE.cycle_model
+    lone = CASE.timing_txn(rng)
+    src, sink, got, expected = await _stream(dut, [lone], rng, 1.0, 1.0)
+    check_scoreboard(expected, got)
+    span = sink.cycles[-1] - src.accepted[0]
+    assert span == CASE.txn_cycles(lone), f"lone transaction: measured {span} cycles, model {CASE.txn_cycles(lone)}"
+    latency = sink.cycles[-1] - src.accepted[-1]
+    burst = [CASE.timing_txn(rng) for _ in range(CASE.burst_txns)]
+    src, sink, got, expected = await _stream(dut, burst, rng, 1.0, 1.0)
+    check_scoreboard(expected, got)
+    span = sink.cycles[-1] - src.accepted[0]
+    assert span == CASE.burst_cycles(burst), f"burst: measured {span} cycles, cycle model {CASE.burst_cycles(burst)}"
+    starts = src.accepted if CASE.ii_per == "item" else \
+        [src.accepted[i] for i in itertools.accumulate([0] + [len(CASE.items(t)) for t in burst[:-1]])]
+    ii = (starts[-1] - starts[0]) / (len(starts) - 1)
+    assert ii == model.ii, f"II: measured {ii} cycles per {CASE.ii_per}, cycle model {model.ii}"
+    extra = dict(CASE.extra)
+    if CASE.probe is not None:
+        probe = CASE.probe(rng)
+        src, sink, got, expected = await _stream(dut, [probe], rng, 1.0, 1.0)
+        check_scoreboard(expected, got)
+        span = sink.cycles[-1] - src.accepted[0]
+        assert span == CASE.txn_cycles(probe), f"probe: measured {span} cycles, model {CASE.txn_cycles(probe)}"
+        extra.update(CASE.measure(dut, probe))
+    # cycles per input item under the random gaps/backpressure of test_vectors, for the record
+    stressed = _random_txns(rng, 256)
+    src, sink, _, _ = await _stream(dut, stressed, rng, 0.8, 0.7)
+    cpt = (sink.cycles[-1] - src.accepted[0]) / len(src.accepted)
+    write_record(SPEC.unit, SPEC.all_params, SPEC.tag, model, latency=latency, ii=ii,
+                 cycles_per_transaction=ii, vectors=STATS["vectors"], sim_cycles=STATS["cycles"],
+                 wall_s=STATS["wall"], extra={"cycles_per_item_p_valid0.8_p_ready0.7": round(cpt, 3), **extra})

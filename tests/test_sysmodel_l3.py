@@ -1,0 +1,82 @@
+"""sysmodel/l3: the rank's cycles from the RTL cycle model, the DRAM derating from the memory engine, the
+L3 system on the serving simulator, its scheduler and its bad-input errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+from golden.l3_spec import FULL, MAX_TOKENS
+from hw.l3 import rank
+from sysmodel.cost import Infeasible
+from sysmodel.l3 import model, paper, report
+from sysmodel.l3.model import HostConfig, L3System
+from sysmodel.models import StageShape
+from sysmodel.serving import make_trace, simulate
+
+
+def test_head_cycles_follow_the_rank_cycle_model() -> None:
+    slope, fixed = model.head_cycles()
+    # K and V, 512 B per token at 128 B per PU cycle, plus the softmax unit's normalization pass
+    assert slope == 5
+    assert rank.run_cycles(2048, FULL, MAX_TOKENS) == slope * 2048 + fixed
+
+
+def test_dram_efficiency_is_measured_below_peak() -> None:
+    assert 0.85 < model.dram_efficiency() < 1
+    assert pytest.approx(204.8e9) == model.RANK_BW
+
+
+def test_bad_configs_name_the_field() -> None:
+    with pytest.raises(ValueError, match="attention: 'gpu' not allowed"):
+        L3System("gpt3-175b", 8, attention="gpu")
+    with pytest.raises(ValueError, match="ranksets: 0 not allowed"):
+        HostConfig(ranksets=0)
+    with pytest.raises(Infeasible, match="head dimension 80"):
+        L3System("phi-2", 1)
+    with pytest.raises(Infeasible, match="weights do not fit"):
+        L3System("gpt3-175b", 2)
+
+
+def test_scheduler_overlaps_gpu_and_pim() -> None:
+    shape = StageShape.decode(64, 8192)
+    sched = L3System("gpt3-175b", 8).stage_times(shape)
+    naive = L3System("gpt3-175b", 8, scheduler=False).stage_times(shape)
+    gpu, host = L3System("gpt3-175b", 8).layer_parts(shape, False)
+    assert sched == pytest.approx(96 * max(gpu, host)) and naive == pytest.approx(96 * (gpu + host))
+
+
+def test_more_ranksets_are_faster_and_pim_scales_with_context() -> None:
+    t = [L3System("gpt-89b", 4, 2, HostConfig(rs)).attention_seconds(32, 32 * 6144) for rs in (2, 4, 16)]
+    assert t[0] > t[1] > t[2]
+    sys = L3System("gpt-89b", 4, 2)
+    assert sys.attention_seconds(1, 2000) < sys.attention_seconds(1, 4000) < 2.1 * sys.attention_seconds(1, 2000)
+
+
+def test_prefill_budget_is_a_multiple_of_16_that_fits_under_the_pim() -> None:
+    sys = L3System("gpt3-175b", 8)
+    b = sys.prefill_budget(32, 32 * 8000)
+    assert b % paper.CHUNK_MULTIPLE == 0 and b >= 16
+    assert math.isinf(sys.prefill_budget(0, 0)) and math.isinf(L3System("gpt3-175b", 8, scheduler=False)
+                                                                .prefill_budget(4, 400))
+
+
+def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
+    trace = make_trace("openthoughts", 24, seed=3)
+    l3 = simulate(trace, L3System("gpt3-175b", 8))
+    gpu = simulate(trace, report.systems("gpt3-175b")["GPU-only"]())
+    assert l3.throughput > 0 and l3.kv_capacity > 5 * gpu.kv_capacity
+    assert np.average(l3.iter_decode, weights=l3.iter_time) > np.average(gpu.iter_decode, weights=gpu.iter_time)
+
+
+def test_predictors_report_relative_error() -> None:
+    re = model.train_predictors(samples=200)
+    assert set(re) == {"PIM (linear)", "GPU (random forest)"} and all(0 <= v < 0.2 for v in re.values())
+
+
+def test_fig8_lines_print_paper_model_and_ratio() -> None:
+    rows = [{"model": "m", "trace": "t", "L3": 10.0, "L3 batch": 8.0, **{b: 5.0 for b in report.BASELINES},
+             **{f"{b} batch": 2.0 for b in report.BASELINES}}]
+    text = "\n".join(report.fig8_lines(rows))
+    assert "| speedup over GPU-only | 5.0 | 2.00 | 0.40 |" in text
+    assert "| batch size over GPU-only | 14.3 | 4.00 |" in text
