@@ -27,9 +27,10 @@ class StreamCase:
     lone transaction takes from its first input accepted to its last output accepted (default: latency
     plus (items - 1) x II); ``timing(rng)``: the transactions the cycle test streams back to back (default:
     ``random``; a unit whose odd transactions add output items gives regular ones here);
-    ``burst_cycles(txns)``: the span of back-to-back transactions (default: ``cycle_model.cycles(items)``);
-    ``ii_per``: "item" (II between input items) or "txn" (between transactions' first items, for units
-    that take one transaction at a time); ``extra``: figures for the characterization record;
+    ``ii_per``: "item" (II between input items; back-to-back transactions span
+    ``cycle_model.cycles(items)``) or "txn" (for units that take one transaction at a time: II between
+    transactions' first items, each starting the cycle after the previous one's last output);
+    ``extra``: figures for the characterization record;
     ``probe(rng)`` and ``measure(dut, txn)``: a further lone transaction whose cycles are asserted, after
     which ``measure`` reads (and checks) the unit's performance counters for the record."""
 
@@ -40,7 +41,6 @@ class StreamCase:
     items: Callable[[Txn], list] = lambda t: [t]
     lone_cycles: Callable[[Txn], int] | None = None
     timing: Callable[[random.Random], Txn] | None = None
-    burst: Callable[[list], int] | None = None
     ii_per: str = "item"
     extra: dict = field(default_factory=dict)
     burst_txns: int = 64  # transactions back to back in the II measurement
@@ -48,8 +48,9 @@ class StreamCase:
     measure: Callable[[Any, Txn], dict] | None = None
 
     def burst_cycles(self, txns: list) -> int:
-        if self.burst is not None:
-            return self.burst(txns)
+        """The span of back-to-back transactions, first input accepted to last output accepted."""
+        if self.ii_per == "txn":
+            return sum(self.txn_cycles(t) for t in txns) + len(txns) - 1
         return int(self.cycle_model.cycles(sum(len(self.items(t)) for t in txns)))
 
     def timing_txn(self, rng: random.Random) -> Txn:

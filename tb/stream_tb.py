@@ -102,18 +102,22 @@ async def test_reset_midstream(dut):
     check_scoreboard(expected, got)  # nothing from before the reset leaks
 
 
+async def _lone(dut, txn, rng: random.Random, what: str) -> int:
+    """Stream one transaction into a ready sink, assert its span against the case; return its latency."""
+    src, sink, got, expected = await _stream(dut, [txn], rng, 1.0, 1.0)
+    check_scoreboard(expected, got)
+    span = sink.cycles[-1] - src.accepted[0]
+    assert span == CASE.txn_cycles(txn), f"{what}: measured {span} cycles, model {CASE.txn_cycles(txn)}"
+    return sink.cycles[-1] - src.accepted[-1]
+
+
 @cocotb.test()
 async def test_cycles(dut):
     await start_clock(dut)
     await reset(dut)
     rng = random.Random(SEED + 2)
     model = CASE.cycle_model
-    lone = CASE.timing_txn(rng)
-    src, sink, got, expected = await _stream(dut, [lone], rng, 1.0, 1.0)
-    check_scoreboard(expected, got)
-    span = sink.cycles[-1] - src.accepted[0]
-    assert span == CASE.txn_cycles(lone), f"lone transaction: measured {span} cycles, model {CASE.txn_cycles(lone)}"
-    latency = sink.cycles[-1] - src.accepted[-1]
+    latency = await _lone(dut, CASE.timing_txn(rng), rng, "lone transaction")
     burst = [CASE.timing_txn(rng) for _ in range(CASE.burst_txns)]
     src, sink, got, expected = await _stream(dut, burst, rng, 1.0, 1.0)
     check_scoreboard(expected, got)
@@ -126,10 +130,7 @@ async def test_cycles(dut):
     extra = dict(CASE.extra)
     if CASE.probe is not None:
         probe = CASE.probe(rng)
-        src, sink, got, expected = await _stream(dut, [probe], rng, 1.0, 1.0)
-        check_scoreboard(expected, got)
-        span = sink.cycles[-1] - src.accepted[0]
-        assert span == CASE.txn_cycles(probe), f"probe: measured {span} cycles, model {CASE.txn_cycles(probe)}"
+        await _lone(dut, probe, rng, "probe")
         extra.update(CASE.measure(dut, probe))
     # cycles per input item under the random gaps/backpressure of test_vectors, for the record
     stressed = _random_txns(rng, 256)

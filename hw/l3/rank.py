@@ -227,7 +227,7 @@ class Rank(wiring.Component):
         m.d.comb += [banks.w_bank.eq(wr.w_bank), banks.w_addr.eq(wr.w_addr), banks.w_data.eq(wr.w_data)]
         phase, n, clear = Signal(_Phase), Signal(N_BITS), Signal()
         self._host(m, ru, wr, phase, n, clear)
-        rd = self._rd_issue(m, banks, wr, su, s_bufs, phase, n)
+        rd = self._rd_issue(m, banks, wr, s_bufs, phase, n)
         self._rank_pu(m, banks, au, queue, su, s_bufs, phase, n, rd)
         self._output(m, au, wr, banks, phase, n, clear)
         return m
@@ -255,7 +255,7 @@ class Rank(wiring.Component):
         with m.If(self.i.valid & self.i.ready & ~is_write):
             m.d.sync += [phase.eq(_Phase.CHECK), n.eq(item.data[:N_BITS])]
 
-    def _rd_issue(self, m: Module, banks: BankArray, wr: KVWriter, su, s_bufs, phase, n):
+    def _rd_issue(self, m: Module, banks: BankArray, wr: KVWriter, s_bufs, phase, n):
         """The all-bank RD sequencer: score RDs (steps x R) then context RDs (V columns), one per
         RD_INTERVAL. Returns the signals the rank PU needs."""
         g = self.g
@@ -352,12 +352,11 @@ class Rank(wiring.Component):
         """The error check of a RUN, and the context readout: the AU sums the 4 groups of dimension
         d = 32r + c + 8m (golden.l3.dim) in host order."""
         g = self.g
-        err = Signal(ERR)
+        err, found = Signal(ERR), Signal(ERR)
+        m.d.comb += [found.partial_burst.eq(wr.partial | (wr.q_bursts != g.bursts)), found.len_zero.eq(n == 0),
+                     found.len_over.eq(wr.over | (n > wr.k_tokens) | (n > wr.v_tokens))]
         with m.If(phase == _Phase.CHECK):
-            m.d.sync += [err.partial_burst.eq(wr.partial | (wr.q_bursts != g.bursts)), err.len_zero.eq(n == 0),
-                         err.len_over.eq(wr.over | (n > wr.k_tokens) | (n > wr.v_tokens))]
-            m.d.sync += phase.eq(Mux((wr.partial | (wr.q_bursts != g.bursts) | (n == 0) | wr.over |
-                                      (n > wr.k_tokens) | (n > wr.v_tokens)), _Phase.ERROR, _Phase.SCORE))
+            m.d.sync += [err.eq(found), phase.eq(Mux(found.as_value().any(), _Phase.ERROR, _Phase.SCORE))]
         d_in, d_out = Signal(range(g.d_head + 1)), Signal(range(g.d_head + 1))
         res = banks.res
         with m.If(phase == _Phase.READOUT):

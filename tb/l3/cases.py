@@ -133,8 +133,7 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
     directed = [[0] * chunk, [NEG_INF_BITS] + [0] * (chunk - 1), [big, big | F.sign_bit, 0],
                 [e for e in EDGES if e not in (F.nan_bits, F.nan_bits | F.sign_bit, F.inf_bits | 1)]]
     return StreamCase(golden, rand, directed, softmax_unit.cycle_model(chunk, max_tokens), items,
-                      lone_cycles=lone, timing=one_chunk, ii_per="txn",
-                      burst=lambda txns: sum(lone(t) for t in txns) + len(txns) - 1)
+                      lone_cycles=lone, timing=one_chunk, ii_per="txn")
 
 
 # --- rank: one head written through the re-layout unit, then run ---------------------------------------------
@@ -199,7 +198,7 @@ def _rank_case(spec: TbSpec) -> StreamCase:
 
     return StreamCase(golden, rand, directed, rank.cycle_model(**spec.params), items, lone_cycles=lone,
                       timing=lambda rng: head(g.chunk), ii_per="txn", burst_txns=4, probe=lambda rng: head(max_tokens),
-                      measure=measure, burst=lambda txns: sum(lone(t) for t in txns) + len(txns) - 1)
+                      measure=measure)
 
 
 NEG_INF_BITS = F.inf_bits | F.sign_bit
