@@ -14,6 +14,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
 SNAPSHOT = Path(__file__).parent / "data" / "characterization.json"
+AREA_SNAPSHOT = Path(__file__).parent / "data" / "area.json"  # Yosys cell counts: `make area` (tb/area.py)
 MACHINE_FIELDS = ("sim_cycles", "wall_s")  # how fast this machine simulated: not part of the snapshot
 
 
@@ -89,3 +90,10 @@ def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:
         if m.unit == unit and m.params == params:
             return m
     raise KeyError(f"no characterization of {unit} with {params} in {path}; run `make characterize`")
+
+
+def load_area(paper: str, path: Path = AREA_SNAPSHOT) -> dict[str, dict]:
+    """{design: point} of ``paper``'s units in the area snapshot; empty before `make area` ran."""
+    if not path.exists():
+        return {}
+    return {p["design"]: p for p in json.loads(path.read_text())["points"] if p["paper"] == paper}

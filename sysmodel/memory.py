@@ -128,12 +128,27 @@ def get_preset(name: str) -> DramPreset:
 
 # --- PIM access modes -----------------------------------------------------------------------------------
 
-def pim_view(p: DramPreset, mode: str) -> DramPreset:
-    """The organisation a PIM unit sees (same timings; see the module docstring)."""
+def act_spread(t: DramTiming, banks: int) -> int:
+    """Cycles from the first to the last of ``banks`` ACTs issued as early as tRRD_S and "at most 4 ACTs
+    per tFAW" allow: the extra row-open time of an all-bank ACT when tFAW is enforced."""
+    k = banks - 1
+    return (k // 4) * t.tfaw + (k % 4) * t.trrd_s
+
+
+def pim_view(p: DramPreset, mode: str, tfaw: bool = False) -> DramPreset:
+    """The organisation a PIM unit sees (same timings; see the module docstring). ``tfaw`` (all-bank only):
+    enforce tFAW on the all-bank ACT — its banks open :func:`act_spread` apart, so a row opens that much
+    later (tRCD, tRAS, tRC grow by it); off by default, as AttAcc-style PIM models treat the all-bank ACT
+    as one command (L3 notes §1.8.4)."""
     o, t = p.org, p.timing
     if mode == "all_bank":  # L3: banks of all chips of a rank in lock step, 8 B per chip per bank per RD
         lockstep = DramOrg(o.channels * o.ranks, 1, 1, 1, o.rows, o.columns, 8 * p.chips_per_rank * o.banks)
-        return replace(p, name=f"{p.name}/all-bank", org=lockstep, timing=replace(t, bl=t.tccd_l, tccd_s=t.tccd_l))
+        spread = act_spread(t, o.banks) if tfaw else 0
+        timing = replace(t, bl=t.tccd_l, tccd_s=t.tccd_l, trcd=t.trcd + spread, tras=t.tras + spread,
+                         trc=t.trc + spread)
+        return replace(p, name=f"{p.name}/all-bank{'/tFAW' if tfaw else ''}", org=lockstep, timing=timing)
+    if tfaw:
+        raise ValueError(f"tfaw: only the all_bank mode enforces it, not {mode!r}")
     if mode == "bank_bundle":  # Duplex: 8 banks (2 per bank group) read 512 bits per bank group per tCCD_L
         bundle = DramOrg(o.channels, o.ranks * (o.banks // 8), 1, 1, o.rows, o.columns,
                          o.bankgroups * 64)

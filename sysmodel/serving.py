@@ -15,7 +15,9 @@ output token comes at the end of the stage that finishes its prompt; each later 
 more. **Admission** is FCFS up to ``max_batch`` requests, and only when the request's whole KV cache —
 (prompt + output tokens) x the system's bytes per token — fits next to what admitted requests reserved:
 the policy is *reserve on admission* (never over-commit, never preempt; a request waits at the head of
-the queue until enough finishes). A request that could never fit is :class:`~sysmodel.cost.Infeasible`.
+the queue until enough finishes). A request that could never fit is :class:`~sysmodel.cost.Infeasible`,
+or with ``oversize="reject"`` is dropped before the run (vLLM rejects a request longer than its KV cache)
+and counted in the result's ``meta["rejected"]``.
 
 **Systems** implement :class:`System`: bytes of KV they hold, and the time of a vector of stages given
 as a :class:`~sysmodel.models.StageShape` with array fields. Decode-only stretches between events
@@ -340,8 +342,11 @@ class Result:
         return path
 
 
+OVERSIZE = ("error", "reject")
+
+
 def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget: int | None = None,
-             concurrency: int | None = None, progress: bool = False) -> Result:
+             concurrency: int | None = None, progress: bool = False, oversize: str = "error") -> Result:
     """Run ``trace`` on ``system`` (module docstring). ``concurrency``: closed loop with that many requests
     in the system (the trace's arrival times are ignored). ``prefill_budget``: prompt tokens per stage
     (default: the system's ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded)."""
@@ -351,9 +356,16 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         raise ValueError(f"prefill_budget: {prefill_budget} not allowed; must be >= 1 token")
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency: {concurrency} not allowed; must be >= 1")
+    if oversize not in OVERSIZE:
+        raise ValueError(f"oversize: {oversize!r} not allowed; allowed: {', '.join(OVERSIZE)}")
+    per_tok, cap = system.kv_bytes_per_token, system.kv_capacity()
+    fits = (trace.prompt + trace.output) * per_tok <= cap
+    rejected = 0
+    if oversize == "reject" and fits.any() and not fits.all():
+        rejected = int((~fits).sum())
+        trace = Trace(trace.arrival[fits], trace.prompt[fits], trace.output[fits], trace.name)
     n = len(trace)
     prompt, out = trace.prompt, trace.output
-    per_tok, cap = system.kv_bytes_per_token, system.kv_capacity()
     need = (prompt + out) * per_tok
     if cap <= 0 or (need > cap).any():
         i = int(np.argmax(need > cap)) if cap > 0 else 0
@@ -456,7 +468,8 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     bar.close()
     return Result(trace, system.name, admitted, first, finish, arrival, np.concatenate(times),
                   np.concatenate(decs), np.concatenate(insys), np.stack([first_it, last_it], axis=1), kv_peak, cap,
-                  {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency})
+                  {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency,
+                   "rejected": rejected})
 
 
 # --- plots ----------------------------------------------------------------------------------------------

@@ -47,22 +47,39 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
     return cells
 
 
-def write_deca_area(path: Path | None = None) -> dict:
-    """Synthesize the DECA PE at each §8.2 design point and store the cell counts in the area snapshot
-    the DECA report reads (`membound area`, `make area`)."""
+def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
+    """{design: (spec, point fields)} of the units whose area a paper reports."""
+    if paper == "deca":
+        from sysmodel.deca.model import DSE_POINTS
+
+        return {name: (TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
+                for name, (w, lanes) in DSE_POINTS.items()}
+    if paper == "l3":
+        from tb.l3.cases import AREA_SPECS
+
+        return {spec.unit: (spec, {"params": spec.params}) for spec in AREA_SPECS}
+    raise ValueError(f"paper: {paper!r} not allowed; allowed: {', '.join(AREA_PAPERS)}")
+
+
+AREA_PAPERS = ("deca", "l3")
+
+
+def write_area(paper: str, path: Path | None = None) -> list[dict]:
+    """Synthesize ``paper``'s units and store their cell counts in the area snapshot (`make area`), keeping
+    the other papers' points."""
     import datetime
     import json
 
-    from sysmodel.deca.model import DSE_POINTS
-    from sysmodel.deca.report import AREA_SNAPSHOT
+    from sysmodel.characterization import AREA_SNAPSHOT
 
     path = path or AREA_SNAPSHOT
+    data = json.loads(path.read_text()) if path.exists() else {"points": []}
     points = []
-    for name, (w, lanes) in DSE_POINTS.items():
-        cells = synth_cells(TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}))
-        points.append({"design": name, "w": w, "lanes": lanes, "cells": cells})
-        print(name, cells["total"], "cells")
-    data = {"tool": "yosys synth -flatten -noabc (generic cells)",
-            "date": datetime.date.today().isoformat(), "points": points}
+    for name, (spec, fields) in area_specs(paper).items():
+        cells = synth_cells(spec)
+        points.append({"paper": paper, "design": name, **fields, "cells": cells})
+        print(paper, name, cells["total"], "cells")
+    data["points"] = [p for p in data["points"] if p["paper"] != paper] + points
+    data.update(tool="yosys synth -flatten -noabc (generic cells)", date=datetime.date.today().isoformat())
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    return data
+    return points

@@ -4,7 +4,7 @@
 * summary: after `make sim`, one row per testbench: unit, parameters, PASS/FAIL (from pytest's JUnit
   XML), vectors checked, measured latency and II (from the characterization records).
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
-* area: Yosys cell counts of the DECA PE design points into sysmodel/data/area.json.
+* area: Yosys cell counts of the DECA PE design points and L3's Table 5 units into sysmodel/data/area.json.
 * bench: the performance figures of `make bench` (tb/bench.py) into BENCH.md and build/bench/.
 """
 
@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from sysmodel.characterization import Record, read
-from tb import bench, runner
+from tb import area, bench, runner
 from tb.charz import record_path
 from tb.registry import all_specs
 
@@ -94,16 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--vectors", type=int, default=10000)
     b.add_argument("--part", choices=("all", *bench.PARTS), default="all",
                    help="measure one part; the other sections of BENCH.md are kept")
-    sub.add_parser("area", help="synthesize the DECA PE design points with Yosys into the area snapshot")
+    ar = sub.add_parser("area", help="synthesize a paper's units with Yosys into the area snapshot")
+    ar.add_argument("--paper", choices=("all", *area.AREA_PAPERS), default="all")
     a = ap.parse_args(argv)
     if a.cmd == "summary":
         return summary(a.junit)
     if a.cmd == "verilog":
         return verilog(a.out)
     if a.cmd == "area":
-        from tb.area import write_deca_area
-
-        write_deca_area()
+        for paper in area.AREA_PAPERS if a.paper == "all" else (a.paper,):
+            area.write_area(paper)
         return 0
     parts = bench.PARTS if a.part == "all" else (a.part,)
     return bench.run(parts, a.json, a.md, a.vectors)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from tb.runner import TbSpec
 
 
-def all_specs() -> list[TbSpec]:
+def all_specs(full: bool = True) -> list[TbSpec]:
+    """``full``: include the paper-size testbenches of `make sim` (pytest marker ``full``)."""
     from tb.arith.cases import SPECS as ARITH
     from tb.deca.cases import SPECS as DECA
     from tb.l3.cases import FULL_SPECS as L3_FULL
     from tb.l3.cases import SPECS as L3
 
-    return [*ARITH, *DECA, *L3, *L3_FULL]
+    return [*ARITH, *DECA, *L3, *(L3_FULL if full else [])]
 
 
 def spec_by_tag(tag: str) -> TbSpec:

@@ -72,6 +72,21 @@ def test_l3_all_bank_aggregate() -> None:
     assert 0.88 <= r.bandwidth / rank.peak_bw() <= 0.97  # ACT/PRE overhead, not hidden in lock step
 
 
+def test_all_bank_tfaw_switch() -> None:
+    """With tFAW enforced, 16 bank ACTs go 4 per tFAW, tRRD_S apart: the last one 3 tFAW + 3 tRRD_S
+    after the first; the row opens that much later and the stream loses bandwidth."""
+    t = mm.DDR4_3200.timing
+    assert mm.act_spread(t, 16) == 3 * t.tfaw + 3 * t.trrd_s
+    assert mm.act_spread(t, 1) == 0
+    free, faw = (one_channel(mm.pim_view(mm.DDR4_3200, "all_bank", tfaw)) for tfaw in (False, True))
+    assert faw.timing.trcd - free.timing.trcd == mm.act_spread(t, 16)
+    bw = [mm.simulate(v, mm.streaming_trace(v, 8 * 128 * v.org.burst_bytes), refresh=False).bandwidth
+          for v in (free, faw)]
+    assert bw[1] < bw[0]
+    with pytest.raises(ValueError, match="tfaw: only the all_bank mode"):
+        mm.pim_view(mm.HBM3, "bank_bundle", tfaw=True)
+
+
 def test_duplex_bank_bundle_is_4x_per_pseudo_channel() -> None:
     """Duplex §IV-C: 512 bits per bank group per tCCD_L from 8 banks vs 256 bits per tCCD_S: 4x."""
     pc, bundle = one_channel(mm.HBM3), one_channel(mm.pim_view(mm.HBM3, "bank_bundle"))

@@ -67,6 +67,17 @@ def test_a_request_that_can_never_fit_is_infeasible() -> None:
     sys_ = serving.ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
     with pytest.raises(Infeasible, match=r"request 0 \(64 \+ 10 tokens\) needs"):
         serving.simulate(fixed(2), sys_)
+    with pytest.raises(Infeasible):  # rejecting every request leaves nothing to serve
+        serving.simulate(fixed(2), sys_, oversize="reject")
+    with pytest.raises(ValueError, match="oversize: 'drop' not allowed"):
+        serving.simulate(fixed(2), sys_, oversize="drop")
+
+
+def test_reject_drops_only_the_requests_that_never_fit() -> None:
+    tr = serving.Trace(np.zeros(4), [64, 10, 64, 10], [10, 10, 10, 10])
+    sys_ = serving.ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
+    r = serving.simulate(tr, sys_, oversize="reject")
+    assert r.meta["rejected"] == 2 and len(r.trace) == 2 and (r.trace.prompt == 10).all()
 
 
 def test_littles_law_in_qps_mode() -> None:

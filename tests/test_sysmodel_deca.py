@@ -3,6 +3,7 @@ MEM/VEC classification, the §8.2 design-space claims, and plausible Table 6 lat
 
 import pytest
 
+from sysmodel import characterization
 from sysmodel.deca import model as deca
 from sysmodel.deca import paper, report
 
@@ -129,7 +130,7 @@ def test_area_counts_every_lut_copy() -> None:
     from tb.area import SCRIPT
 
     assert "setattr -set keep 1" in SCRIPT and "n:*lut*" in SCRIPT
-    area = report.load_area()
+    area = characterization.load_area("deca")
     for name, (_, lanes) in deca.DSE_POINTS.items():
         ffs = sum(v for k, v in area[name]["cells"].items() if "DFF" in k)
         assert ffs >= lanes * SUB_LUTS * SUB_LUT_DEPTH * VALUE_BITS, name
@@ -137,7 +138,7 @@ def test_area_counts_every_lut_copy() -> None:
 
 def test_area_snapshot_orders_the_design_points() -> None:
     """`make area` synthesized the three §8.2 points; best costs less than over and more than under."""
-    area = report.load_area()
+    area = characterization.load_area("deca")
     cells = [area[name]["cells"]["total"] for name in deca.DSE_POINTS]
     assert cells[0] < cells[1] < cells[2]
     assert cells[2] / cells[1] > 2  # the paper: best is much cheaper (8x fewer LUTs, half the W)

@@ -17,8 +17,9 @@ Run phases, one all-bank RD every RD_INTERVAL (tCCD_L) cycles:
    bank per cycle) into the score queue (the rank PU buffer), which feeds the softmax unit;
 2. softmax — the softmax unit's chunk pass runs as scores arrive, then normalizes; probabilities go to
    the S buffer (4 per word: the broadcast of one V column);
-3. context — per V column j one RD of every bank (bank g*R + r holds burst r of token 4j + g) against
-   S word j; the bank PUs accumulate, tokens past n are masked;
+3. context — from the first probability on, overlapping the normalization (§4.3): per V column j one RD
+   of every bank (bank g*R + r holds burst r of token 4j + g) against S word j, issued once the word is
+   written; the bank PUs accumulate, tokens past n are masked;
 4. readout — the adder unit sums the 4 groups of each output dimension, in host order, to ``o``.
 
 Performance counters (cleared by a RUN): ``score_cycles`` — cycles from the first K RD to the last score
@@ -226,9 +227,10 @@ class Rank(wiring.Component):
             m.submodules[f"s_buf{k}"] = mem
         m.d.comb += [banks.w_bank.eq(wr.w_bank), banks.w_addr.eq(wr.w_addr), banks.w_data.eq(wr.w_data)]
         phase, n, clear = Signal(_Phase), Signal(N_BITS), Signal()
+        p_tok = Signal(N_BITS)  # probabilities written to the S buffer this head
         self._host(m, ru, wr, phase, n, clear)
-        rd = self._rd_issue(m, banks, wr, s_bufs, phase, n)
-        self._rank_pu(m, banks, au, queue, su, s_bufs, phase, n, rd)
+        rd = self._rd_issue(m, banks, wr, s_bufs, phase, n, p_tok)
+        self._rank_pu(m, banks, au, queue, su, s_bufs, phase, n, rd, p_tok)
         self._output(m, au, wr, banks, phase, n, clear)
         return m
 
@@ -255,15 +257,17 @@ class Rank(wiring.Component):
         with m.If(self.i.valid & self.i.ready & ~is_write):
             m.d.sync += [phase.eq(_Phase.CHECK), n.eq(item.data[:N_BITS])]
 
-    def _rd_issue(self, m: Module, banks: BankArray, wr: KVWriter, s_bufs, phase, n):
+    def _rd_issue(self, m: Module, banks: BankArray, wr: KVWriter, s_bufs, phase, n, p_tok):
         """The all-bank RD sequencer: score RDs (steps x R) then context RDs (V columns), one per
-        RD_INTERVAL. Returns the signals the rank PU needs."""
+        RD_INTERVAL, a context RD once its S word is written (``p_tok``). Returns the context start."""
         g = self.g
         timer = Signal(range(RD_INTERVAL))
         step, r = Signal(N_BITS), Signal(range(g.bursts))
         steps = Signal(N_BITS)
-        issue = Signal()
-        m.d.comb += issue.eq((timer == 0) & (step < steps))
+        issue, word_in = Signal(), Signal()
+        need = step * V_GROUPS + V_GROUPS  # probabilities S word ``step`` holds (fewer in the head's last)
+        m.d.comb += [word_in.eq((phase != _Phase.CONTEXT) | (p_tok >= Mux(need < n, need, n))),
+                     issue.eq((timer == 0) & (step < steps) & word_in)]
         with m.If(timer != 0):
             m.d.sync += timer.eq(timer - 1)
         with m.If(issue):
@@ -304,7 +308,7 @@ class Rank(wiring.Component):
             m.d.sync += steps.eq((n + V_GROUPS - 1) // V_GROUPS)
         return ctx_start
 
-    def _rank_pu(self, m: Module, banks: BankArray, au: AdderUnit, queue, su, s_bufs, phase, n, ctx_start):
+    def _rank_pu(self, m: Module, banks: BankArray, au: AdderUnit, queue, su, s_bufs, phase, n, ctx_start, p_tok):
         """Score readout (AU per bank into the queue), the softmax unit into the S buffer, and the phase
         changes score -> context -> readout."""
         g = self.g
@@ -334,17 +338,17 @@ class Rank(wiring.Component):
         with m.If(queue.r_rdy & ~su.i.ready):
             m.d.sync += self.su_stall.eq(self.su_stall + 1)
         with m.If(phase == _Phase.CHECK):
-            m.d.sync += [self.score_cycles.eq(0), self.su_stall.eq(0), base.eq(0), queued.eq(0), feeding.eq(0)]
-        # probabilities into the S buffer, 4 tokens per word
-        p_tok = Signal(N_BITS)
+            m.d.sync += [self.score_cycles.eq(0), self.su_stall.eq(0), base.eq(0), queued.eq(0), feeding.eq(0),
+                         p_tok.eq(0)]
+        # probabilities into the S buffer, 4 tokens per word; the first one starts the context RDs
         for k, mem in enumerate(s_bufs):
             w = mem.write_port()
             m.d.comb += [w.addr.eq(p_tok >> 2), w.data.eq(su.o.payload.p), w.en.eq(su.o.valid & (p_tok[:2] == k))]
         with m.If(su.o.valid):
             m.d.sync += p_tok.eq(p_tok + 1)
-        m.d.comb += ctx_start.eq(su.o.valid & su.o.payload.last)
+        m.d.comb += ctx_start.eq(su.o.valid & (phase == _Phase.SCORE))
         with m.If(ctx_start):
-            m.d.sync += [phase.eq(_Phase.CONTEXT), p_tok.eq(0)]
+            m.d.sync += phase.eq(_Phase.CONTEXT)
         with m.If((phase == _Phase.CONTEXT) & banks.res_valid):
             m.d.sync += phase.eq(_Phase.READOUT)
 
@@ -396,12 +400,16 @@ def score_arrivals(n: int, g: Geometry) -> list[int]:
 def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = None) -> int:
     """Cycles from a valid RUN item's acceptance to the head's last output accepted (ready sink): RDs one
     per RD_INTERVAL, the softmax unit replayed on the scores' arrival times (``stalls`` receives its
-    refusals), context RDs, then d_head outputs one per cycle through the adder unit."""
+    refusals; its n probabilities leave one per cycle), context RDs from the first full S word on, then
+    d_head outputs one per cycle through the adder unit."""
     arrivals = score_arrivals(n, g)
     su_last = arrivals[0] + softmax_unit.head_cycles(n, g.chunk, max_tokens, [a - arrivals[0] for a in arrivals],
                                                      stalls)
+    su_first = su_last - (n - 1)
+    # RD j waits for S word j (written by cycle su_first + 4j + 3) and RD_INTERVAL after RD j - 1: the
+    # softmax unit writes 4 probabilities per 4 cycles, the RDs take 8, so only the first word waits
     ctx_rds = math.ceil(n / V_GROUPS)
-    return START + su_last + 1 + RD_INTERVAL * (ctx_rds - 1) + CTX_TO_OUT + g.d_head - 1
+    return START + su_first + min(V_GROUPS, n) + RD_INTERVAL * (ctx_rds - 1) + CTX_TO_OUT + g.d_head - 1
 
 
 def head_cycles(n: int, g: Geometry, max_tokens: int, error: bool = False) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 from golden import deca as gdeca
 from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
+from sysmodel import characterization
 from sysmodel.deca import libxsmm, paper
 from sysmodel.deca.model import (
     CALIBRATION_FAMILY,
@@ -35,9 +36,6 @@ from sysmodel.deca.model import (
     table2,
     table6,
 )
-
-AREA_SNAPSHOT = Path(__file__).parents[1] / "data" / "area.json"  # written by `make area` (tb/area.py)
-
 
 # --- plots ---------------------------------------------------------------------------------------------
 
@@ -99,14 +97,6 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
     return path
 
 
-def load_area(path: Path = AREA_SNAPSHOT) -> dict[str, dict]:
-    import json
-
-    if not path.exists():
-        return {}
-    return {p["design"]: p for p in json.loads(path.read_text())["points"]}
-
-
 # --- report ---------------------------------------------------------------------------------------------
 
 def _ratio(model: float, paper: float | None) -> str:
@@ -159,8 +149,6 @@ def report_lines(out: Path) -> list[str]:
     lines += [f"- software-only {name}: {eq}" for name, eq in bord_lines(m, m.vos_sw).items()]
     lines += [f"- DECA {name}: {eq}" for name, eq in bord_lines(m, m.vos_deca).items()]
 
-    from sysmodel import characterization
-
     meas = measured_cycles()
     stressed = {(r.params["w"], r.params["lanes"], r.params["fmt"], r.params["density"]):
                 r.extra.get("cycles_per_tile_p_valid0.8_p_ready0.7") for r in characterization.load()
@@ -187,7 +175,7 @@ def report_lines(out: Path) -> list[str]:
               "| flip-flops | TFLOPS per Mcell |",
               "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |"]
     res = dse(m)
-    area = load_area()
+    area = characterization.load_area("deca")
     for name, r in res.items():
         cells = area.get(name, {}).get("cells", {})
         total = cells.get("total")

@@ -9,9 +9,11 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
   tCCD_L (``golden.l3_spec.RD_INTERVAL``).
 * **DRAM overheads** (ACT/PRE at row switches, postponed refresh) derate that by :func:`dram_efficiency`,
   measured by running an all-bank stream through the memory engine (``sysmodel.memory``, DDR4-3200).
-* **Ranks**: ranksets x 16 channels, heads spread evenly over them (head-level load balance, §5.1). With
-  communication overlap (§5.1) one rankset receives while the others compute: (1 - 1/ranksets) of the ranks
-  attend, the transfers proceed beside them; without it transfers and prefill KV offload pause the PIM.
+* **Ranks**: ranksets x 16 channels, heads spread evenly over them (head-level load balance, §5.1). The
+  host link carries a layer's transfers X (q, k, v and outputs of the decode requests, the prefill KV) one
+  rankset at a time. Without communication overlap the PIM waits for them: A + X for attention A on all
+  ranks. With it (§5.1) a rankset receives its 1/ranksets share while the others compute, in steady state
+  max(X, A + X / ranksets): the link is busy X, each rankset X / ranksets receiving plus A computing.
 * **Scheduler** (§5.2-5.3): two sub-batches interleaved across the devices, so per layer the GPU's work and
   the PIM's overlap: max(T_GPU, T_PIM) instead of their sum (naive); prefill chunks (multiples of 16) sized
   by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM. :func:`train_predictors` fits the paper's runtime
@@ -55,9 +57,10 @@ def head_cycles() -> tuple[float, float]:
 
 
 @lru_cache
-def dram_efficiency(nbytes: int = 32 << 20) -> float:
-    """Achieved / peak bandwidth of an all-bank stream on DDR4-3200 (ACT/PRE, refresh) from the engine."""
-    view = memory.pim_view(memory.DDR4_3200, "all_bank")
+def dram_efficiency(tfaw: bool = False, nbytes: int = 32 << 20) -> float:
+    """Achieved / peak bandwidth of an all-bank stream on DDR4-3200 (ACT/PRE, refresh) from the engine;
+    ``tfaw`` enforces tFAW on the all-bank ACT (:func:`sysmodel.memory.pim_view`)."""
+    view = memory.pim_view(memory.DDR4_3200, "all_bank", tfaw)
     return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
 
 
@@ -78,17 +81,18 @@ class HostConfig:
 class L3System:
     """GPU + host attention for one DP replica. ``attention``: "l3" (bank-level PIM, the RTL's cycles),
     "r-pim" (rank-level PUs, Hermes-style: 1/8 of the bandwidth), "cpu" (NEO-style offloading at 406 GB/s);
-    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets."""
+    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets; ``tfaw``:
+    the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
 
     def __init__(self, model: str, tp: int, dp: int = 1, host: HostConfig | None = None, attention: str = "l3",
-                 scheduler: bool = True, overlap: bool = True):
+                 scheduler: bool = True, overlap: bool = True, tfaw: bool = False):
         host = host or HostConfig()
         if attention not in ATTENTION:
             raise ValueError(f"attention: {attention!r} not allowed; allowed: {', '.join(ATTENTION)}")
         if tp < 1 or dp < 1:
             raise ValueError(f"tp, dp: {tp}, {dp} not allowed; both >= 1")
         self.cfg, self.tp, self.dp, self.host = load_model(model), tp, dp, host
-        self.attention, self.scheduler, self.overlap = attention, scheduler, overlap
+        self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
         self.gpu = Engine(get_device(paper.GPU), ATTACC, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
             raise Infeasible(f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x "
@@ -111,14 +115,13 @@ class L3System:
         kv_bytes = np.multiply(decode_ctx, 2 * cfg.kv_dim * KV_BYTES)
         if self.attention == "cpu":
             return kv_bytes / (paper.CPU_BW / self.dp * ATTACC.memory)
-        active = self.ranks * (1 - 1 / self.host.ranksets if self.overlap and self.host.ranksets > 1 else 1)
-        eff = dram_efficiency()
+        eff = dram_efficiency(self.tfaw)
         if self.attention == "r-pim":
-            return kv_bytes / (active * RANK_BW * paper.R_PIM_FACTOR * eff)
+            return kv_bytes / (self.ranks * RANK_BW * paper.R_PIM_FACTOR * eff)
         slope, fixed = head_cycles()
         heads = cfg.kv_heads
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
-        return cycles * TCK_S / eff / active
+        return cycles * TCK_S / eff / self.ranks
 
     def layer_parts(self, shape: StageShape, moe: bool) -> tuple[np.ndarray, np.ndarray]:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
@@ -131,9 +134,8 @@ class L3System:
         prefill = np.subtract(shape.tokens, shape.decode_reqs)
         offload = np.multiply(prefill, 2 * cfg.kv_dim * KV_BYTES) / min(paper.PCIE_EFFECTIVE * self.tp,
                                                                          paper.HOST_LINK_CAP)
-        host = self.attention_seconds(shape.decode_reqs, shape.decode_ctx) + comm
-        if not self.overlap:
-            host = host + offload  # the KV writes pause the PIM
+        attn, xfer = self.attention_seconds(shape.decode_reqs, shape.decode_ctx), comm + offload
+        host = np.maximum(xfer, attn + xfer / self.host.ranksets) if self.overlap else attn + xfer
         return gpu, host
 
     def stage_times(self, shape: StageShape) -> np.ndarray:

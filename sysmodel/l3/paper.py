@@ -22,13 +22,13 @@ TRACES = ("openr1", "dolphin", "openthoughts", "longbench")  # Table 4
 # Fig. 8 headline: the largest speedups over the traces and models
 HEADLINE = {"HBM-PIM": 6.1, "GPU-only": 5.0, "R-PIM": 9.2}
 BATCH_RATIO = 14.3  # L3's batch size over GPU-only's, at most
-# Fig. 11 scalability, GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)
+# Fig. 9 scalability, GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)
 SCALABILITY = {"Cap-only (4 TB)": 1.6, "Bw-only (16 ranksets)": 1.1, "Bw-Cap": 5.1}
 SCALE_BASE = {"capacity": 512e9, "ranksets": 2}
 SCALE_POINTS = {"Cap-only (4 TB)": (4e12, 2), "Bw-only (16 ranksets)": (512e9, 16), "Bw-Cap": (4e12, 16)}
-# Fig. 12 ablation, GPT-175B on OpenR1: naive -> + scheduler -> + communication overlap (cumulative)
+# Fig. 10(a) ablation, GPT-175B on OpenR1: naive -> + scheduler -> + communication overlap (cumulative)
 ABLATION = {"+ scheduler": 1.3, "+ overlap": 1.3 * 1.7}
-TBT_16_RANKSETS = (0.29, 0.53)  # Fig. 13: TBT at 16 ranksets over GPU-only's, GPT-89B, 6K-token decodes
+TBT_16_RANKSETS = (0.29, 0.53)  # Fig. 11: TBT at 16 ranksets over GPU-only's, GPT-89B, 6K-token decodes
 TBT_CONTEXT = 6144
 # Table 5 (28 nm): area in um^2
 AREA_UM2 = {"l3_relayout": 948, "l3_adder_unit": 3446, "l3_softmax_unit": 18506, "l3_bank_pu": 3323}

@@ -222,3 +222,10 @@ SPECS = [
 ]
 # the paper's rank: 8 chips x 16 banks, d_head 128 (make sim only: pytest marker "full")
 FULL_SPECS = [TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64})]
+# Table 5's four units at the paper's parameters for `make area`; the softmax unit holds one chunk of its
+# exp buffer (the rank PU's 256 KB score buffer is SRAM beside it, not in Table 5's SU logic)
+AREA_SPECS = [TbSpec("l3_relayout", "hw.l3.relayout:Relayout"),
+              TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
+              TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit",
+                     {"chunk": FULL.chunk, "max_tokens": FULL.chunk}),
+              TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU")]
