@@ -44,6 +44,7 @@ import numpy as np
 
 from sysmodel.cost import Infeasible
 from sysmodel.models import StageShape
+from sysmodel.plots import pyplot
 from sysmodel.progress import progress as make_progress
 
 # --- requests ------------------------------------------------------------------------------------------
@@ -475,10 +476,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
 # --- plots ----------------------------------------------------------------------------------------------
 
 def plot_tbt_cdf(results: list[Result], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for r in results:
@@ -498,10 +496,7 @@ def plot_tbt_cdf(results: list[Result], path: Path) -> Path:
 
 def plot_qps(rows: list[dict], path: Path) -> Path:
     """Throughput and p50 E2E against offered QPS (rows from :func:`qps_sweep`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
     for system in sorted({r["system"] for r in rows}):

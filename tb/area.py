@@ -47,6 +47,9 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
     return cells
 
 
+AREA_PAPERS = ("deca", "l3")
+
+
 def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
     """{design: (spec, point fields)} of the units whose area a paper reports."""
     if paper == "deca":
@@ -59,9 +62,6 @@ def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
 
         return {spec.unit: (spec, {"params": spec.params}) for spec in AREA_SPECS}
     raise ValueError(f"paper: {paper!r} not allowed; allowed: {', '.join(AREA_PAPERS)}")
-
-
-AREA_PAPERS = ("deca", "l3")
 
 
 def write_area(paper: str, path: Path | None = None) -> list[dict]:

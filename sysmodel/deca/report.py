@@ -36,14 +36,12 @@ from sysmodel.deca.model import (
     table2,
     table6,
 )
+from sysmodel.plots import pyplot
 
 # --- plots ---------------------------------------------------------------------------------------------
 
 def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     x = np.logspace(-3.2, -1.3, 60)  # AI_XM, tiles/B
@@ -66,10 +64,7 @@ def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Pa
 
 
 def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     panels = [("software-only", m.vos_sw, None)] + [(name, m.vos_deca, wl) for name, wl in DSE_POINTS.items()]

@@ -14,6 +14,7 @@ from sysmodel.cost import Infeasible
 from sysmodel.l3 import paper
 from sysmodel.l3.model import HostConfig, L3System, dram_efficiency, head_cycles, train_predictors
 from sysmodel.models import StageShape
+from sysmodel.plots import pyplot
 from sysmodel.serving import Result, make_trace, simulate
 
 BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
@@ -75,8 +76,8 @@ def fig8(requests: int) -> list[dict]:
             for name, r in res.items():
                 row[name] = None if r is None else r.throughput * dp
                 row[f"{name} batch"] = None if r is None else float(np.average(r.iter_decode, weights=r.iter_time))
-                rej = None if r is None else r.meta["rejected"]
-                row[f"{name} rejected"] = None if r is None else rej / (len(r.trace) + rej)
+                rej = None if r is None else r.meta["rejected"] / (len(r.trace) + r.meta["rejected"])
+                row[f"{name} rejected"] = rej
             rows.append(row)
     return rows
 
@@ -116,10 +117,11 @@ def _l3_throughput(requests: int, host: HostConfig, **kw) -> float:
     return float("nan") if r is None else r.throughput * dp
 
 
-def studies(requests: int) -> dict[str, dict[str, float]]:
+def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
     """GPT-175B on OpenR1: scalability over the base (512 GB, 2 ranksets), the ablation over the naive
-    design (cumulative), and tFAW enforced over the default — each a throughput ratio."""
-    full = _l3_throughput(requests, HostConfig())
+    design (cumulative), and tFAW enforced over the default — each a throughput ratio. The full design's
+    throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the same ``requests``)."""
+    full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
     base = _l3_throughput(requests, HostConfig(paper.SCALE_BASE["ranksets"], paper.SCALE_BASE["capacity"]))
     naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
     return {"scalability": {name: _l3_throughput(requests, HostConfig(rs, cap)) / base
@@ -213,25 +215,16 @@ def rank_lines() -> list[str]:
 
 # --- plots ---------------------------------------------------------------------------------------------
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_fig8(rows: list[dict], path: Path) -> Path:
     """Fig. 8 style: each system's throughput over GPU-only's per (model, trace); where GPU-only is OOM,
     over L3's (as the paper does), and an OOM system gets no bar."""
-    plt = _pyplot()
-    names = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload", "L3")
+    plt = pyplot()
+    names = (*BASELINES, "L3")
     fig, ax = plt.subplots(figsize=(12, 3.6))
     width = 0.8 / len(names)
     for k, name in enumerate(names):
         ys = [(r[name] or 0) / (r["GPU-only"] or r["L3"]) for r in rows]
-        ax.bar(np.arange(len(rows)) + (k - 2) * width, ys, width, label=name)
+        ax.bar(np.arange(len(rows)) + (k - (len(names) - 1) / 2) * width, ys, width, label=name)
     ax.set_xticks(np.arange(len(rows)), [f"{r['model']}\n{r['trace']}" for r in rows], fontsize=7)
     ax.set_ylabel("throughput / GPU-only")
     ax.legend(fontsize=7, ncol=len(names))
@@ -244,7 +237,7 @@ def plot_fig8(rows: list[dict], path: Path) -> Path:
 def plot_studies(got: dict[str, dict[str, float]], tbt: dict[tuple[int, int], float], path: Path) -> Path:
     """Fig. 9-11 style: the scalability and ablation ratios beside the paper's, and TBT against ranksets
     with the paper's 16-rankset range."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
     for ax, (study, want) in zip(axes, (("scalability", paper.SCALABILITY), ("ablation", paper.ABLATION)),
                                  strict=False):
@@ -269,7 +262,8 @@ def plot_studies(got: dict[str, dict[str, float]], tbt: dict[tuple[int, int], fl
 
 
 def report_lines(out: Path, requests: int = paper.REQUESTS) -> list[str]:
-    rows, got, tbt = fig8(requests), studies(requests), tbt_ratios()
+    rows = fig8(requests)
+    got, tbt = studies(requests, rows), tbt_ratios()
     p8, ps = plot_fig8(rows, out / "l3_fig8.png"), plot_studies(got, tbt, out / "l3_studies.png")
     lines = ["### The rank", "", *rank_lines(), "", f"### Throughput (Fig. 8), {requests} requests per run", ""]
     lines += [*fig8_lines(rows), "", f"![L3 Fig. 8]({p8.name})"]
