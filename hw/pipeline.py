@@ -8,7 +8,7 @@ its input was accepted (latency = depth). Bubbles travel with the data (valid bi
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Shape, Signal, Value
+from amaranth.hdl import Cat, Module, Shape, Signal, Value
 
 
 def stage(m: Module, en: Value, value: Value, name: str | None = None) -> Signal:
@@ -33,8 +33,10 @@ class PipelineCtl:
         if depth < 1:
             raise ValueError(f"depth: {depth} not allowed; must be >= 1")
         self.en = Signal()
+        self.busy = Signal()  # an item in some stage
         m.d.comb += [self.en.eq(~o_stream.valid | o_stream.ready), i_stream.ready.eq(self.en)]
-        valid = i_stream.valid
+        valid, valids = i_stream.valid, []
         for i in range(depth):
             valid = stage(m, self.en, valid, name=f"valid{i}")
-        m.d.comb += o_stream.valid.eq(valid)
+            valids.append(valid)
+        m.d.comb += [o_stream.valid.eq(valid), self.busy.eq(Cat(*valids).any())]

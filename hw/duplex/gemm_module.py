@@ -1,0 +1,308 @@
+"""Duplex Logic-PIM GEMM module (Duplex §IV-D, §VI): an output-stationary array of ``rows`` x ``lanes``
+FP16 MACs (64 x 8 = 512 by default) fed 128 B of weights per cycle from its bank bundle, with an 8 KB
+input buffer (semantics: ``golden.duplex.module_run``; items: ``golden.duplex_spec.Op``).
+
+A transaction is one DESC (m, k, n), the n input vectors (X beats of ``rows`` FP16 elements, token by
+token) into the input buffer — one bank per token lane, token j in lane j mod lanes — then the weights, row
+block by row block, one beat W[o0:o0+rows, k] per k. Each weight beat is held for G = ceil(n/lanes)
+cycles, one per token group (tokens beyond ``lanes`` loop; lanes past n idle). The MACs keep two FP32
+partial sums per output (k even / odd) in the accumulator memory; after a row block's last beat the
+combine stage adds them (one FP32 adder per row) and streams the block's n output beats of ``rows`` FP32
+values, token by token — the results buffer's temporal partials.
+
+A descriptor the module cannot run (``golden.duplex_spec.Err``) or a malformed item stream is consumed to
+its ``last`` item and answered with one error item — never a hang; the next transaction is unaffected.
+
+Cycle model (:func:`txn_cycles`): DESC 1 cycle, n*k/rows input beats, then per row block max(compute
+k*G, weight beats k) issue cycles + n output beats + 5 (MAC pipeline and combine fill); 2 more to the last
+output. Back-to-back transactions start the cycle after the previous one's last output.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from golden.duplex_spec import ACC_BITS, DIM_BITS, ELEM_BITS, ERR_FIELDS, FULL, Err, Geometry, Op
+from golden.fp import FP16, FP32
+from hw.arith import fpadd, fpmul
+from hw.cycles import CycleModel
+from hw.pipeline import PipelineCtl, delay
+
+MAC_DEPTH = fpmul.LATENCY + fpadd.LATENCY  # issue -> accumulator write
+FLUSH = MAC_DEPTH + 1  # last issue -> first combine read (the write lands the cycle after)
+ERR = data.StructLayout(ERR_FIELDS)
+
+
+def item_layout(g: Geometry) -> data.StructLayout:
+    return data.StructLayout({"op": 2, "data": max(g.rows * ELEM_BITS, 3 * DIM_BITS), "last": 1})
+
+
+def out_layout(g: Geometry) -> data.StructLayout:
+    return data.StructLayout({"y": data.ArrayLayout(ACC_BITS, g.rows), "last": 1, "error": ERR})
+
+
+def txn_cycles(m: int, k: int, n: int, g: Geometry = FULL) -> int:
+    """First item (DESC) accepted -> last output accepted, for a valid GEMM into a ready sink."""
+    groups, blocks = g.groups(n), m // g.rows
+    compute, weight_beats = k * groups, k  # per row block; 128 B per cycle = one beat
+    return 1 + n * k // g.rows + blocks * (max(compute, weight_beats) + n + FLUSH) + fpadd.LATENCY - 1
+
+
+def error_cycles(items: int) -> int:
+    """A flagged transaction of ``items`` items read back to back: its error item 2 cycles after the last."""
+    return items + fpadd.LATENCY
+
+
+def timing_shape(g: Geometry) -> tuple[int, int, int]:
+    """The GEMM the cycle test streams back to back: two row blocks, two beats per vector, one token group."""
+    return 2 * g.rows, 2 * g.rows, g.lanes
+
+
+def cycle_model(rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192, **_params) -> CycleModel:
+    """For :func:`timing_shape`: latency from its last weight beat (G = 1 issue, FLUSH, n drain reads, the
+    combine) and II per transaction (its cycles plus the one after its last output)."""
+    g = Geometry(rows, lanes, buffer_bytes)
+    m, k, n = timing_shape(g)
+    return CycleModel(latency=g.groups(n) + FLUSH + n + fpadd.LATENCY - 1, ii=txn_cycles(m, k, n, g) + 1)
+
+
+class InputBuffer(wiring.Component):
+    """One memory bank per token lane, ``lane_words`` words of ``rows`` FP16 each. Members: ``w_lane``,
+    ``w_addr``, ``w_data``, ``w_en`` In — an X beat's write; ``r_addr``, ``r_elem`` In — the word and
+    element every lane reads (combinationally); ``x`` Out(lanes FP16) — lane t's element."""
+
+    def __init__(self, g: Geometry):
+        self.g = g
+        super().__init__({"w_lane": In(range(g.lanes)), "w_addr": In(range(g.lane_words)),
+                          "w_data": In(g.rows * ELEM_BITS), "w_en": In(1),
+                          "r_addr": In(range(g.lane_words)), "r_elem": In(range(g.rows)),
+                          "x": Out(data.ArrayLayout(ELEM_BITS, g.lanes))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        for t in range(self.g.lanes):
+            m.submodules[f"lane{t}"] = mem = Memory(shape=self.g.rows * ELEM_BITS, depth=self.g.lane_words, init=[])
+            w, r = mem.write_port(), mem.read_port(domain="comb")
+            m.d.comb += [w.addr.eq(self.w_addr), w.data.eq(self.w_data), w.en.eq(self.w_en & (self.w_lane == t)),
+                         r.addr.eq(self.r_addr),
+                         self.x[t].eq(r.data.word_select(self.r_elem, ELEM_BITS))]
+        return m
+
+
+class MacArray(wiring.Component):
+    """rows x lanes FP16 x FP16 -> FP32 MACs into two partial sums per output. Members: ``issue`` In —
+    a MAC step this cycle; ``w`` In(rows FP16), ``x`` In(lanes FP16) — its operands; ``phase`` In (k mod 2),
+    ``group`` In (token group), ``first`` In (the phase's first k: add to -0); ``r_group`` In, ``acc``
+    Out(2 x rows x lanes FP32) — the two partials of a group, read combinationally by the combine stage;
+    ``busy`` Out — a step whose sum has not reached the write port yet.
+    Free-running: a step's sum is written MAC_DEPTH cycles after issue, forwarded if read meanwhile."""
+
+    def __init__(self, g: Geometry):
+        self.g = g
+        vec = data.ArrayLayout(ACC_BITS, g.macs)
+        super().__init__({"issue": In(1), "w": In(data.ArrayLayout(ELEM_BITS, g.rows)),
+                          "x": In(data.ArrayLayout(ELEM_BITS, g.lanes)), "phase": In(1),
+                          "group": In(range(g.lane_words)), "first": In(1),
+                          "r_group": In(range(g.lane_words)), "acc": Out(data.ArrayLayout(vec, 2)),
+                          "busy": Out(1)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        g, one = self.g, Const(1)
+        tag = Cat(self.issue, self.phase, self.group, self.first)
+        chain = [tag]
+        for i in range(MAC_DEPTH):  # the tag beside the products (stage 2), then the sums (stage 4)
+            chain.append(delay(m, one, chain[-1], 1, f"tag{i}"))
+        at_add, at_out = chain[fpmul.LATENCY], chain[-1]
+        m.d.comb += self.busy.eq(Cat(*(c[0] for c in chain[1:-1])).any())
+        slot_add, slot_out = at_add[1:-1], at_out[1:-1]
+        sums = Signal(g.macs * ACC_BITS)
+        fwd = at_out[0] & (slot_out == slot_add)
+        stored = Signal(g.macs * ACC_BITS)
+        for p in range(2):
+            m.submodules[f"acc{p}"] = mem = Memory(shape=g.macs * ACC_BITS, depth=g.lane_words, init=[])
+            w, r, d = mem.write_port(), mem.read_port(domain="comb"), mem.read_port(domain="comb")
+            m.d.comb += [w.addr.eq(at_out[2:-1]), w.data.eq(sums), w.en.eq(at_out[0] & (at_out[1] == p)),
+                         r.addr.eq(at_add[2:-1]), d.addr.eq(self.r_group), self.acc[p].eq(d.data)]
+            with m.If(at_add[1] == p):
+                m.d.comb += stored.eq(r.data)
+        c = Mux(at_add[-1], Const(FP32.sign_bit, ACC_BITS).replicate(g.macs), Mux(fwd, sums, stored))
+        outs = []
+        for r in range(g.rows):
+            for t in range(g.lanes):
+                i = r * g.lanes + t
+                prod = fpmul.fp_mul(m, one, self.w[r], self.x[t], FP16, FP32, f"mul_r{r}_t{t}")
+                outs.append(fpadd.fp_add(m, one, prod, c.word_select(i, ACC_BITS), FP32, f"acc_r{r}_t{t}"))
+        m.d.comb += sums.eq(Cat(*outs))
+        return m
+
+
+class Combine(wiring.Component):
+    """The drain: acc_0 + acc_1 for one token, one FP32 adder per row. Members: ``i`` In(stream of {a0,
+    a1: rows FP32, last, error}); ``o`` Out(stream of the module's output items); ``busy`` Out — an item
+    in flight."""
+
+    def __init__(self, g: Geometry):
+        vec = data.ArrayLayout(ACC_BITS, g.rows)
+        self.g = g
+        super().__init__({"i": In(stream.Signature(data.StructLayout({"a0": vec, "a1": vec, "last": 1,
+                                                                       "error": ERR}))),
+                          "o": Out(stream.Signature(out_layout(g))), "busy": Out(1)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        ctl = PipelineCtl(m, self.i, self.o, fpadd.LATENCY)
+        p = self.i.payload
+        error = delay(m, ctl.en, p.error.as_value(), fpadd.LATENCY, "err_dly")
+        for r in range(self.g.rows):  # an error item carries y = 0
+            total = fpadd.fp_add(m, ctl.en, p.a0[r], p.a1[r], FP32, f"comb_r{r}")
+            m.d.comb += self.o.payload.y[r].eq(Mux(error.any(), 0, total))
+        m.d.comb += [self.o.payload.last.eq(delay(m, ctl.en, p.last, fpadd.LATENCY, "last_dly")),
+                     self.o.payload.error.eq(error), self.busy.eq(ctl.busy)]
+        return m
+
+
+class GemmModule(wiring.Component):
+    """Members: ``i`` In(stream of {op, data, last}) — DESC, X and W items (``golden.duplex_spec.Op``;
+    DESC data = m | k << 16 | n << 32); ``o`` Out(stream of {y: rows FP32, last, error}) — each row block's
+    n output beats, or one error item."""
+
+    def __init__(self, rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192):
+        if rows < 4:
+            raise ValueError(f"rows: {rows} not allowed; >= 4 (a beat carries the 48-bit descriptor)")
+        self.g = Geometry(rows, lanes, buffer_bytes)
+        super().__init__({"i": In(stream.Signature(item_layout(self.g))),
+                          "o": Out(stream.Signature(out_layout(self.g)))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        g = self.g
+        lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
+        m.submodules.buf = buf = InputBuffer(g)
+        m.submodules.macs = macs = MacArray(g)
+        m.submodules.comb = comb = Combine(g)
+        m.submodules.check = check = DescCheck(g)
+        wiring.connect(m, comb.o, wiring.flipped(self.o))
+        p = self.i.payload
+        m.d.comb += check.data.eq(p.data)
+
+        dm, dk, dn, groups = (Signal(DIM_BITS, name=n) for n in ("m", "k", "n", "groups"))
+        xj, xb, blk, kk, k_held, grp, dj = (Signal(DIM_BITS, name=n)
+                                            for n in ("xj", "xb", "blk", "kk", "k_held", "grp", "dj"))
+        kb = dk >> lr  # beats per input vector
+        w_reg = Signal(data.ArrayLayout(ELEM_BITS, g.rows))
+        held = Signal()  # a weight beat is being issued, one token group per cycle
+        last_grp = grp == groups - 1
+        err = Signal(ERR)
+        m.d.comb += [buf.w_lane.eq(xj[:lt] if lt else 0), buf.w_addr.eq((xj >> lt) * kb + xb),
+                     buf.w_data.eq(p.data), buf.r_addr.eq(grp * kb + (k_held >> lr)),
+                     buf.r_elem.eq(k_held[:lr]), macs.w.eq(w_reg), macs.x.eq(buf.x),
+                     macs.phase.eq(k_held[0]), macs.group.eq(grp), macs.first.eq(k_held < 2),
+                     macs.issue.eq(held), macs.r_group.eq(dj >> lt)]
+        with m.If(held):
+            m.d.sync += grp.eq(Mux(last_grp, 0, grp + 1))
+            with m.If(last_grp):
+                m.d.sync += held.eq(0)
+        lane = dj[:lt] if lt else 0  # the combine reads token dj's lane of both partials
+        for r in range(g.rows):
+            for ph, a in enumerate((comb.i.payload.a0, comb.i.payload.a1)):
+                m.d.comb += a[r].eq(Array(macs.acc[ph][r * g.lanes + t] for t in range(g.lanes))[lane])
+        accept = self.i.valid & self.i.ready
+
+        def fail(bits) -> None:
+            """Flag ``bits``; the error item goes out now if this item was the last, else after skipping."""
+            m.d.sync += err.as_value().eq(bits)
+            with m.If(p.last):
+                m.next = "ERROR"
+            with m.Else():
+                m.next = "SKIP"
+
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.i.ready.eq(~comb.busy)  # one transaction's outputs at a time
+                with m.If(accept):
+                    m.d.sync += [dm.eq(check.m), dk.eq(check.k), dn.eq(check.n), groups.eq(check.groups),
+                                 xj.eq(0), xb.eq(0), blk.eq(0), kk.eq(0), dj.eq(0), grp.eq(0)]
+                    with m.If(p.op != Op.DESC):
+                        fail(Err.MALFORMED)
+                    with m.Elif(check.err.as_value() != 0):
+                        fail(check.err)
+                    with m.Elif(p.last):
+                        fail(Err.MALFORMED)
+                    with m.Else():
+                        m.next = "LOAD"
+            with m.State("LOAD"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(accept):
+                    with m.If((p.op != Op.X) | p.last):
+                        fail(Err.MALFORMED)
+                    with m.Else():
+                        m.d.comb += buf.w_en.eq(1)
+                        m.d.sync += xb.eq(Mux(xb == kb - 1, 0, xb + 1))
+                        with m.If(xb == kb - 1):
+                            m.d.sync += xj.eq(xj + 1)
+                            with m.If(xj == dn - 1):
+                                m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += self.i.ready.eq((kk < dk) & (~held | last_grp))
+                with m.If(accept):
+                    with m.If((p.op != Op.W) | (p.last != is_final(blk, kk, dm, dk, lr))):
+                        fail(Err.MALFORMED)
+                    with m.Else():
+                        m.d.sync += [w_reg.eq(p.data[:g.rows * ELEM_BITS]), held.eq(1), k_held.eq(kk),
+                                     kk.eq(kk + 1)]
+                with m.If((kk == dk) & ~held & ~macs.busy):  # the block's last sums are landing
+                    m.next = "DRAIN"
+            with m.State("DRAIN"):
+                final_blk = blk == (dm >> lr) - 1
+                m.d.comb += [comb.i.valid.eq(1), comb.i.payload.last.eq(final_blk & (dj == dn - 1))]
+                with m.If(comb.i.ready):
+                    m.d.sync += dj.eq(dj + 1)
+                    with m.If(dj == dn - 1):
+                        m.d.sync += [dj.eq(0), blk.eq(blk + 1), kk.eq(0)]
+                        with m.If(final_blk):
+                            m.next = "IDLE"
+                        with m.Else():
+                            m.next = "RUN"
+            with m.State("SKIP"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(accept & p.last):
+                    m.next = "ERROR"
+            with m.State("ERROR"):
+                m.d.comb += [comb.i.valid.eq(1), comb.i.payload.last.eq(1), comb.i.payload.error.eq(err)]
+                with m.If(comb.i.ready):
+                    m.next = "IDLE"
+        return m
+
+
+def is_final(blk: Signal, kk: Signal, dm: Signal, dk: Signal, lr: int):
+    """The transaction's final weight beat: the last row block's last k."""
+    return (blk == (dm >> lr) - 1) & (kk == dk - 1)
+
+
+class DescCheck(wiring.Component):
+    """The descriptor's fields and error flags (``golden.duplex_spec.Geometry.check``). Members: ``data``
+    In — a DESC item's data; ``m``, ``k``, ``n``, ``groups`` Out; ``err`` Out(flags)."""
+
+    def __init__(self, g: Geometry):
+        self.g = g
+        super().__init__({"data": In(item_layout(g)["data"].shape), "m": Out(DIM_BITS), "k": Out(DIM_BITS),
+                          "n": Out(DIM_BITS), "groups": Out(DIM_BITS), "err": Out(ERR)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        g = self.g
+        lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
+        m.d.comb += [self.m.eq(self.data[:DIM_BITS]), self.k.eq(self.data[DIM_BITS:2 * DIM_BITS]),
+                     self.n.eq(self.data[2 * DIM_BITS:3 * DIM_BITS]),
+                     self.groups.eq((self.n + g.lanes - 1) >> lt)]
+        zero = (self.m == 0) | (self.k == 0) | (self.n == 0)
+        aligned = self.k[:lr] == 0
+        over = aligned & (self.groups * (self.k >> lr) > g.lane_words)
+        # one assignment of the whole flag vector (MALFORMED is the controller's): no constant-only process
+        m.d.comb += self.err.as_value().eq(Cat(zero, ~zero & (self.m[:lr] != 0), ~zero & ~aligned, ~zero & over,
+                                               Const(0, 1)))
+        return m

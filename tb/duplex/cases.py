@@ -1,0 +1,144 @@
+"""The Duplex testbench cases for the shared stream testbench (tb/stream_tb.py): the Logic-PIM GEMM module,
+softmax unit and gated activation, each against golden.duplex. ``SPECS`` is what `make test` runs (a
+4 x 2 module); ``FULL_SPECS`` adds the paper's 64 x 8 module (512 MACs) for `make sim` (marker ``full``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from golden import duplex
+from golden.duplex_spec import ACT_LANES, FULL, REDUCED, Geometry, Op
+from hw.duplex import activation, gemm_module
+from tb.case import StreamCase
+from tb.runner import TbSpec
+from tb.stimulus import edge_values, random_value
+from tb.streams import pack
+
+F = duplex.F
+EDGES = edge_values(F)
+
+
+def _fp16(rng: random.Random, edge: float = 0.03) -> int:
+    return rng.choice(EDGES) if rng.random() < edge else random_value(rng, F, exp_span=6)
+
+
+def _matrix(rng: random.Random, shape: tuple[int, int], edge: float = 0.03) -> np.ndarray:
+    return np.array([[_fp16(rng, edge) for _ in range(shape[1])] for _ in range(shape[0])], dtype=np.uint16)
+
+
+# --- GEMM module: one descriptor, its inputs and its weights -------------------------------------------------
+
+def _gemm_case(spec: TbSpec) -> StreamCase:
+    g = Geometry(**spec.params)
+    layout = gemm_module.out_layout(g)
+
+    def gemm(rng: random.Random, m: int, k: int, n: int, edge: float = 0.03) -> dict:
+        w, x = _matrix(rng, (m, k), edge), _matrix(rng, (n, k), edge)
+        return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
+
+    def fits(rng: random.Random) -> tuple[int, int, int]:
+        n = rng.choice([1, g.lanes, g.lanes + 1, rng.randint(1, 3 * g.lanes)])
+        kb_max = g.lane_words // g.groups(n)
+        if kb_max == 0:
+            n, kb_max = g.lanes, g.lane_words
+        return g.rows * rng.randint(1, 3), g.rows * rng.randint(1, min(kb_max, 4)), n
+
+    def flagged(rng: random.Random) -> dict:
+        roll = rng.randrange(5)
+        m, k, n = fits(rng)
+        if roll == 0:
+            m, k, n = rng.choice([(0, k, n), (m, 0, n), (m, k, 0)])
+        elif roll == 1:
+            m, k = m + rng.randint(1, g.rows - 1), k + rng.choice([0, 1])  # M_ALIGN (and maybe K_ALIGN)
+        elif roll == 2:
+            n = g.lanes * (g.lane_words // (k // g.rows) + 1)  # BUF_OVER
+        else:  # MALFORMED: a lost item, or the first item's op wrong
+            t = gemm(rng, m, k, n)
+            items = list(t["items"])
+            if roll == 3:
+                drop = rng.randrange(1, len(items) - 1)
+                items = items[:drop] + items[drop + 1:]
+            else:
+                items[0] = (Op.X, *items[0][1:])
+            return {"items": items, "shape": None}
+        tail = [(Op.X, rng.getrandbits(16), 0) for _ in range(rng.randint(0, 3))]
+        items = [(Op.DESC, duplex.pack_desc(m, k, n), 0), *tail]
+        items[-1] = (*items[-1][:2], 1)
+        return {"items": items, "shape": None}
+
+    def rand(rng: random.Random) -> dict:
+        return flagged(rng) if rng.random() < 0.12 else gemm(rng, *fits(rng))
+
+    def items(t: dict) -> list[dict]:
+        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+
+    def golden(t: dict) -> list[int]:
+        return [pack(layout, {"y": y, "last": last, "error": err}) for y, last, err in duplex.module_run(t["items"], g)]
+
+    def lone(t: dict) -> int:
+        if t["shape"] is None:
+            return gemm_module.error_cycles(len(t["items"]))
+        return gemm_module.txn_cycles(*t["shape"], g)
+
+    rng = random.Random(7)
+    one, neg_zero = duplex.fp32_to_fp16(0x3F800000), F.sign_bit
+    kmax = g.rows * g.lane_words  # one token: the whole lane bank
+
+    def const(m: int, k: int, n: int, wv: int, xv: int) -> dict:
+        w, x = np.full((m, k), wv, dtype=np.uint16), np.full((n, k), xv, dtype=np.uint16)
+        return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
+
+    directed = [const(g.rows, g.rows, 1, neg_zero, one), const(g.rows, g.rows, g.lanes, 0, 0),
+                const(g.rows, g.rows, 1, F.inf_bits, one), const(g.rows, g.rows, 2, F.inf_bits, neg_zero),
+                const(g.rows, g.rows, 1, 1, one),  # subnormal weights
+                const(g.rows, g.rows, 1, F.max_bits, F.max_bits), gemm(rng, g.rows, g.rows, 1, edge=0.5),
+                gemm(rng, g.rows, kmax, 1), gemm(rng, g.rows, g.rows, g.lanes * g.lane_words)]
+    directed += [{"items": [(Op.DESC, duplex.pack_desc(*s), 1)], "shape": None}
+                 for s in [(0, 0, 0), (g.rows, g.rows, 1), (g.rows + 1, g.rows, 1), (g.rows, kmax + g.rows, 1)]]
+
+    def probe(rng: random.Random) -> dict:
+        return gemm(rng, 2 * g.rows, g.rows * (g.lane_words // 2), g.lanes * 2)
+
+    def measure(dut, t: dict) -> dict:
+        m, k, n = t["shape"]
+        return {"probe_shape": [m, k, n], "probe_cycles": gemm_module.txn_cycles(m, k, n, g),
+                "compute_cycles": m // g.rows * k * g.groups(n)}
+
+    return StreamCase(golden, rand, directed, gemm_module.cycle_model(**spec.params), items, lone_cycles=lone,
+                      timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)), ii_per="txn", burst_txns=8,
+                      probe=probe, measure=measure, extra={"flush_cycles": gemm_module.FLUSH})
+
+
+# --- activation: one beat of gate/up pairs ------------------------------------------------------------------
+
+def _activation_case(spec: TbSpec) -> StreamCase:
+    lanes = spec.params["lanes"]
+
+    def rand(rng: random.Random) -> dict:
+        return {"g": [_fp16(rng, 0.05) for _ in range(lanes)], "u": [_fp16(rng, 0.05) for _ in range(lanes)]}
+
+    def golden(v: dict) -> list[int]:
+        return [pack(activation.Activation(lanes).o.payload.shape(),
+                     [duplex.silu_gate(a, b) for a, b in zip(v["g"], v["u"], strict=True)])]
+
+    directed = [{"g": [EDGES[(i + k) % len(EDGES)] for i in range(lanes)],
+                 "u": [EDGES[(3 * i + k) % len(EDGES)] for i in range(lanes)]} for k in range(len(EDGES))]
+    return StreamCase(golden, rand, directed, activation.cycle_model())
+
+
+CASES = {"duplex_gemm_module": _gemm_case, "duplex_activation": _activation_case}
+
+
+def case(spec: TbSpec) -> StreamCase:
+    return CASES[spec.unit](spec)
+
+
+_R = {"rows": REDUCED.rows, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
+SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _R),
+         TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4})]
+# the paper's module: 64 rows x 8 token lanes, 8 KB input buffer (make sim only: pytest marker "full")
+FULL_SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule",
+                     {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes}),
+              TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES})]
