@@ -95,6 +95,10 @@ def report(papers: list[str], out: Path, requests: int = 1000) -> Path:
             from sysmodel.l3 import report as l3_report
 
             lines += l3_report.report_lines(out, requests)
+        elif key == "duplex":
+            from sysmodel.duplex import report as duplex_report
+
+            lines += duplex_report.report_lines(out, requests)
         else:
             lines.append("No system model for this paper yet.")
         lines.append("")

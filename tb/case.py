@@ -32,7 +32,8 @@ class StreamCase:
     transactions' first items, each starting the cycle after the previous one's last output);
     ``extra``: figures for the characterization record;
     ``probe(rng)`` and ``measure(dut, txn)``: a further lone transaction whose cycles are asserted, after
-    which ``measure`` reads (and checks) the unit's performance counters for the record."""
+    which ``measure`` reads (and checks) the unit's performance counters for the record; ``max_items``: a
+    cap on test_vectors' random input items for wide units whose item holds many values."""
 
     golden: Callable[[Txn], list[int]]
     random: Callable[[random.Random], Txn]
@@ -46,6 +47,7 @@ class StreamCase:
     burst_txns: int = 64  # transactions back to back in the II measurement
     probe: Callable[[random.Random], Txn] | None = None
     measure: Callable[[Any, Txn], dict] | None = None
+    max_items: int | None = None
 
     def burst_cycles(self, txns: list) -> int:
         """The span of back-to-back transactions, first input accepted to last output accepted."""

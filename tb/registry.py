@@ -9,10 +9,12 @@ def all_specs(full: bool = True) -> list[TbSpec]:
     """``full``: include the paper-size testbenches of `make sim` (pytest marker ``full``)."""
     from tb.arith.cases import SPECS as ARITH
     from tb.deca.cases import SPECS as DECA
+    from tb.duplex.cases import FULL_SPECS as DUPLEX_FULL
+    from tb.duplex.cases import SPECS as DUPLEX
     from tb.l3.cases import FULL_SPECS as L3_FULL
     from tb.l3.cases import SPECS as L3
 
-    return [*ARITH, *DECA, *L3, *(L3_FULL if full else [])]
+    return [*ARITH, *DECA, *L3, *DUPLEX, *(L3_FULL + DUPLEX_FULL if full else [])]
 
 
 def spec_by_tag(tag: str) -> TbSpec:

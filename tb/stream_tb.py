@@ -5,7 +5,8 @@ under ``hw`` that holds the component) says what a *transaction* is — a list o
 output items golden says they produce — plus directed transactions, a seeded random one, and the unit's
 cycle model.
 
-* test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000) input items' worth of
+* test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000; at most the case's
+  ``max_items``) input items' worth of
   random ones, streamed with random valid gaps and ready backpressure; every output bit-exact against
   golden, in order, none lost or duplicated, nothing after the last.
 * test_reset_midstream: reset just after the first result (the rest in flight), then a fresh stream must
@@ -72,7 +73,7 @@ async def test_vectors(dut):
     await start_clock(dut)
     await reset(dut)
     rng = random.Random(SEED)
-    txns = CASE.directed + _random_txns(rng, N_ITEMS)
+    txns = CASE.directed + _random_txns(rng, min(N_ITEMS, CASE.max_items or N_ITEMS))
     t0, c0 = time.perf_counter(), cycle_now()
     src, _, got, expected = await _stream(dut, txns, rng, p_valid=0.8, p_ready=0.7)
     STATS.update(vectors=len(src.accepted), wall=time.perf_counter() - t0, cycles=cycle_now() - c0)

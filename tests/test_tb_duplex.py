@@ -1,4 +1,4 @@
-"""Runs the Duplex cocotb testbenches: reduced units in `make test`; the paper's 64 x 8 GEMM module
+"""Runs the Duplex cocotb testbenches: reduced units in `make test`; the paper's 64-lane activation
 (marker ``full``) in `make sim` only."""
 
 import pytest

@@ -1,0 +1,1 @@
+"""Duplex (xPU + Logic-PIM) system model and report."""

@@ -1,0 +1,286 @@
+"""Duplex system model (Duplex §IV-§VI; shared/notes §2.4-2.5): devices of an H100-class xPU plus Logic-PIM
+on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) under continuous batching.
+
+* **Logic-PIM per stack**: 32 GEMM modules at 650 MHz, each fed by one pseudo-channel's bank bundles.
+  Peak FLOP/s and bandwidth are derived (:func:`logic_pim_peaks`), not typed in: 32 x 512 MACs x 2 x 650 MHz
+  and 32 x the bank-bundle bandwidth of ``sysmodel.memory.pim_view(HBM3, "bank_bundle")``.
+* **A GEMM on Logic-PIM** (:func:`pim_gemm_cycles`) is the module's cycle model
+  (``hw.duplex.gemm_module.txn_cycles``, asserted cycle-exact against the RTL by tb/duplex): the weight rows
+  split over every module of the device, K tiled to what the 8 KB input buffer holds for the tokens, tokens
+  beyond the buffer in further passes; derated by the bank bundle's DRAM efficiency (ACT/PRE, refresh)
+  measured with the memory engine (:func:`dram_efficiency`).
+* **Decode attention on Logic-PIM**: per request and KV group, the score GEMM (K rows as weights, the g
+  query heads as tokens) and the context GEMM (V^T rows as weights), both by the module's cycle model,
+  spread over all modules (request and head parallelism, §V-A). The softmax unit (64 lanes per stack,
+  deferred normalization) streams alongside [S]; the slower of the two counts.
+* **Placement** (§IV, §V-B): the xPU runs QKV, projection, router, dense FFNs, norms and prefill attention
+  (tensor parallel within a node, data parallel across nodes). ``duplex``: MoE experts on Logic-PIM in
+  decode-only stages, on the xPU in mixed stages; decode attention on Logic-PIM, after prefill attention.
+  ``duplex+pe``: expert co-processing (:func:`coprocess_experts`: the k experts with the fewest tokens to
+  Logic-PIM, k = argmin max(T_xPU, T_PIM)) in every stage and attention co-processing (prefill attention
+  on the xPU while decode attention runs on Logic-PIM). ``duplex+pe+et``: experts tensor-parallel over the
+  node's devices. ``gpu``: everything on the xPU. Experts are expert-parallel over the devices (an expert
+  spans devices / experts devices when there are more devices than experts).
+* **Routing**: each token's top-k experts drawn uniformly (seeded); a stage's per-expert token counts are a
+  multinomial draw of tokens x top-k over the experts (ignoring that one token's k picks are distinct).
+* **Energy** (:class:`EnergyModel`): DRAM bits on the xPU path pay ACT, cell read, column-to-bank-group
+  mux, bank-group-to-global IO, TSV and interposer IO; Logic-PIM reads skip the interposer and the global
+  IO [S]; Bank-PIM reads only ACT and the cell read; ALU energy per FLOP is the same everywhere.
+* **Baselines** (§VI): GPU, 2xGPU (twice the devices), Bank-PIM (16x HBM bandwidth at 1 Op/B: roofline),
+  BankGroup-PIM (Logic-PIM's bandwidth and compute in the DRAM die: Logic-PIM's timing, Bank-PIM's
+  energy path plus the bank-group IO).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+
+from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_LANES, STACKS, Geometry
+from hw.duplex import gemm_module
+from sysmodel import memory
+from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce
+from sysmodel.devices import get_device, get_link
+from sysmodel.duplex import paper
+from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
+
+MODES = ("gpu", "duplex", "duplex+pe", "duplex+pe+et")
+PIMS = ("logic", "bank", "bankgroup")
+MODULES = STACKS * MODULES_PER_STACK  # GEMM modules per device
+
+
+@lru_cache
+def dram_efficiency(nbytes: int = 8 << 20) -> float:
+    """Achieved / peak bandwidth of a bank-bundle stream on HBM3 (ACT/PRE, refresh), from the engine."""
+    view = memory.pim_view(memory.HBM3, "bank_bundle")
+    return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
+
+
+def logic_pim_peaks(g: Geometry = FULL) -> dict:
+    """Per stack: FLOP/s of 32 modules of rows x lanes MACs at 650 MHz and the bank bundles' bandwidth."""
+    flops = MODULES_PER_STACK * g.macs * 2 * CLOCK_HZ
+    bw = memory.pim_view(memory.HBM3, "bank_bundle").peak_bw()
+    return {"flops": flops, "bandwidth": bw, "op_per_byte": flops / bw}
+
+
+def pim_gemm_cycles(m: int, k: int, n: int, modules: int = MODULES, g: Geometry = FULL) -> int:
+    """Module cycles for an m x k FP16 weight matrix times n tokens on ``modules`` modules. The work units
+    are (row block, K tile) pairs — a K tile is what the input buffer holds for the tokens, its partials
+    accumulate in the results buffer — dealt evenly to the modules; a module runs its units of one K tile
+    as one transaction (one input load). Tokens beyond the buffer take further passes."""
+    if min(m, k, n) < 1:
+        raise ValueError(f"m, k, n: {m}, {k}, {n}; each must be >= 1")
+    blocks = math.ceil(m / g.rows)
+    per_pass = g.lanes * g.lane_words  # tokens the buffer holds at one beat per vector
+    total = 0
+    for start in range(0, n, per_pass):
+        nc = min(per_pass, n - start)
+        tiles = math.ceil(k / (g.rows * (g.lane_words // g.groups(nc))))
+        kt = g.rows * math.ceil(k / (tiles * g.rows))  # K split evenly into whole beats
+        units = math.ceil(blocks * tiles / modules)  # units per module
+        per_txn = min(units, blocks)
+        txns, rest = divmod(units, per_txn)
+        total += txns * gemm_module.txn_cycles(g.rows * per_txn, kt, nc, g)
+        total += gemm_module.txn_cycles(g.rows * rest, kt, nc, g) if rest else 0
+    return total
+
+
+@lru_cache
+def attention_cycles(g_heads: int, d: int) -> tuple[float, float]:
+    """(module cycles per cached token, fixed cycles) of one request's KV group: score + context GEMMs on
+    one module, affine in the context length (checked on three lengths)."""
+    def one(length: int) -> int:
+        return pim_gemm_cycles(length, d, g_heads, modules=1) + pim_gemm_cycles(d, length, g_heads, modules=1)
+    pts = (1024, 2048, 4096)
+    c = [one(x) for x in pts]
+    slope = (c[1] - c[0]) / (pts[1] - pts[0])
+    if not math.isclose(c[2] - c[1], slope * (pts[2] - pts[1]), rel_tol=1e-9):
+        raise AssertionError(f"attention cycles not affine in length: {c}")
+    return slope, c[0] - slope * pts[0]
+
+
+@dataclass(frozen=True)
+class EnergyModel:
+    """pJ per bit moved and per FLOP: AttAcc's FGDRAM-derived table (scale-snu/attacc_simulator; notes §2.3)."""
+
+    act: float = 0.11
+    cell: float = 0.44
+    col_to_bg: float = 1.01
+    bg_to_gio: float = 1.23
+    tsv: float = 0.5
+    io: float = 0.3
+    alu_per_flop: float = 0.32 * 2  # 0.32 pJ per op-byte, FP16 operands [EXT AttAcc]
+
+    def per_bit(self, path: str) -> float:
+        base = self.act + self.cell
+        return {"xpu": base + self.col_to_bg + self.bg_to_gio + self.tsv + self.io,
+                "logic": base + self.col_to_bg + self.tsv, "bank": base,
+                "bankgroup": base + self.col_to_bg}[path]
+
+
+ENERGY = EnergyModel()
+
+
+class DuplexSystem:
+    """``model`` on ``nodes`` x ``devices`` (the paper's counts by default) in ``mode`` (:data:`MODES`)
+    with PIM of kind ``pim`` (:data:`PIMS`)."""
+
+    def __init__(self, model: str | ModelConfig, mode: str = "duplex+pe+et", pim: str = "logic",
+                 nodes: int | None = None, devices: int | None = None, seed: int = 1):
+        if mode not in MODES:
+            raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
+        if pim not in PIMS:
+            raise ValueError(f"pim: {pim!r} not allowed; allowed: {', '.join(PIMS)}")
+        self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
+        dn, dd = paper.SYSTEMS.get(self.cfg.name, (1, 4))
+        self.nodes, self.devices = nodes or dn, devices or dd
+        if self.nodes < 1 or self.devices < 1 or self.devices > 8:
+            raise ValueError(f"nodes, devices: {self.nodes}, {self.devices}; nodes >= 1, 1-8 devices per node")
+        self.mode, self.pim, self.rng = mode, pim, np.random.default_rng(seed)
+        xpu = get_device(paper.XPU)
+        self.xpu = Engine(xpu, ATTACC, self.devices)
+        self.xpu1 = Engine(xpu, ATTACC, 1)
+        peaks = logic_pim_peaks()
+        if pim == "bank":
+            bw = xpu.mem_bw * paper.BANK_PIM_FACTOR
+            self.pim_engine = Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)  # 1 Op/B
+        else:
+            self.pim_engine = Engine(replace(xpu, peak_flops=STACKS * peaks["flops"],
+                                             mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()), PEAK, 1)
+        self.nvlink, self.ib = get_link(xpu.link), paper.IB_BW
+        names = {"gpu": "GPU", "duplex": "Duplex", "duplex+pe": "Duplex+PE", "duplex+pe+et": "Duplex+PE+ET"}
+        kind = {"logic": "", "bank": " (Bank-PIM)", "bankgroup": " (BankGroup-PIM)"}[pim]
+        self.name = f"{names[mode]}{kind} {self.nodes}x{self.devices}"
+        if self.kv_capacity() <= 0:
+            raise Infeasible(f"{self.cfg.name}: weights {self.cfg.weight_bytes() / 1e9:.0f} GB do not fit "
+                             f"{self.total_devices} x {paper.DEVICE_BYTES / 1e9:.0f} GB")
+
+    @property
+    def total_devices(self) -> int:
+        return self.nodes * self.devices
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        return self.cfg.kv_bytes_per_token(KV_BYTES)
+
+    def kv_capacity(self) -> float:
+        return self.total_devices * paper.DEVICE_BYTES - self.cfg.weight_bytes()
+
+    # --- per-expert times (one expert's share on one device) ---------------------------------------------
+
+    def expert_xpu(self, n: np.ndarray, frac: float) -> np.ndarray:
+        c = self.cfg
+        w = c.ffn_matrices * c.hidden * c.intermediate * frac
+        return np.where(n > 0, self.xpu1.time(2.0 * n * w, w * 2.0), 0.0)
+
+    def expert_pim(self, n: np.ndarray, frac: float) -> np.ndarray:
+        c = self.cfg
+        if self.pim == "bank":
+            w = c.ffn_matrices * c.hidden * c.intermediate * frac
+            return np.where(n > 0, self.pim_engine.time(2.0 * n * w, w * 2.0), 0.0)
+        ff = max(1, round(c.intermediate * frac))
+        out = np.zeros(len(n))
+        for i, x in enumerate(n):
+            if x > 0:
+                cyc = (c.ffn_matrices - 1) * pim_gemm_cycles(ff, c.hidden, int(x)) + \
+                    pim_gemm_cycles(c.hidden, ff, int(x))
+                out[i] = cyc / CLOCK_HZ / dram_efficiency()
+        return out
+
+    def moe_time(self, tokens: int, mixed: bool) -> float:
+        """One MoE layer's expert FFNs for a stage of ``tokens`` (all nodes), by mode."""
+        c = self.cfg
+        if tokens == 0:
+            return 0.0
+        counts = self.rng.multinomial(tokens * c.top_k, np.full(c.experts, 1 / c.experts))
+        per_expert = max(1, self.total_devices // c.experts)  # devices one expert spans
+        if self.mode == "duplex+pe+et":
+            per_expert = max(per_expert, self.devices)
+        frac = 1 / per_expert
+        on_pim = self.mode != "gpu" and (self.mode != "duplex" or not mixed)
+        groups = max(1, self.total_devices // per_expert)  # device groups sharing the experts
+        worst = 0.0
+        for grp in np.array_split(np.sort(counts), groups) if self.mode != "gpu" else np.array_split(counts, groups):
+            tx = self.expert_xpu(grp, frac)
+            if self.mode in ("duplex+pe", "duplex+pe+et"):
+                worst = max(worst, coprocess_experts(tx, self.expert_pim(grp, frac))[0])
+            elif on_pim:
+                worst = max(worst, float(self.expert_pim(grp, frac).sum()))
+            else:
+                worst = max(worst, float(tx.sum()))
+        dispatch = tokens * c.hidden * ACT_BYTES * 2 / self.nvlink.bw / self.devices  # scatter + gather
+        if self.nodes > 1:
+            dispatch += tokens / self.nodes * c.hidden * ACT_BYTES * 2 * (self.nodes - 1) / self.nodes / self.ib
+        return worst + dispatch
+
+    def attention_pim(self, reqs: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        """Decode attention of a layer on one node's PIM: requests and KV heads over all its modules."""
+        c = self.cfg
+        g = c.heads // c.kv_heads
+        if self.pim == "bank":
+            kv = ctx * 2 * c.kv_dim * KV_BYTES
+            return self.pim_engine.time(kv * g, kv) / self.devices
+        slope, fixed = attention_cycles(g, c.head_dim)
+        work = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices)
+        softmax = g * ctx * c.kv_heads / (SOFTMAX_LANES * STACKS * self.devices)
+        return np.maximum(work, softmax) / CLOCK_HZ / dram_efficiency()
+
+    # --- a stage --------------------------------------------------------------------------------------
+
+    def stage_times(self, shape: StageShape) -> np.ndarray:
+        fields = [np.atleast_1d(np.asarray(getattr(shape, f), float)) for f in
+                  ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")]
+        n = max(len(f) for f in fields)
+        fields = [np.broadcast_to(f, (n,)) for f in fields]
+        node = StageShape(*(f / self.nodes for f in fields))  # data parallel across nodes
+        c, total = self.cfg, np.zeros(n)
+        mixed = fields[3] > 0
+        for moe, count in layer_groups(c):
+            ops = {op.name: op for op in layer_ops(c, node, moe)}
+            xpu = sum(self.xpu.op_time(ops[k]) for k in ("qkv", "o_proj", "norm_attn", "norm_ffn"))
+            xpu = xpu + tp_allreduce(c, node, self.xpu)
+            pre = self.xpu.op_time(ops["attn_prefill"])
+            if self.mode == "gpu":
+                attn = self.xpu.op_time(ops["attn_decode"]) + pre
+            else:
+                dec = self.attention_pim(node.decode_reqs, node.decode_ctx)
+                attn = np.maximum(pre, dec) if self.mode != "duplex" else pre + dec
+            if moe:
+                ffn = self.xpu.op_time(ops["router"]) + np.array(
+                    [self.moe_time(int(round(t)), bool(mx)) for t, mx in zip(fields[0], mixed, strict=True)])
+            else:
+                ffn = sum(self.xpu.op_time(ops[k]) for k in ops if k.startswith("ffn_") or k == "act")
+            total = total + count * (xpu + attn + ffn)
+        return total
+
+    # --- energy ---------------------------------------------------------------------------------------
+
+    def decode_energy_per_token(self, batch: int, ctx: int) -> float:
+        """Joules per generated token of a steady decode stage (``batch`` requests at ``ctx`` tokens): the
+        bytes each engine reads times its path energy plus FLOPs times the ALU energy."""
+        c = self.cfg
+        shape = StageShape.decode(batch, ctx)
+        bits = {"xpu": 0.0, "pim": 0.0}
+        flops = 0.0
+        for moe, count in layer_groups(c):
+            for op in layer_ops(c, shape, moe):
+                flops += count * float(op.flops)
+                pim_op = self.mode != "gpu" and (op.name == "attn_decode" or (moe and op.name.startswith("ffn_")))
+                bits["pim" if pim_op else "xpu"] += count * float(op.bytes) * 8
+        pim_path = "logic" if self.pim == "logic" else self.pim
+        joules = (bits["xpu"] * ENERGY.per_bit("xpu") + bits["pim"] * ENERGY.per_bit(pim_path)
+                  + flops * ENERGY.alu_per_flop) * 1e-12
+        return joules / batch
+
+
+def coprocess_experts(t_xpu: np.ndarray, t_pim: np.ndarray) -> tuple[float, int]:
+    """§V-B: experts sorted by token count (ascending: ``t_xpu``/``t_pim`` in that order); the k smallest
+    go to Logic-PIM; returns (min over k of max(sum xPU, sum PIM), that k)."""
+    pim = np.concatenate([[0.0], np.cumsum(t_pim)])
+    xpu = np.concatenate([np.cumsum(t_xpu[::-1])[::-1], [0.0]])
+    t = np.maximum(pim, xpu)
+    k = int(np.argmin(t))
+    return float(t[k]), k

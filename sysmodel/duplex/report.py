@@ -1,0 +1,209 @@
+"""The Duplex section of `membound report`: Logic-PIM's derived peaks and the measured GEMM module, Fig. 11
+throughput, Fig. 12 GLaM latency, Fig. 14 against Bank-PIM and Fig. 15 energy, each with the paper's
+value, the model's and their ratio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from golden.duplex_spec import FULL, REDUCED, STACKS
+from hw.duplex import gemm_module
+from sysmodel import characterization
+from sysmodel.cost import Infeasible
+from sysmodel.duplex import paper
+from sysmodel.duplex.model import DuplexSystem, dram_efficiency, logic_pim_peaks
+from sysmodel.plots import pyplot
+from sysmodel.serving import Result, make_trace, simulate
+
+SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
+# The named modelling difference behind each result more than 10% off the paper's
+_MAX = ("the model's best cell is GLaM at (4096, 4096): its 64 experts see a few tokens each (about 1 Op/B), so "
+        "Logic-PIM's 4x bandwidth applies in full, and both systems hold only the requests whose whole KV fits at "
+        "admission (sysmodel/serving.py reserves it; the paper's KV policy is unstated); the paper's best is "
+        "Mixtral (4096, 4096), see its rows")
+GAPS = {
+    "Duplex over GPU, max": _MAX,
+    "Duplex+PE+ET over GPU, max": _MAX,
+    "Duplex over Bank-PIM, max": "Bank-PIM is a pure roofline at 16x HBM bandwidth and 1 Op/B: no all-bank command "
+                                 "overheads, and moving scores to the logic-die softmax unit and partials to the xPU "
+                                 "is free, which favours it",
+    "Duplex over Bank-PIM, mean": "same: Bank-PIM as an ideal roofline",
+    "energy reduction, grok-1": "energy counts DRAM access and ALU energy of one steady decode stage only: no "
+                                "SRAM, interconnect (Grok1's InfiniBand) or static energy, no prefill",
+    "energy reduction, mean of 5 models": "same: DRAM and ALU energy of a steady decode stage only",
+}
+
+
+def _gap(name: str, ratio: float) -> str:
+    return "" if abs(ratio - 1) <= 0.10 or not np.isfinite(ratio) else GAPS.get(name, "not yet explained")
+
+
+def makers(model: str) -> dict:
+    nodes, devs = paper.SYSTEMS[model]
+    two = (nodes * 2, devs) if devs == 8 else (nodes, devs * 2)
+    return {"GPU": lambda: DuplexSystem(model, "gpu"),
+            "2xGPU": lambda: DuplexSystem(model, "gpu", nodes=two[0], devices=two[1]),
+            "Duplex": lambda: DuplexSystem(model, "duplex"),
+            "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe"),
+            "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et"),
+            "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank")}
+
+
+def serve(make, lengths: tuple[int, int], batch: int, requests: int, seed: int = 1) -> Result | None:
+    """Closed loop at ``batch`` requests in the system (§VI), Gaussian lengths; None if it cannot fit."""
+    n = max(1, min(requests, 2 * batch))
+    tr = make_trace("gaussian", n, seed, prompt=lengths[0], output=lengths[1])
+    try:
+        return simulate(tr, make(), max_batch=batch, concurrency=min(batch, n), oversize="reject")
+    except Infeasible:
+        return None
+
+
+def fig11(requests: int) -> list[dict]:
+    rows = []
+    for model in paper.SYSTEMS:
+        mk = makers(model)
+        for lengths in paper.LENGTHS:
+            for batch in paper.BATCHES:
+                res = {name: serve(mk[name], lengths, batch, requests) for name in SYSTEMS}
+                rows.append({"model": model, "lengths": lengths, "batch": batch,
+                             **{k: None if r is None else r.throughput for k, r in res.items()}})
+    return rows
+
+
+def _r(a, b) -> float:
+    return float("nan") if a is None or b is None else a / b
+
+
+def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
+    ratio = got / want
+    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {_gap(name, ratio)} |"
+
+
+HEAD = ["| result | paper | model | model / paper | gap |", "| --- | ---: | ---: | ---: | --- |"]
+
+
+def fig11_lines(rows: list[dict]) -> list[str]:
+    lines = ["Output tokens/s over GPU's, closed loop at the batch (§VI), Gaussian lengths (std 0.25 x mean [S]), "
+             "uniform top-2 routing; the paper's device counts (Table I).", "",
+             "| model | L_in, L_out | batch | GPU tok/s | " + " | ".join(SYSTEMS[1:]) + " |",
+             "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in SYSTEMS[1:]) + " |"]
+    for r in rows:
+        cells = " | ".join(f"{_r(r[s], r['GPU']):.2f}" for s in SYSTEMS[1:])
+        gpu = "OOM" if r["GPU"] is None else f"{r['GPU']:.0f}"
+        lines.append(f"| {r['model']} | {r['lengths'][0]}, {r['lengths'][1]} | {r['batch']} | {gpu} | {cells} |")
+    duplex = [_r(r["Duplex"], r["GPU"]) for r in rows]
+    pe = [_r(r["Duplex+PE"], r["Duplex"]) for r in rows]
+    et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in rows]
+    lines += ["", *HEAD, _row("Duplex over GPU, max", paper.DUPLEX_MAX, np.nanmax(duplex)),
+              _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, np.nanmean(pe)),
+              _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, np.nanmax(et)),
+              _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, np.nanmean(et))]
+    return lines
+
+
+def fig12(requests: int) -> list[dict]:
+    mk, rows = makers("glam-143b"), []
+    for lengths in paper.GLAM_LENGTHS:
+        res = {name: serve(mk[name], lengths, paper.GLAM_BATCH, requests) for name in ("GPU", "2xGPU", "Duplex+PE+ET")}
+        rows.append({"lengths": lengths, **{k: (r.tbt_percentiles()[50], float(np.mean(r.e2e)))
+                                            for k, r in res.items()}})
+    return rows
+
+
+def fig12_lines(rows: list[dict]) -> list[str]:
+    lines = [f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.", "",
+             "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |", "| --- | ---: | ---: | ---: |"]
+    red = {"tbt": [], "e2e": [], "e2e2": []}
+    for r in rows:
+        d, g, g2 = r["Duplex+PE+ET"], r["GPU"], r["2xGPU"]
+        red["tbt"].append(1 - d[0] / g[0])
+        red["e2e"].append(1 - d[1] / g[1])
+        red["e2e2"].append(1 - d[1] / g2[1])
+        lines.append(f"| {r['lengths'][0]}, {r['lengths'][1]} | {red['tbt'][-1]:.1%} | {red['e2e'][-1]:.1%} | "
+                     f"{red['e2e2'][-1]:.1%} |")
+    lines += ["", *HEAD, _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
+              _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
+              _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f")]
+    return lines
+
+
+def fig14_lines(requests: int) -> list[str]:
+    mk = makers("mixtral-8x7b")
+    ratios = []
+    lines = ["Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement).", "",
+             "| L_in, L_out | batch | Duplex / Bank-PIM |", "| --- | ---: | ---: |"]
+    for lengths in paper.LENGTHS:
+        for batch in paper.BATCHES:
+            d, b = (serve(mk[k], lengths, batch, requests) for k in ("Duplex", "Bank-PIM"))
+            ratios.append(d.throughput / b.throughput)
+            lines.append(f"| {lengths[0]}, {lengths[1]} | {batch} | {ratios[-1]:.2f} |")
+    return lines + ["", *HEAD, _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
+                    _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios)))]
+
+
+def fig15_lines() -> list[str]:
+    """Energy per token of a steady decode stage (batch 64, 2048 cached tokens) [S: the paper's runs]."""
+    lines = ["Energy per output token of a steady decode stage (batch 64, 2048 cached tokens), Duplex+PE+ET "
+             "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).", "", *HEAD]
+    red = []
+    for model in paper.SYSTEMS:
+        e = {m: DuplexSystem(model, m).decode_energy_per_token(64, 2048) for m in ("gpu", "duplex+pe+et")}
+        red.append(1 - e["duplex+pe+et"] / e["gpu"])
+        if model in paper.ENERGY:
+            lines.append(_row(f"energy reduction, {model}", paper.ENERGY[model], red[-1], ".3f"))
+    return lines + [_row("energy reduction, mean of 5 models", paper.ENERGY_AVG, float(np.mean(red)), ".3f")]
+
+
+def unit_lines() -> list[str]:
+    peaks = logic_pim_peaks()
+    lines = ["Derived, not typed in: 32 modules x 512 MACs x 2 x 650 MHz, and 32 pseudo-channels of bank bundles "
+             "(memory engine, HBM3 preset).", "", *HEAD,
+             _row("Logic-PIM TFLOPS per stack", 21.3, peaks["flops"] / 1e12),
+             _row("Logic-PIM TB/s per stack", 2.66, peaks["bandwidth"] / 1e12),
+             "", f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
+             f"{STACKS} stacks per device."]
+    recs = [r for r in characterization.load() if r.unit.startswith("duplex_")]
+    lines += ["", "Measured units (RTL testbench records, bit-exact against golden):", "",
+              "| unit | parameters | simulator | latency | II | probe (m, k, n): cycles, compute |",
+              "| --- | --- | --- | ---: | ---: | --- |"]
+    for r in recs:
+        params = ", ".join(f"{k}={v}" for k, v in sorted(r.params.items()))
+        probe = r.extra.get("probe_shape")
+        pr = f"{tuple(probe)}: {r.extra['probe_cycles']}, {r.extra['compute_cycles']}" if probe else "-"
+        lines.append(f"| {r.unit} | {params} | {r.simulator} | {r.latency} | {r.ii:g} | {pr} |")
+    m, k, n = 256, 512, 8
+    lines += ["", f"GEMM module cycle model at the paper's size, a {m} x {k} tile with {n} tokens: "
+              f"{gemm_module.txn_cycles(m, k, n, FULL)} cycles against {m // FULL.rows * k} of compute "
+              f"(reduced {REDUCED.rows} x {REDUCED.lanes} module in make test)."]
+    return lines
+
+
+def plot_fig11(rows: list[dict], path: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    labels = [f"{r['model'].split('-')[0]}\n{r['lengths'][0]}/{r['batch']}" for r in rows]
+    x = np.arange(len(rows))
+    width = 0.8 / (len(SYSTEMS) - 1)
+    for i, s in enumerate(SYSTEMS[1:]):
+        ax.bar(x + i * width, [_r(r[s], r["GPU"]) for r in rows], width, label=s)
+    ax.axhline(1, color="k", lw=0.6)
+    ax.set_xticks(x + 0.4 - width / 2, labels, fontsize=6)
+    ax.set_ylabel("throughput / GPU")
+    ax.set_title("Duplex Fig. 11 (model): L_in=L_out / batch")
+    ax.legend(fontsize=7, ncol=4)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def report_lines(out: Path, requests: int = 256) -> list[str]:
+    rows = fig11(requests)
+    p11 = plot_fig11(rows, out / "duplex_fig11.png")
+    return ["### Logic-PIM", "", *unit_lines(), "", f"### Throughput (Fig. 11), up to {requests} requests per run",
+            "", *fig11_lines(rows), "", f"![Duplex Fig. 11]({p11.name})", "", "### GLaM latency (Fig. 12)", "",
+            *fig12_lines(fig12(requests)), "", "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(requests), "",
+            "### Energy (Fig. 15)", "", *fig15_lines()]

@@ -1,0 +1,74 @@
+"""sysmodel.duplex: derived Logic-PIM peaks, the module-cycle GEMM and attention costs, expert
+co-processing, placement by mode, feasibility and energy."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from golden.duplex_spec import FULL
+from hw.duplex import gemm_module
+from sysmodel.cost import Infeasible
+from sysmodel.duplex import model as dm
+from sysmodel.models import StageShape
+
+
+def test_peaks_are_derived() -> None:
+    p = dm.logic_pim_peaks()
+    assert p["flops"] == pytest.approx(21.3e12, rel=0.01) and p["bandwidth"] == pytest.approx(2.66e12, rel=0.01)
+    assert p["op_per_byte"] == pytest.approx(8, rel=0.01)
+    assert 0.9 < dm.dram_efficiency() <= 1
+
+
+def test_pim_gemm_cycles_follow_the_module() -> None:
+    m, k, n = FULL.rows * 4, FULL.rows * 8, FULL.lanes  # fits one module's buffer: one transaction
+    assert dm.pim_gemm_cycles(m, k, n, modules=1) == gemm_module.txn_cycles(m, k, n, FULL)
+    one = dm.pim_gemm_cycles(4096, 4096, 8)
+    assert dm.pim_gemm_cycles(4096, 4096, 16) > one  # two token groups: compute-bound
+    assert dm.pim_gemm_cycles(4096, 4096, 1) <= one  # idle lanes: memory-bound, no faster than 8 tokens
+    ideal = 4096 * 4096 / FULL.rows / dm.MODULES
+    assert ideal <= one < 1.4 * ideal  # 512 units over 160 modules: 4 each, not 3.2
+    with pytest.raises(ValueError, match="m, k, n"):
+        dm.pim_gemm_cycles(0, 64, 1)
+    slope, fixed = dm.attention_cycles(4, 128)
+    assert slope == pytest.approx(4, rel=0.1) and fixed > 0  # 2 + 2 weight beats per token (K then V)
+
+
+def test_coprocess_experts_is_the_best_split() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        tx, tp = np.sort(rng.random(6)), np.sort(rng.random(6))
+        best = min(max(tx[k:].sum(), tp[:k].sum()) for k in range(7))
+        t, k = dm.coprocess_experts(tx, tp)
+        assert t == pytest.approx(best) and max(tx[k:].sum(), tp[:k].sum()) == pytest.approx(t)
+
+
+def test_placement_by_mode() -> None:
+    decode, mixed = StageShape.decode(64, 2048), StageShape.decode(64, 2048) + StageShape.prefill(1, 512)
+    t = {m: float(dm.DuplexSystem("mixtral-8x7b", m).stage_times(decode)[0]) for m in dm.MODES}
+    assert t["duplex"] < t["gpu"] and t["duplex+pe"] <= t["duplex"] * 1.001 and t["duplex+pe+et"] < t["duplex+pe"]
+    tm = {m: float(dm.DuplexSystem("mixtral-8x7b", m).stage_times(mixed)[0]) for m in ("gpu", "duplex", "duplex+pe")}
+    assert tm["duplex+pe"] < tm["duplex"]  # co-processing in mixed stages
+    dense = {m: float(dm.DuplexSystem("llama3-70b", m).stage_times(decode)[0]) for m in ("duplex", "duplex+pe+et")}
+    assert dense["duplex"] == dense["duplex+pe+et"]  # no experts: only attention moves
+
+
+def test_bad_configurations_name_the_field() -> None:
+    with pytest.raises(ValueError, match="mode"):
+        dm.DuplexSystem("mixtral-8x7b", "fast")
+    with pytest.raises(ValueError, match="pim"):
+        dm.DuplexSystem("mixtral-8x7b", pim="dram")
+    with pytest.raises(ValueError, match="devices"):
+        dm.DuplexSystem("mixtral-8x7b", devices=9)
+    with pytest.raises(Infeasible, match="grok-1"):
+        dm.DuplexSystem("grok-1", nodes=1, devices=4)
+
+
+def test_energy_favours_pim_reads() -> None:
+    e = dm.ENERGY
+    assert e.per_bit("bank") < e.per_bit("logic") < e.per_bit("xpu")
+    for model, mode in itertools.product(("mixtral-8x7b", "opt-66b"), ("duplex", "duplex+pe+et")):
+        gpu = dm.DuplexSystem(model, "gpu").decode_energy_per_token(64, 2048)
+        assert dm.DuplexSystem(model, mode).decode_energy_per_token(64, 2048) < gpu
