@@ -34,8 +34,7 @@ from golden.fp import FP16, FP32, decode_array, encode_array, round_pack, unpack
 
 F, F32 = FP16, FP32
 NEG_INF = F.inf_bits | F.sign_bit
-NEG_ZERO32 = F32.sign_bit
-DESC_FIELDS = ("m", "k", "n")
+ONE = 0x3C00  # FP16 1.0
 
 
 # --- GEMM module ----------------------------------------------------------------------------------------
@@ -175,8 +174,7 @@ def softmax(scores: list[int], lanes: int, normalize: bool = True,
 
 def silu_gate(g: int, u: int) -> int:
     """SiLU(g) * u in FP16 (module docstring)."""
-    one = 0x3C00
-    sig = arith.fp_recip(arith.fp_add(one, arith.fp_exp(g ^ F.sign_bit, F), F), F)
+    sig = arith.fp_recip(arith.fp_add(ONE, arith.fp_exp(g ^ F.sign_bit, F), F), F)
     return arith.fp_mul(arith.fp_mul(g, sig, F), u, F)
 
 

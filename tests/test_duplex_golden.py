@@ -44,7 +44,7 @@ def test_gemm_tile_is_the_bit_level_order(seed: int, m: int, k: int, n: int) -> 
 
 
 def test_signed_zero_and_specials() -> None:
-    neg0, one = FP16.sign_bit, 0x3C00
+    neg0, one = FP16.sign_bit, duplex.ONE
     y = duplex.gemm_tile(np.array([[neg0, neg0]]), np.array([[one, one]]))
     assert int(y[0, 0]) == FP32.sign_bit  # -0 + -0 stays -0: the accumulators start at -0
     y = duplex.gemm_tile(np.array([[FP16.inf_bits, FP16.inf_bits | FP16.sign_bit]]), np.array([[one, one]]))

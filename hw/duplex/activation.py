@@ -13,6 +13,7 @@ from amaranth.hdl import Const, Module
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from golden.duplex import ONE
 from golden.duplex_spec import ACT_LANES, ELEM_BITS
 from golden.fp import FP16
 from hw.arith import fpadd, fpexp, fpmul, fprecip
@@ -20,7 +21,6 @@ from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, delay
 
 LATENCY = fpexp.LATENCY + fpadd.LATENCY + fprecip.LATENCY + 2 * fpmul.LATENCY
-ONE = 0x3C00
 
 
 def cycle_model(**_params) -> CycleModel:

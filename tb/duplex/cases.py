@@ -83,7 +83,7 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         return gemm_module.txn_cycles(*t["shape"], g)
 
     rng = random.Random(7)
-    one, neg_zero = duplex.fp32_to_fp16(0x3F800000), F.sign_bit
+    one, neg_zero = duplex.ONE, F.sign_bit
     kmax = g.rows * g.lane_words  # one token: the whole lane bank
 
     def const(m: int, k: int, n: int, wv: int, xv: int) -> dict:
