@@ -203,7 +203,8 @@ class DuplexSystem:
         on_pim = self.mode != "gpu" and (self.mode != "duplex" or not mixed)
         groups = max(1, self.total_devices // per_expert)  # device groups sharing the experts
         worst = 0.0
-        for grp in np.array_split(np.sort(counts), groups) if self.mode != "gpu" else np.array_split(counts, groups):
+        for grp in np.array_split(counts, groups):  # experts keep their devices in every mode
+            grp = np.sort(grp)  # co-processing takes the fewest-token experts first
             tx = self.expert_xpu(grp, frac)
             if self.mode in ("duplex+pe", "duplex+pe+et"):
                 worst = max(worst, coprocess_experts(tx, self.expert_pim(grp, frac))[0])
