@@ -96,19 +96,24 @@ def pack_beat(vals, width: int = ELEM_BITS) -> int:
 
 
 def module_items(w: np.ndarray, x: np.ndarray, g: Geometry) -> list[tuple[int, int, int]]:
-    """A GEMM as the module's command items (op, data, last): DESC, X beats, W beats (golden.duplex_spec.Op)."""
-    (m, k), n, r = np.shape(w), np.shape(x)[0], g.rows
+    """A GEMM as the module's command items (op, data, last): DESC, X beats, W beats (golden.duplex_spec.Op).
+    With ``g.modules`` > 1, module d owns rows [d*m, (d+1)*m) of ``w`` and a W beat carries every module's."""
+    (rows_total, k), n, r = np.shape(w), np.shape(x)[0], g.rows
+    if rows_total % g.modules:
+        raise ValueError(f"w: {rows_total} rows do not split over {g.modules} modules")
+    m = rows_total // g.modules
     items = [(Op.DESC, pack_desc(m, k, n), 0)]
     items += [(Op.X, pack_beat(x[j, b * r:(b + 1) * r]), 0) for j in range(n) for b in range(k // r)]
-    items += [(Op.W, pack_beat(w[o0:o0 + r, kk]), 0) for o0 in range(0, m, r) for kk in range(k)]
+    items += [(Op.W, pack_beat(np.concatenate([w[d * m + o0:d * m + o0 + r, kk] for d in range(g.modules)])), 0)
+              for o0 in range(0, m, r) for kk in range(k)]
     items[-1] = (*items[-1][:2], 1)
     return items
 
 
 def module_run(items: list[tuple[int, int, int]], g: Geometry) -> list[tuple[list[int], int, int]]:
-    """The module's outputs (FP32 row-block values, last, error) for a stream of transactions: each row
-    block's n output beats once its last weight beat is in; a flagged transaction ends in one error item
-    (after any row blocks already out) once its ``last`` item is consumed."""
+    """The module's outputs (FP32 row-block values — every module's, module by module — last, error) for a
+    stream of transactions: each row block's n output beats once its last weight beat is in; a flagged
+    transaction ends in one error item (after any row blocks already out) once its ``last`` item is consumed."""
     out, i = [], 0
     while i < len(items):
         op, data, last = items[i]
@@ -124,7 +129,7 @@ def module_run(items: list[tuple[int, int, int]], g: Geometry) -> list[tuple[lis
                 raise ValueError("items: a transaction without a last item")
             consumed_last, i = bool(items[i][2]), i + 1
         if err:
-            out.append(([0] * g.rows, 1, int(err)))
+            out.append(([0] * g.rows * g.modules, 1, int(err)))
     return out
 
 
@@ -140,7 +145,8 @@ def _run_gemm(items: list, i: int, m: int, k: int, n: int, g: Geometry, out: lis
             if op != want or bool(last) != final:
                 return Err.MALFORMED, i  # the offending item is consumed by the caller's skip
             i += 1
-            (xs if want == Op.X else ws).append([data >> (ELEM_BITS * e) & 0xFFFF for e in range(g.rows)])
+            width = g.rows * (g.modules if want == Op.W else 1)
+            (xs if want == Op.X else ws).append([data >> (ELEM_BITS * e) & 0xFFFF for e in range(width)])
             if want == Op.W and (c + 1) % k == 0:
                 y = gemm_tile(np.array(ws[-k:]).T, np.array(xs).reshape(n, k))
                 out += [(y[j].tolist(), int(final and j == n - 1), 0) for j in range(n)]

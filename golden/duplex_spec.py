@@ -56,13 +56,19 @@ ERR_FIELDS = {f.name.lower(): 1 for f in Err}
 @dataclass(frozen=True)
 class Geometry:
     """A GEMM module: ``rows`` x ``lanes`` MACs, a ``buffer_bytes`` input buffer split into one bank per
-    token lane, with the paper's values as defaults and a reduced module for fast tests."""
+    token lane, with the paper's values as defaults and a reduced module for fast tests. ``modules`` > 1:
+    a Logic-PIM stack of that many modules under one controller (hw/duplex/stack.py), each holding ``m``
+    rows of the weights in its own bank bundle; a W item carries one beat per module, an output item
+    one row block per module."""
 
     rows: int = ROWS
     lanes: int = LANES
     buffer_bytes: int = INPUT_BUFFER_BYTES
+    modules: int = 1
 
     def __post_init__(self) -> None:
+        if not 1 <= self.modules <= MODULES_PER_STACK:
+            raise ValueError(f"modules: {self.modules} not allowed; 1 to {MODULES_PER_STACK}")
         for name in ("rows", "lanes"):
             v = getattr(self, name)
             if v < 1 or v & (v - 1) or v > 256:

@@ -135,7 +135,7 @@ def serve(a: argparse.Namespace) -> int:
     qps = [float(q) for q in a.qps.split(",")] if a.qps else [None]
     if any(q is not None and not q > 0 for q in qps):
         raise ValueError(f"--qps: {a.qps!r} not allowed; positive requests per second, comma-separated")
-    system = serving.make_system(a.system, a.model, a.device, a.devices)
+    system = serving.make_system(a.system, a.model, a.device, a.devices, a.routing)
     a.out.mkdir(parents=True, exist_ok=True)
     rows, results = [], []
     for q in qps:
@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     sv = sub.add_parser("serve", help="simulate serving a request trace: throughput, TBT/T2FT/E2E percentiles")
     sv.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
-    sv.add_argument("--system", default="gpu", help="gpu, offload, hbm-pim, cpu")
+    sv.add_argument("--system", default="gpu", help="gpu, offload, hbm-pim, cpu, duplex")
+    sv.add_argument("--routing", type=Path, help="duplex, MoE models: an expert routing trace (.npy of shape "
+                    "(tokens, top_k), or .npz with an 'experts' array; sysmodel/duplex/routing.py)")
     sv.add_argument("--device", help="device name (sysmodel/devices.py); the system's default otherwise")
     sv.add_argument("--devices", type=positive_int, default=1, help="devices in tensor parallel")
     sv.add_argument("--trace", default="fixed", help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "

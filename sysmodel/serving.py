@@ -240,15 +240,25 @@ class ConstantSystem:
         return np.full(np.shape(shape.tokens), self.seconds, float)
 
 
-SYSTEM_NAMES = ("gpu", "offload", "hbm-pim", "cpu")
+SYSTEM_NAMES = ("gpu", "offload", "hbm-pim", "cpu", "duplex")
 
 
-def make_system(name: str, model: str, device: str | None = None, devices: int = 1) -> System:
-    """A system by name (the ``membound serve --system`` values), on ``devices`` x ``device``."""
+def make_system(name: str, model: str, device: str | None = None, devices: int = 1,
+                routing: Path | None = None) -> System:
+    """A system by name (the ``membound serve --system`` values), on ``devices`` x ``device``; ``duplex``
+    is H100-class xPUs with Logic-PIM (Duplex+PE+ET), its MoE routing uniform or from a ``routing`` file."""
     from sysmodel import baselines as b
 
     if devices < 1:
         raise ValueError(f"devices: {devices} not allowed; must be >= 1")
+    if routing is not None and name != "duplex":
+        raise ValueError(f"routing: only the duplex system routes experts, not {name!r}")
+    if name == "duplex":
+        from sysmodel.duplex.model import DuplexSystem
+
+        if device:
+            raise ValueError("device: the duplex system's xPU is fixed (H100-class); leave --device out")
+        return DuplexSystem(model, "duplex+pe+et", nodes=1, devices=devices, routing=routing)
     if name == "gpu":
         return b.GpuOnly(model, device or "a100-80g-sxm", devices)
     if name == "hbm-pim":

@@ -52,7 +52,7 @@ def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
                        "MEMBOUND_DECA_TILES": str(DECA_BENCH_TILES)}
                 code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
                         "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
-                        "runner.build(s, runner.simulator(s.unit)); b = time.perf_counter() - t;"
+                        "runner.build(s, runner.simulator(s)); b = time.perf_counter() - t;"
                         "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)")
                 proc = subprocess.run([sys.executable, "-c", code, spec.tag], env=env, capture_output=True,
                                       text=True, cwd=runner.ROOT)

@@ -38,7 +38,7 @@ def summary(junit: Path) -> int:
     rows = [("unit", "parameters", "simulator", "result", "vectors", "latency", "II", "model lat/II")]
     failed = 0
     for spec in all_specs():
-        sim = runner.simulator(spec.unit)
+        sim = runner.simulator(spec)
         rec_file = record_path(spec.tag, sim, runner.CHARZ_DIR)
         rec = read(rec_file) if rec_file.exists() else None
         status = outcomes.get(spec.tag, "NOT RUN")

@@ -149,3 +149,17 @@ def test_module_run_protocol() -> None:
     with pytest.raises(ValueError, match="last"):
         duplex.module_run(good[:-1], g)
     assert math.isclose(duplex.fp16_value(duplex.fp32_to_fp16(0x3F800000)), 1.0)
+
+
+def test_stack_runs_each_module_on_its_rows() -> None:
+    """A stack of 2 modules: module d computes rows [d*m, (d+1)*m); an output item holds both row blocks."""
+    g, rng = Geometry(rows=4, lanes=2, buffer_bytes=256, modules=2), np.random.default_rng(5)
+    w, x = duplex.random_fp16(rng, (16, 8)), duplex.random_fp16(rng, (3, 8))  # m = 8 rows per module
+    out = duplex.module_run(duplex.module_items(w, x, g), g)
+    y = duplex.gemm_tile(w, x)
+    blocks = [np.concatenate([y[:, d * 8 + b * 4:d * 8 + b * 4 + 4] for d in range(2)], axis=1) for b in range(2)]
+    assert [o[0] for o in out] == [blk[j].tolist() for blk in blocks for j in range(3)]
+    with pytest.raises(ValueError, match="modules"):
+        duplex.module_items(w[:15], x, g)
+    with pytest.raises(ValueError, match="modules: 33 not allowed"):
+        Geometry(modules=33)

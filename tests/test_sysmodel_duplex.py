@@ -72,3 +72,38 @@ def test_energy_favours_pim_reads() -> None:
     for model, mode in itertools.product(("mixtral-8x7b", "opt-66b"), ("duplex", "duplex+pe+et")):
         gpu = dm.DuplexSystem(model, "gpu").decode_energy_per_token(64, 2048)
         assert dm.DuplexSystem(model, mode).decode_energy_per_token(64, 2048) < gpu
+
+
+def test_uniform_routing_picks_distinct_experts() -> None:
+    r = dm.UniformRouting(8, 2, seed=3)
+    counts = r.counts(40_000)
+    assert counts.sum() == 80_000 and counts.max() / counts.min() < 1.05
+    one = dm.UniformRouting(2, 2, seed=1).counts(100)  # 2 of 2 distinct: every token on both experts
+    assert one.tolist() == [100, 100]
+
+
+def test_routing_table_is_checked_and_used(tmp_path) -> None:
+    table = np.array([[0, 1], [2, 3], [0, 7]])
+    sys_ = dm.DuplexSystem("mixtral-8x7b", routing=table)
+    assert sys_.routing.counts(4).tolist() == [3, 2, 1, 1, 0, 0, 0, 1]  # rows 0, 1, 2, then 0 again
+    with pytest.raises(ValueError, match="token 1 names expert 8; mixtral-8x7b has experts 0..7"):
+        dm.DuplexSystem("mixtral-8x7b", routing=np.array([[0, 1], [8, 2]]))
+    with pytest.raises(ValueError, match="twice"):
+        dm.DuplexSystem("mixtral-8x7b", routing=np.array([[4, 4]]))
+    with pytest.raises(ValueError, match="top_k = 2"):
+        dm.DuplexSystem("mixtral-8x7b", routing=np.array([[1, 2, 3]]))
+    with pytest.raises(ValueError, match="opt-66b has no experts"):
+        dm.DuplexSystem("opt-66b", routing=table)
+    np.savez(tmp_path / "r.npz", other=table)
+    with pytest.raises(ValueError, match="no array named 'experts'"):
+        dm.DuplexSystem("mixtral-8x7b", routing=tmp_path / "r.npz")
+    np.savez(tmp_path / "r.npz", experts=table)
+    assert dm.DuplexSystem("mixtral-8x7b", routing=tmp_path / "r.npz").routing.counts(3).sum() == 6
+
+
+def test_softmax_cycles_follow_the_unit() -> None:
+    from hw.duplex import softmax_unit
+
+    beats = 64  # one request of 64 x 64 scores per head, 8 heads: 8 rows over the 5 stacks' units
+    want = 8 * softmax_unit.row_cycles(beats, normalize=False) / dm.STACKS
+    assert dm.softmax_cycles(1, beats * 64 - 32, 8) == pytest.approx(want)

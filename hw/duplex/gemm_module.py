@@ -37,11 +37,11 @@ ERR = data.StructLayout(ERR_FIELDS)
 
 
 def item_layout(g: Geometry) -> data.StructLayout:
-    return data.StructLayout({"op": 2, "data": max(g.rows * ELEM_BITS, 3 * DIM_BITS), "last": 1})
+    return data.StructLayout({"op": 2, "data": max(g.modules * g.rows * ELEM_BITS, 3 * DIM_BITS), "last": 1})
 
 
 def out_layout(g: Geometry) -> data.StructLayout:
-    return data.StructLayout({"y": data.ArrayLayout(ACC_BITS, g.rows), "last": 1, "error": ERR})
+    return data.StructLayout({"y": data.ArrayLayout(ACC_BITS, g.modules * g.rows), "last": 1, "error": ERR})
 
 
 def txn_cycles(m: int, k: int, n: int, g: Geometry = FULL) -> int:
@@ -129,13 +129,15 @@ class MacArray(wiring.Component):
                          r.addr.eq(at_add[2:-1]), d.addr.eq(self.r_group), self.acc[p].eq(d.data)]
             with m.If(at_add[1] == p):
                 m.d.comb += stored.eq(r.data)
-        c = Mux(at_add[-1], Const(FP32.sign_bit, ACC_BITS).replicate(g.macs), Mux(fwd, sums, stored))
         outs = []
         for r in range(g.rows):
             for t in range(g.lanes):
                 i = r * g.lanes + t
+                # per-MAC muxes over signal slices: a slice of one wide Mux re-lowers it per MAC (quadratic)
+                c = Mux(at_add[-1], FP32.sign_bit,
+                        Mux(fwd, sums.word_select(i, ACC_BITS), stored.word_select(i, ACC_BITS)))
                 prod = fpmul.fp_mul(m, one, self.w[r], self.x[t], FP16, FP32, f"mul_r{r}_t{t}")
-                outs.append(fpadd.fp_add(m, one, prod, c.word_select(i, ACC_BITS), FP32, f"acc_r{r}_t{t}"))
+                outs.append(fpadd.fp_add(m, one, prod, c, FP32, f"acc_r{r}_t{t}"))
         m.d.comb += sums.eq(Cat(*outs))
         return m
 
@@ -168,12 +170,14 @@ class Combine(wiring.Component):
 class GemmModule(wiring.Component):
     """Members: ``i`` In(stream of {op, data, last}) — DESC, X and W items (``golden.duplex_spec.Op``;
     DESC data = m | k << 16 | n << 32); ``o`` Out(stream of {y: rows FP32, last, error}) — each row block's
-    n output beats, or one error item."""
+    n output beats, or one error item. With ``modules`` > 1 (hw/duplex/stack.py) one controller drives that
+    many datapaths (input buffer, MAC array, combine) in lockstep; W items and outputs carry one row block
+    per module."""
 
-    def __init__(self, rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192):
+    def __init__(self, rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192, modules: int = 1):
         if rows < 4:
             raise ValueError(f"rows: {rows} not allowed; >= 4 (a beat carries the 48-bit descriptor)")
-        self.g = Geometry(rows, lanes, buffer_bytes)
+        self.g = Geometry(rows, lanes, buffer_bytes, modules)
         super().__init__({"i": In(stream.Signature(item_layout(self.g))),
                           "o": Out(stream.Signature(out_layout(self.g)))})
 
@@ -181,11 +185,14 @@ class GemmModule(wiring.Component):
         m = Module()
         g = self.g
         lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
-        m.submodules.buf = buf = InputBuffer(g)
-        m.submodules.macs = macs = MacArray(g)
-        m.submodules.comb = comb = Combine(g)
         m.submodules.check = check = DescCheck(g)
-        wiring.connect(m, comb.o, wiring.flipped(self.o))
+        paths = [self._datapath(m, d) for d in range(g.modules)]
+        _, macs, comb = paths[0]  # the lockstep datapaths' leader: its handshakes and busy flags speak for all
+        for d, (_, _, cd) in enumerate(paths):
+            m.d.comb += [self.o.payload.y.as_value().word_select(d, g.rows * ACC_BITS).eq(cd.o.payload.y),
+                         cd.o.ready.eq(self.o.ready)]
+        m.d.comb += [self.o.valid.eq(comb.o.valid), self.o.payload.last.eq(comb.o.payload.last),
+                     self.o.payload.error.eq(comb.o.payload.error)]
         p = self.i.payload
         m.d.comb += check.data.eq(p.data)
 
@@ -193,23 +200,28 @@ class GemmModule(wiring.Component):
         xj, xb, blk, kk, k_held, grp, dj = (Signal(DIM_BITS, name=n)
                                             for n in ("xj", "xb", "blk", "kk", "k_held", "grp", "dj"))
         kb = dk >> lr  # beats per input vector
-        w_reg = Signal(data.ArrayLayout(ELEM_BITS, g.rows))
+        w_reg = Signal(data.ArrayLayout(ELEM_BITS, g.modules * g.rows))
         held = Signal()  # a weight beat is being issued, one token group per cycle
         last_grp = grp == groups - 1
         err = Signal(ERR)
-        m.d.comb += [buf.w_lane.eq(xj[:lt] if lt else 0), buf.w_addr.eq((xj >> lt) * kb + xb),
-                     buf.w_data.eq(p.data), buf.r_addr.eq(grp * kb + (k_held >> lr)),
-                     buf.r_elem.eq(k_held[:lr]), macs.w.eq(w_reg), macs.x.eq(buf.x),
-                     macs.phase.eq(k_held[0]), macs.group.eq(grp), macs.first.eq(k_held < 2),
-                     macs.issue.eq(held), macs.r_group.eq(dj >> lt)]
+        x_we = Signal()
+        lane = dj[:lt] if lt else 0  # the combine reads token dj's lane of both partials
+        for d, (bd, md, cd) in enumerate(paths):
+            m.d.comb += [bd.w_lane.eq(xj[:lt] if lt else 0), bd.w_addr.eq((xj >> lt) * kb + xb),
+                         bd.w_data.eq(p.data), bd.w_en.eq(x_we), bd.r_addr.eq(grp * kb + (k_held >> lr)),
+                         bd.r_elem.eq(k_held[:lr]), md.w.eq(w_reg.as_value().word_select(d, g.rows * ELEM_BITS)),
+                         md.x.eq(bd.x), md.phase.eq(k_held[0]), md.group.eq(grp), md.first.eq(k_held < 2),
+                         md.issue.eq(held), md.r_group.eq(dj >> lt)]
+            if d:  # the FSM drives the leader's combine input; the followers copy it
+                m.d.comb += [cd.i.valid.eq(comb.i.valid), cd.i.payload.last.eq(comb.i.payload.last),
+                             cd.i.payload.error.eq(comb.i.payload.error)]
+            for r in range(g.rows):
+                for ph, a in enumerate((cd.i.payload.a0, cd.i.payload.a1)):
+                    m.d.comb += a[r].eq(Array(md.acc[ph][r * g.lanes + t] for t in range(g.lanes))[lane])
         with m.If(held):
             m.d.sync += grp.eq(Mux(last_grp, 0, grp + 1))
             with m.If(last_grp):
                 m.d.sync += held.eq(0)
-        lane = dj[:lt] if lt else 0  # the combine reads token dj's lane of both partials
-        for r in range(g.rows):
-            for ph, a in enumerate((comb.i.payload.a0, comb.i.payload.a1)):
-                m.d.comb += a[r].eq(Array(macs.acc[ph][r * g.lanes + t] for t in range(g.lanes))[lane])
         accept = self.i.valid & self.i.ready
 
         def fail(bits) -> None:
@@ -240,7 +252,7 @@ class GemmModule(wiring.Component):
                     with m.If((p.op != Op.X) | p.last):
                         fail(Err.MALFORMED)
                     with m.Else():
-                        m.d.comb += buf.w_en.eq(1)
+                        m.d.comb += x_we.eq(1)
                         m.d.sync += xb.eq(Mux(xb == kb - 1, 0, xb + 1))
                         with m.If(xb == kb - 1):
                             m.d.sync += xj.eq(xj + 1)
@@ -252,7 +264,7 @@ class GemmModule(wiring.Component):
                     with m.If((p.op != Op.W) | (p.last != is_final(blk, kk, dm, dk, lr))):
                         fail(Err.MALFORMED)
                     with m.Else():
-                        m.d.sync += [w_reg.eq(p.data[:g.rows * ELEM_BITS]), held.eq(1), k_held.eq(kk),
+                        m.d.sync += [w_reg.eq(p.data[:g.modules * g.rows * ELEM_BITS]), held.eq(1), k_held.eq(kk),
                                      kk.eq(kk + 1)]
                 with m.If((kk == dk) & ~held & ~macs.busy):  # the block's last sums are landing
                     m.next = "DRAIN"
@@ -276,6 +288,14 @@ class GemmModule(wiring.Component):
                 with m.If(comb.i.ready):
                     m.next = "IDLE"
         return m
+
+    def _datapath(self, m: Module, d: int) -> tuple[InputBuffer, MacArray, Combine]:
+        """Module ``d``'s input buffer, MAC array and combine stage."""
+        suffix = f"{d}" if self.g.modules > 1 else ""
+        m.submodules[f"buf{suffix}"] = buf = InputBuffer(self.g)
+        m.submodules[f"macs{suffix}"] = macs = MacArray(self.g)
+        m.submodules[f"comb{suffix}"] = comb = Combine(self.g)
+        return buf, macs, comb
 
 
 def is_final(blk: Signal, kk: Signal, dm: Signal, dk: Signal, lr: int):

@@ -11,8 +11,9 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
   measured with the memory engine (:func:`dram_efficiency`).
 * **Decode attention on Logic-PIM**: per request and KV group, the score GEMM (K rows as weights, the g
   query heads as tokens) and the context GEMM (V^T rows as weights), both by the module's cycle model,
-  spread over all modules (request and head parallelism, §V-A). The softmax unit (64 lanes per stack,
-  deferred normalization) streams alongside [S]; the slower of the two counts.
+  spread over all modules (request and head parallelism, §V-A). The softmax unit (one of 64 lanes per
+  stack, deferred normalization: :func:`softmax_cycles` from its cycle model) works alongside on the
+  previous rows [S]; the slower of the two counts.
 * **Placement** (§IV, §V-B): the xPU runs QKV, projection, router, dense FFNs, norms and prefill attention
   (tensor parallel within a node, data parallel across nodes). ``duplex``: MoE experts on Logic-PIM in
   decode-only stages, on the xPU in mixed stages; decode attention on Logic-PIM, after prefill attention.
@@ -21,8 +22,8 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
   on the xPU while decode attention runs on Logic-PIM). ``duplex+pe+et``: experts tensor-parallel over the
   node's devices. ``gpu``: everything on the xPU. Experts are expert-parallel over the devices (an expert
   spans devices / experts devices when there are more devices than experts).
-* **Routing**: each token's top-k experts drawn uniformly (seeded); a stage's per-expert token counts are a
-  multinomial draw of tokens x top-k over the experts (ignoring that one token's k picks are distinct).
+* **Routing** (:mod:`sysmodel.duplex.routing`): each token's top-k distinct experts drawn uniformly
+  (seeded), or a user's routing trace file.
 * **Energy** (:class:`EnergyModel`): DRAM bits on the xPU path pay ACT, cell read, column-to-bank-group
   mux, bank-group-to-global IO, TSV and interposer IO; Logic-PIM reads skip the interposer and the global
   IO [S]; Bank-PIM reads only ACT and the cell read; ALU energy per FLOP is the same everywhere.
@@ -36,15 +37,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_LANES, STACKS, Geometry
-from hw.duplex import gemm_module
+from hw.duplex import gemm_module, softmax_unit
 from sysmodel import memory
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce
 from sysmodel.devices import get_device, get_link
 from sysmodel.duplex import paper
+from sysmodel.duplex.routing import TableRouting, UniformRouting, load_routing
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
 
 MODES = ("gpu", "duplex", "duplex+pe", "duplex+pe+et")
@@ -102,6 +105,17 @@ def attention_cycles(g_heads: int, d: int) -> tuple[float, float]:
     return slope, c[0] - slope * pts[0]
 
 
+def softmax_cycles(reqs, ctx, heads: int):
+    """Softmax-unit cycles per stack-set of one device for ``reqs`` requests holding ``ctx`` cached tokens in
+    all: one row of L scores per request and query head, each row on one of the STACKS units by the unit's
+    cycle model with deferred normalization (``hw.duplex.softmax_unit.row_cycles``: 2 cycles per beat of
+    SOFTMAX_LANES scores plus a fixed drain), a request's last beat half full on average."""
+    per_beat = softmax_unit.row_cycles(2, normalize=False) - softmax_unit.row_cycles(1, normalize=False)
+    fixed = softmax_unit.row_cycles(1, normalize=False) - per_beat
+    beats = np.asarray(ctx, float) / SOFTMAX_LANES + 0.5 * np.asarray(reqs, float)
+    return heads * (per_beat * beats + fixed * np.asarray(reqs, float)) / STACKS
+
+
 @dataclass(frozen=True)
 class EnergyModel:
     """pJ per bit moved and per FLOP: AttAcc's FGDRAM-derived table (scale-snu/attacc_simulator; notes §2.3)."""
@@ -129,7 +143,8 @@ class DuplexSystem:
     with PIM of kind ``pim`` (:data:`PIMS`)."""
 
     def __init__(self, model: str | ModelConfig, mode: str = "duplex+pe+et", pim: str = "logic",
-                 nodes: int | None = None, devices: int | None = None, seed: int = 1):
+                 nodes: int | None = None, devices: int | None = None, seed: int = 1,
+                 routing: Path | np.ndarray | None = None):
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
         if pim not in PIMS:
@@ -139,7 +154,16 @@ class DuplexSystem:
         self.nodes, self.devices = nodes or dn, devices or dd
         if self.nodes < 1 or self.devices < 1 or self.devices > 8:
             raise ValueError(f"nodes, devices: {self.nodes}, {self.devices}; nodes >= 1, 1-8 devices per node")
-        self.mode, self.pim, self.rng = mode, pim, np.random.default_rng(seed)
+        self.mode, self.pim = mode, pim
+        c = self.cfg
+        if routing is not None and c.experts <= 1:
+            raise ValueError(f"routing: {c.name} has no experts to route to")
+        if routing is None:
+            self.routing = UniformRouting(max(c.experts, 1), c.top_k, seed)
+        elif isinstance(routing, np.ndarray):
+            self.routing = TableRouting(routing, c.experts, c.top_k, c.name)
+        else:
+            self.routing = load_routing(routing, c.experts, c.top_k, c.name)
         xpu = get_device(paper.XPU)
         self.xpu = Engine(xpu, ATTACC, self.devices)
         self.xpu1 = Engine(xpu, ATTACC, 1)
@@ -195,7 +219,7 @@ class DuplexSystem:
         c = self.cfg
         if tokens == 0:
             return 0.0
-        counts = self.rng.multinomial(tokens * c.top_k, np.full(c.experts, 1 / c.experts))
+        counts = self.routing.counts(tokens)
         per_expert = max(1, self.total_devices // c.experts)  # devices one expert spans
         if self.mode == "duplex+pe+et":
             per_expert = max(per_expert, self.devices)
@@ -226,8 +250,7 @@ class DuplexSystem:
             return self.pim_engine.time(kv * g, kv) / self.devices
         slope, fixed = attention_cycles(g, c.head_dim)
         work = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices)
-        softmax = g * ctx * c.kv_heads / (SOFTMAX_LANES * STACKS * self.devices)
-        return np.maximum(work, softmax) / CLOCK_HZ / dram_efficiency()
+        return np.maximum(work, softmax_cycles(reqs, ctx, c.heads) / self.devices) / CLOCK_HZ / dram_efficiency()
 
     # --- a stage --------------------------------------------------------------------------------------
 

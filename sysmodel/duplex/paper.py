@@ -26,3 +26,11 @@ BANK_PIM_MAX, BANK_PIM_AVG = 1.80, 1.49
 # Fig. 15: energy reductions vs GPU
 ENERGY = {"mixtral-8x7b": 0.3328, "glam-143b": 0.4203, "grok-1": 0.3459}
 ENERGY_AVG = 0.2819
+# Fig. 13: Mixtral, Poisson arrivals at 4-16 QPS, (L_in, L_out) = (4096, 512), max batch 128: the GPU saturates
+# above 9 requests/s, Duplex at about 14 (§VII-B)
+QPS_MODEL, QPS_LENGTHS, QPS_MAX_BATCH = "mixtral-8x7b", (4096, 512), 128
+QPS_VALUES = tuple(range(4, 17))
+GPU_SAT_QPS, DUPLEX_SAT_QPS = 9, 14
+# [S] a system "handles" a QPS while its median T2FT stays within this factor of its median T2FT at 4 QPS
+# (the paper: T2FT "skyrockets due to the queuing delay" past saturation)
+T2FT_BLOWUP = 3.0

