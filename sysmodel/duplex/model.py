@@ -73,7 +73,8 @@ def pim_gemm_cycles(m: int, k: int, n: int, modules: int = MODULES, g: Geometry 
     """Module cycles for an m x k FP16 weight matrix times n tokens on ``modules`` modules. The work units
     are (row block, K tile) pairs — a K tile is what the input buffer holds for the tokens, its partials
     accumulate in the results buffer — dealt evenly to the modules; a module runs its units of one K tile
-    as one transaction (one input load). Tokens beyond the buffer take further passes."""
+    as one transaction (one input load). Tokens beyond the buffer take further passes. A stack's modules run
+    in lockstep under one controller (hw/duplex/stack.py, whose measured cycles equal one module's)."""
     if min(m, k, n) < 1:
         raise ValueError(f"m, k, n: {m}, {k}, {n}; each must be >= 1")
     blocks = math.ceil(m / g.rows)
