@@ -51,6 +51,7 @@ class SoftmaxErr(enum.IntFlag):
 
 
 ERR_FIELDS = {f.name.lower(): 1 for f in Err}
+SOFTMAX_ERR_FIELDS = {f.name.lower(): 1 for f in SoftmaxErr}
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,13 @@ previous row's last output.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from golden.duplex_spec import ELEM_BITS, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, SoftmaxErr
+from golden.duplex import NEG_INF
+from golden.duplex_spec import ELEM_BITS, SOFTMAX_BUFFER_BYTES, SOFTMAX_ERR_FIELDS, SOFTMAX_LANES
 from golden.fp import FP16
 from hw.arith import fpadd, fpexp, fpmul, fprecip
 from hw.arith.addtree import AddTree
@@ -38,8 +39,7 @@ from hw.arith.maxtree import MaxTree, fp_max
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, delay
 
-NEG_INF = FP16.inf_bits | FP16.sign_bit
-ERR = data.StructLayout({f.name.lower(): 1 for f in SoftmaxErr})
+ERR = data.StructLayout(SOFTMAX_ERR_FIELDS)
 READ = 1  # the row buffer's synchronous read
 EXP_DEPTH = fpadd.LATENCY + fpexp.LATENCY  # s - M, exp
 FOLD_TAIL = 1 + fpadd.LATENCY + fprecip.LATENCY  # partial registered, S_0 + S_1, reciprocal
@@ -50,6 +50,11 @@ def check_params(lanes: int, buffer_bytes: int) -> None:
         raise ValueError(f"lanes: {lanes} not allowed; a power of two from 2 to 256")
     if buffer_bytes < 2 * lanes or buffer_bytes % (2 * lanes):
         raise ValueError(f"buffer_bytes: {buffer_bytes} not allowed; a positive multiple of 2 * lanes = {2 * lanes}")
+
+
+def max_beats(lanes: int, buffer_bytes: int) -> int:
+    """Beats of ``lanes`` FP16 scores the row buffer holds: the longest row."""
+    return buffer_bytes // (2 * lanes)
 
 
 def levels(lanes: int) -> int:
@@ -76,7 +81,7 @@ def row_cycles(beats: int, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTM
     """First beat accepted -> last output accepted, for a row of ``beats`` beats offered back to back into
     a ready sink (an over-long row: its error item once its last beat's maximum is in)."""
     check_params(lanes, buffer_bytes)
-    if beats > buffer_bytes // (2 * lanes):
+    if beats > max_beats(lanes, buffer_bytes):
         return beats + levels(lanes)
     two_passes = 2 * beats + levels(lanes) + sum_wait(lanes)  # deferred: r goes out as soon as it is final
     return two_passes + beats + out_depth() - 1 if normalize else two_passes
@@ -153,7 +158,7 @@ class SumFold(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        one = Signal()
+        one = Const(1)
         part = [Signal(ELEM_BITS, init=FP16.sign_bit, name=f"part{p}") for p in range(2)]
         par = Signal()  # the parity of the next beat
         take = self.i.valid
@@ -161,7 +166,7 @@ class SumFold(wiring.Component):
         res_par = delay(m, one, par, fpadd.LATENCY, "res_par")
         acc = Signal(ELEM_BITS)
         res = fpadd.fp_add(m, one, acc, self.i.payload, FP16, "fold")
-        m.d.comb += [one.eq(1), self.i.ready.eq(1),
+        m.d.comb += [self.i.ready.eq(1),
                      acc.eq(Mux(res_valid & (res_par == par), res, Mux(par, part[1], part[0])))]
         with m.If(take):
             m.d.sync += par.eq(~par)
@@ -208,7 +213,7 @@ class SoftmaxUnit(wiring.Component):
                  normalize: bool = True):
         check_params(lanes, buffer_bytes)
         self.lanes, self.normalize = lanes, normalize
-        self.max_beats = buffer_bytes // (2 * lanes)
+        self.max_beats = max_beats(lanes, buffer_bytes)
         vec = data.ArrayLayout(ELEM_BITS, lanes)
         super().__init__({"i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
                           "o": Out(stream.Signature(out_layout(lanes)))})
@@ -308,12 +313,11 @@ class SoftmaxUnit(wiring.Component):
         """Pass 3 (normalizing only): the exp lanes' pass-3 beats through the multiply by r; the stream {p,
         last} it returns, or None."""
         src = exp.o
-        m.d.comb += src.ready.eq(Mux(src.payload.pass3, 0, e2_ready))
-        if not self.normalize:
+        if not self.normalize:  # no pass-3 beats in this mode
+            m.d.comb += src.ready.eq(e2_ready)
             return None
         m.submodules.scale = scale = Scale(self.lanes)
         m.d.comb += [scale.i.valid.eq(src.valid & src.payload.pass3), scale.i.payload.e.eq(src.payload.e),
-                     scale.i.payload.last.eq(src.payload.last), scale.r.eq(r)]
-        with m.If(src.payload.pass3):
-            m.d.comb += src.ready.eq(scale.i.ready)
+                     scale.i.payload.last.eq(src.payload.last), scale.r.eq(r),
+                     src.ready.eq(Mux(src.payload.pass3, scale.i.ready, e2_ready))]
         return scale.o

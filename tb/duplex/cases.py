@@ -135,7 +135,7 @@ def _activation_case(spec: TbSpec) -> StreamCase:
 def _softmax_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES, "normalize": True, **spec.params}
     lanes, normalize = p["lanes"], p["normalize"]
-    max_beats = p["buffer_bytes"] // (2 * lanes)
+    max_beats = softmax_unit.max_beats(lanes, p["buffer_bytes"])
     layout = softmax_unit.out_layout(lanes)
 
     def row(scores: list[int]) -> dict:
@@ -157,11 +157,10 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         vals, r, err = duplex.softmax(t["scores"], lanes, normalize, max_beats * lanes)
         if err:
             return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
-        if not normalize:  # e beats, then r (hw/duplex/softmax_unit.py)
-            return [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": 0, "last": 0, "error": 0})
-                    for b in range(t["beats"])] + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
-        return [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": r, "last": int(b == t["beats"] - 1),
-                              "error": 0}) for b in range(t["beats"])]
+        last = t["beats"] - 1 if normalize else -1  # deferred: e beats, then one r item (hw/duplex/softmax_unit.py)
+        beats = [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": r if normalize else 0,
+                               "last": int(b == last), "error": 0}) for b in range(t["beats"])]
+        return beats if normalize else beats + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
 
     full = max_beats * lanes
     directed = [row([0]), row([duplex.NEG_INF] * lanes), row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
