@@ -47,7 +47,7 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
     return cells
 
 
-AREA_PAPERS = ("deca", "l3")
+AREA_PAPERS = ("deca", "l3", "duplex")
 
 
 def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
@@ -61,6 +61,10 @@ def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
         from tb.l3.cases import AREA_SPECS
 
         return {spec.unit: (spec, {"params": spec.params}) for spec in AREA_SPECS}
+    if paper == "duplex":
+        from tb.duplex.cases import AREA_SPECS as DUPLEX_AREA
+
+        return {name: (spec, {"params": spec.params}) for name, spec in DUPLEX_AREA.items()}
     raise ValueError(f"paper: {paper!r} not allowed; allowed: {', '.join(AREA_PAPERS)}")
 
 

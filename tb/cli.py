@@ -4,7 +4,8 @@
 * summary: after `make sim`, one row per testbench: unit, parameters, PASS/FAIL (from pytest's JUnit
   XML), vectors checked, measured latency and II (from the characterization records).
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
-* area: Yosys cell counts of the DECA PE design points and L3's Table 5 units into sysmodel/data/area.json.
+* area: Yosys cell counts of the DECA PE design points, L3's Table 5 units and Duplex's GEMM module and
+  softmax unit into sysmodel/data/area.json.
 * bench: the performance figures of `make bench` (tb/bench.py) into BENCH.md and build/bench/.
 """
 

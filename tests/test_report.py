@@ -11,8 +11,9 @@ def test_report_all(tmp_path) -> None:
         assert f"## {title}" in md and f"<h2>{title}</h2>" in page
     assert md.count("No system model for this paper yet.") == 2  # Hermes, flash: said plainly
     assert "| Logic-PIM TFLOPS per stack | 21.30 | 21.30 | 1.00 |" in md  # Duplex: derived, beside the paper's
-    assert all((tmp_path / f"duplex_fig{n}.png").exists() for n in (11, 12, 13, 14, 15))
+    assert all((tmp_path / f"duplex_fig{n}.png").exists() for n in (8, 11, 12, 13, 14, 15))
     assert "| Duplex saturation QPS | 14.0 |" in md
+    assert "| GEMM modules : softmax unit | 1.84 |" in md  # Duplex: Yosys cells from the area snapshot
     assert "| speedup over GPU-only | 5.0 |" in md  # L3: paper value beside the model's
     assert "| fpmul | fmt_in=bf16 | 2 | 1 |" in md  # measured RTL cycles from the snapshot
     assert (tmp_path / "deca_bords.png").exists() and '<img src="deca_bords.png"' in page

@@ -12,6 +12,7 @@ from golden.duplex_spec import FULL
 from hw.duplex import gemm_module
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import model as dm
+from sysmodel.duplex import paper
 from sysmodel.models import StageShape
 
 
@@ -107,3 +108,34 @@ def test_softmax_cycles_follow_the_unit() -> None:
     beats = 64  # one request of 64 x 64 scores per head, 8 heads: 8 rows over the 5 stacks' units
     want = 8 * softmax_unit.row_cycles(beats, normalize=False) / dm.STACKS
     assert dm.softmax_cycles(1, beats * 64 - 32, 8) == pytest.approx(want)
+
+
+def test_edap_by_pim() -> None:
+    """Fig. 8's shape: equal timing for Logic- and BankGroup-PIM (same modules), BankGroup-PIM's DRAM-die area
+    and path make it worse at every Op/B, and Bank-PIM's 16x bandwidth wins at 1 Op/B but not at 64."""
+    from sysmodel.duplex.model import gemm_edap, pim_area_mm2
+
+    assert pim_area_mm2("logic") == pytest.approx(sum(paper.AREA_MM2.values()))
+    with pytest.raises(ValueError, match="pim"):
+        pim_area_mm2("dram")
+    for n in (1, 8, 64):
+        e = {p: gemm_edap(p, n) for p in ("logic", "bank", "bankgroup")}
+        assert e["logic"]["delay"] == e["bankgroup"]["delay"] and e["bankgroup"]["edap"] > e["logic"]["edap"]
+        assert e["logic"]["edap"] == pytest.approx(e["logic"]["delay"] * e["logic"]["energy"] * e["logic"]["area"])
+    assert gemm_edap("bank", 1)["edap"] < gemm_edap("logic", 1)["edap"]
+    assert gemm_edap("bank", 64)["edap"] > gemm_edap("logic", 64)["edap"]
+    # Bank-PIM's roofline: compute-bound above 1 Op/B, so delay doubles with the tokens
+    assert gemm_edap("bank", 16)["delay"] == pytest.approx(2 * gemm_edap("bank", 8)["delay"])
+
+
+def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
+    from sysmodel.duplex import report
+
+    fake = {"gemm_4x2": (8, 1000), "gemm_8x2": (16, 1800), "softmax_4": (4, 500), "softmax_8": (8, 700)}
+    area = {d: {"params": {"rows": s, "lanes": 1} if d.startswith("gemm") else {"lanes": s}, "cells": {"total": c}}
+            for d, (s, c) in fake.items()}
+    monkeypatch.setattr(report.characterization, "load_area", lambda paper: area)
+    text = "\n".join(report.area_lines())
+    gemm = 32 * (1000 + 100 * (512 - 8))  # 100 cells per MAC, 32 modules of 64 x 8
+    soft = 500 + 50 * (64 - 4)  # 50 cells per lane
+    assert f"| GEMM modules : softmax unit | 1.84 | {gemm / soft:.2f} |" in text

@@ -301,6 +301,43 @@ class DuplexSystem:
         return joules / batch
 
 
+def pim_area_mm2(pim: str) -> float:
+    """PIM area per stack (mm2) from the paper's logic-die breakdown (§IV-C; :data:`paper.AREA_MM2`).
+    Logic-PIM: TSVs + GEMM modules + buffers + softmax. BankGroup-PIM: the same GEMM modules and buffers on
+    the DRAM die at the DRAM process's area factor, softmax on the logic die, no extra TSVs [S]. Bank-PIM:
+    GEMM logic scaled to its FLOP/s (1 Op/B at 16x the stack's bandwidth) on the DRAM die, no large buffers,
+    softmax on the logic die [S]."""
+    a, f = paper.AREA_MM2, paper.DRAM_AREA_FACTOR
+    if pim == "logic":
+        return sum(a.values())
+    if pim == "bankgroup":
+        return (a["gemm"] + a["buffers"]) * f + a["softmax"]
+    if pim == "bank":
+        return a["gemm"] * bank_pim_stack_bw() / logic_pim_peaks()["flops"] * f + a["softmax"]
+    raise ValueError(f"pim: {pim!r} not allowed; allowed: {', '.join(PIMS)}")
+
+
+def bank_pim_stack_bw() -> float:
+    """Bank-PIM's bandwidth per stack: 16x the stack's external bandwidth (§VI), the xPU's over its stacks."""
+    return get_device(paper.XPU).mem_bw / STACKS * paper.BANK_PIM_FACTOR
+
+
+def gemm_edap(pim: str, n: int, shape: tuple[int, int] = paper.EDAP_SHAPE) -> dict:
+    """Fig. 8: one stack running an m x k FP16 GEMM for ``n`` tokens (Op/B = n): delay (s), energy (J: weight
+    bits on the PIM's path plus ALU energy per FLOP), area (mm2, :func:`pim_area_mm2`) and their product.
+    Logic- and BankGroup-PIM take the GEMM module's cycle model over the stack's 32 modules; Bank-PIM is a
+    roofline at 1 Op/B and 16x bandwidth."""
+    m, k = shape
+    nbytes, flops = 2.0 * m * k, 2.0 * m * k * n
+    if pim == "bank":
+        delay = max(flops, nbytes) / bank_pim_stack_bw()
+    else:
+        delay = pim_gemm_cycles(m, k, n, modules=MODULES_PER_STACK) / CLOCK_HZ / dram_efficiency()
+    energy = (nbytes * 8 * ENERGY.per_bit(pim) + flops * ENERGY.alu_per_flop) * 1e-12
+    area = pim_area_mm2(pim)
+    return {"delay": delay, "energy": energy, "area": area, "edap": delay * energy * area}
+
+
 def coprocess_experts(t_xpu: np.ndarray, t_pim: np.ndarray) -> tuple[float, int]:
     """§V-B: experts sorted by token count (ascending: ``t_xpu``/``t_pim`` in that order); the k smallest
     go to Logic-PIM; returns (min over k of max(sum xPU, sum PIM), that k)."""

@@ -34,3 +34,10 @@ GPU_SAT_QPS, DUPLEX_SAT_QPS = 9, 14
 # [S] a system "handles" a QPS while its median T2FT stays within this factor of its median T2FT at 4 QPS
 # (the paper: T2FT "skyrockets due to the queuing delay" past saturation)
 T2FT_BLOWUP = 3.0
+# Logic-die area per stack, 7 nm (§IV-C): extra TSVs, 32 GEMM modules (with their 8 KB buffers), the two 1 MB
+# buffers, the softmax unit (with its 128 KB of buffers); 17.80 mm2 = 14.71% of the 121 mm2 HBM3 logic die
+AREA_MM2 = {"tsv": 10.89, "gemm": 3.02, "buffers": 2.26, "softmax": 1.64}
+LOGIC_DIE_MM2, AREA_SHARE = 121.0, 0.1471
+DRAM_AREA_FACTOR = 10  # "the DRAM process 10x larger than logic" for DRAM-die PIM area (§VI)
+# Fig. 8: EDAP of a 16384 x 4096 FP16 GEMM by Op/B: Logic-PIM best above 8 Op/B, Bank-PIM below
+EDAP_SHAPE, EDAP_CROSSOVER = (16384, 4096), 8

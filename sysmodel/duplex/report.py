@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.duplex_spec import FULL, REDUCED, STACKS
+from golden.duplex_spec import FULL, MODULES_PER_STACK, REDUCED, SOFTMAX_LANES, STACKS
 from hw.duplex import gemm_module
 from sysmodel import characterization
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
-from sysmodel.duplex.model import DuplexSystem, dram_efficiency, logic_pim_peaks
+from sysmodel.duplex.model import PIMS, DuplexSystem, dram_efficiency, gemm_edap, logic_pim_peaks, pim_area_mm2
 from sysmodel.plots import pyplot
 from sysmodel.serving import Result, make_trace, simulate
 
@@ -36,6 +36,10 @@ GAPS = {
     "energy reduction, grok-1": "energy counts DRAM access and ALU energy of one steady decode stage only: no "
                                 "SRAM, interconnect (Grok1's InfiniBand) or static energy, no prefill",
     "energy reduction, mean of 5 models": "same: DRAM and ALU energy of a steady decode stage only",
+    "Bank-PIM / Logic-PIM EDAP crossover, Op/B": "the paper gives no Fig. 8 inputs: Bank-PIM's area (scaled from "
+                                                "Logic-PIM's GEMM area, model.pim_area_mm2) and its ALUs' energy "
+                                                "(the logic process's, no DRAM-process penalty) are membound's [S]",
+    "GEMM modules : softmax unit": "the paper's softmax unit is far wider than 64 lanes (see below)",
 }
 
 
@@ -279,6 +283,76 @@ def unit_lines() -> list[str]:
     return lines
 
 
+def _slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:
+    """Cells per MAC or lane between two synthesized points."""
+    return (area[big]["cells"]["total"] - area[small]["cells"]["total"]) / (size[big] - size[small])
+
+
+def _extrapolate(area: dict, small: str, big: str, size: dict[str, int], to: int) -> float:
+    """Cells at size ``to`` on the line through two synthesized points (cells affine in MACs or lanes)."""
+    return area[small]["cells"]["total"] + _slope(area, small, big, size) * (to - size[small])
+
+
+def area_lines() -> list[str]:
+    """The logic die's breakdown (§IV-C) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
+    a = paper.AREA_MM2
+    lines = [f"Per stack (7 nm, §IV-C): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
+             f"{paper.AREA_SHARE:.2%} of the {paper.LOGIC_DIE_MM2:.0f} mm2 logic die."]
+    area = characterization.load_area("duplex")
+    if not area:
+        return lines + ["", "GEMM : softmax cells: not synthesized yet (`make area`)."]
+    size = {d: int(np.prod([p["params"].get(f, 1) for f in ("rows", "lanes")])) for d, p in area.items()}
+    gemm = MODULES_PER_STACK * _extrapolate(area, "gemm_4x2", "gemm_8x2", size, FULL.macs)
+    soft = _extrapolate(area, "softmax_4", "softmax_8", size, SOFTMAX_LANES)
+    synth = ", ".join(f"{d} {p['cells']['total']}" for d, p in area.items())
+    return lines + [
+        "", f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
+        f"extrapolated along the line through each pair to {MODULES_PER_STACK} modules of {FULL.macs} MACs "
+        f"({gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({soft:.3g}); buffers of one vector (SRAM is not logic).",
+        "", *HEAD, _row("GEMM modules : softmax unit", a["gemm"] / a["softmax"], gemm / soft),
+        "", f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
+            f"{gemm * a['softmax'] / a['gemm'] / _slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
+            "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
+            "dividers are unstated; notes §2.8). It also includes 128 KB of SRAM buffers, and the 3.02 mm2 the "
+            "modules' 8 KB buffers, while the cells count logic only."]
+
+
+def plot_fig8(ops: tuple[int, ...], edap: dict[str, list[float]], path: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for p, vals in edap.items():
+        ax.plot(ops, [v / lg for v, lg in zip(vals, edap["logic"], strict=True)], marker="o", label=p)
+    ax.axvline(paper.EDAP_CROSSOVER, color="k", lw=0.6, ls=":", label="paper crossover")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("Op/B (tokens)")
+    ax.set_ylabel("EDAP / Logic-PIM")
+    ax.set_title("Duplex Fig. 8 (model): 16384 x 4096 GEMM")
+    ax.legend(fontsize=7)
+    return _save(fig, plt, path)
+
+
+def fig8_lines(out: Path) -> list[str]:
+    """Fig. 8: EDAP of the 16384 x 4096 GEMM per stack by Op/B, each PIM over Logic-PIM."""
+    ops = (1, 2, 4, 8, 16, 32, 64)
+    edap = {p: [gemm_edap(p, n)["edap"] for n in ops] for p in PIMS}
+    lines = [f"A {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} FP16 GEMM on one stack, n tokens (Op/B = n): delay "
+             "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
+             "(from §IV-C: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
+             f"{paper.DRAM_AREA_FACTOR}x logic area [S: scaling in model.pim_area_mm2]). EDAP over Logic-PIM's:", "",
+             "| PIM | " + " | ".join(f"{n} Op/B" for n in ops) + " |", "| --- |" + " ---: |" * len(ops)]
+    lines += [f"| {p} | " + " | ".join(f"{e / lg:.2f}" for e, lg in zip(edap[p], edap["logic"], strict=True)) + " |"
+              for p in PIMS]
+    rel = np.log(np.array(edap["bank"]) / np.array(edap["logic"]))
+    i = int(np.argmax(rel > 0))  # first Op/B where Logic-PIM beats Bank-PIM
+    cross = ops[i - 1] * (ops[i] / ops[i - 1]) ** (-rel[i - 1] / (rel[i] - rel[i - 1])) if i > 0 else float("nan")
+    worse = "yes" if all(b > lg for b, lg in zip(edap["bankgroup"], edap["logic"], strict=True)) else "no"
+    p8 = plot_fig8(ops, edap, out / "duplex_fig8.png")
+    return lines + ["", *HEAD, _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
+                    "", f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse}.",
+                    "", f"![Duplex Fig. 8]({p8.name})"]
+
+
 def plot_fig11(rows: list[dict], path: Path) -> Path:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 3.6))
@@ -303,4 +377,5 @@ def report_lines(out: Path, requests: int = 256) -> list[str]:
             *fig12_lines(fig12(requests), out), "", f"### Serving load (Fig. 13), {requests} requests per point", "",
             *fig13_lines(rows13 := fig13(requests), plot_fig13(rows13, out / "duplex_fig13.png")), "",
             "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(requests, out), "",
-            "### Energy (Fig. 15)", "", *fig15_lines(out)]
+            "### Energy (Fig. 15)", "", *fig15_lines(out), "", "### EDAP against Bank-PIM and BankGroup-PIM (Fig. 8)",
+            "", *fig8_lines(out), "", "### Logic-die area (§IV-C)", "", *area_lines()]

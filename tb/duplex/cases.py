@@ -195,3 +195,10 @@ FULL_SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _
               TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES}),
               TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
                      {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES})]
+# The area proxy (`make area`, tb/area.py): the GEMM module and the softmax unit each at two sizes, so the report
+# can extrapolate cells linearly to the paper's 64 x 8 module and 64 lanes (synthesizing 512 MACs flat is hours);
+# buffers of one vector, since the paper's SRAM is not logic
+AREA_SPECS = {f"gemm_{r}x{t}": TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule",
+                                      {"rows": r, "lanes": t, "buffer_bytes": 2 * r * t}) for r, t in ((4, 2), (8, 2))}
+AREA_SPECS |= {f"softmax_{n}": TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
+                                      {"lanes": n, "buffer_bytes": 2 * n}) for n in (4, 8)}
