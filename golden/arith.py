@@ -5,6 +5,7 @@ Semantics (the RTL implements exactly these):
 * mul, add: the exact result rounded once by :func:`golden.fp.round_pack` (RNE, gradual underflow,
   overflow to ±Inf). NaN results are the canonical NaN; Inf*0 and Inf-Inf are NaN. An exact zero sum is
   +0 unless both addends are -0. mul may widen (e.g. BF16 x BF16 -> FP32, rounded once in FP32).
+* convert: the exact value rounded once into the target format (narrowing FP32 -> FP16).
 * mac: ``add(mul(a, b) -> acc format, c)``: two roundings (a separate, not fused, multiply-add).
 * add_tree: pairwise reduction in a fixed order, each adder rounding: level k adds elements 2i and 2i+1
   of level k-1, so for 4 inputs ((x0+x1)+(x2+x3)). N must be a power of two.
@@ -50,6 +51,16 @@ def fp_add(a: int, b: int, fmt: FloatFormat, rounding: Rounding = "rne") -> int:
     if total == 0:
         return round_pack(sa & sb, 0, 0, fmt)
     return round_pack(int(total < 0), abs(total), e, fmt, rounding)
+
+
+def fp_convert(x: int, fmt_in: FloatFormat, fmt_out: FloatFormat, rounding: Rounding = "rne") -> int:
+    """``x`` re-encoded in ``fmt_out``: its exact value rounded once; NaN canonical, Inf kept."""
+    cls, sign, sig, exp = unpack(x, fmt_in)
+    if cls == "nan":
+        return fmt_out.nan_bits
+    if cls == "inf":
+        return _inf(fmt_out, sign)
+    return round_pack(sign, sig, exp, fmt_out, rounding)
 
 
 def fp_mac(a: int, b: int, c: int, fmt_in: FloatFormat, fmt_acc: FloatFormat,

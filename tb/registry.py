@@ -11,10 +11,12 @@ def all_specs(full: bool = True) -> list[TbSpec]:
     from tb.deca.cases import SPECS as DECA
     from tb.duplex.cases import FULL_SPECS as DUPLEX_FULL
     from tb.duplex.cases import SPECS as DUPLEX
+    from tb.hermes.cases import FULL_SPECS as HERMES_FULL
+    from tb.hermes.cases import SPECS as HERMES
     from tb.l3.cases import FULL_SPECS as L3_FULL
     from tb.l3.cases import SPECS as L3
 
-    return [*ARITH, *DECA, *L3, *DUPLEX, *(L3_FULL + DUPLEX_FULL if full else [])]
+    return [*ARITH, *DECA, *L3, *DUPLEX, *HERMES, *(L3_FULL + DUPLEX_FULL + HERMES_FULL if full else [])]
 
 
 def spec_by_tag(tag: str) -> TbSpec:

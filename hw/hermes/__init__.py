@@ -1,0 +1,1 @@
+"""Hermes NDP core units (Hermes §IV-A1): the bit-serial multiplier and the GEMV unit."""

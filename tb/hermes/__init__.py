@@ -1,0 +1,1 @@
+"""Hermes testbench cases (tb/hermes/cases.py)."""
