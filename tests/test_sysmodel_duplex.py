@@ -139,3 +139,13 @@ def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
     gemm = 32 * (1000 + 100 * (512 - 8))  # 100 cells per MAC, 32 modules of 64 x 8
     soft = 500 + 50 * (64 - 4)  # 50 cells per lane
     assert f"| GEMM modules : softmax unit | 1.84 | {gemm / soft:.2f} |" in text
+
+
+def test_coprocessing_splits_by_memory_space() -> None:
+    """Experts e, e+4, ... share a bank-bundle space; spaces come out in ascending token order."""
+    counts = np.array([5, 1, 7, 2, 3, 0, 1, 2])  # spaces {0,4}: 8, {1,5}: 1, {2,6}: 8, {3,7}: 4
+    tx, tp = counts * 1.0, counts * 10.0
+    sx, sp = dm.space_times(counts, tx, tp)
+    assert list(sx) == [1, 4, 8, 8] and list(sp) == [10, 40, 80, 80]
+    three = np.array([2, 0, 1])  # fewer experts than spaces: one space each
+    assert list(dm.space_times(three, three * 1.0, three * 2.0)[0]) == [0, 1, 2]

@@ -17,11 +17,12 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
 * **Placement** (§IV, §V-B): the xPU runs QKV, projection, router, dense FFNs, norms and prefill attention
   (tensor parallel within a node, data parallel across nodes). ``duplex``: MoE experts on Logic-PIM in
   decode-only stages, on the xPU in mixed stages; decode attention on Logic-PIM, after prefill attention.
-  ``duplex+pe``: expert co-processing (:func:`coprocess_experts`: the k experts with the fewest tokens to
-  Logic-PIM, k = argmin max(T_xPU, T_PIM)) in every stage and attention co-processing (prefill attention
-  on the xPU while decode attention runs on Logic-PIM). ``duplex+pe+et``: experts tensor-parallel over the
-  node's devices. ``gpu``: everything on the xPU. Experts are expert-parallel over the devices (an expert
-  spans devices / experts devices when there are more devices than experts).
+  ``duplex+pe``: expert co-processing (:func:`coprocess_experts` over :func:`space_times`: a device's
+  experts sit in 4 bank-bundle memory spaces and one engine runs a whole space, so the k spaces with the
+  fewest tokens go to Logic-PIM, k = argmin max(T_xPU, T_PIM)) in every stage and attention co-processing
+  (prefill attention on the xPU while decode attention runs on Logic-PIM). ``duplex+pe+et``: experts
+  tensor-parallel over the node's devices. ``gpu``: everything on the xPU. Experts are expert-parallel over
+  the devices (an expert spans devices / experts devices when there are more devices than experts).
 * **Routing** (:mod:`sysmodel.duplex.routing`): each token's top-k distinct experts drawn uniformly
   (seeded), or a user's routing trace file.
 * **Energy** (:class:`EnergyModel`): DRAM bits on the xPU path pay ACT, cell read, column-to-bank-group
@@ -229,10 +230,9 @@ class DuplexSystem:
         groups = max(1, self.total_devices // per_expert)  # device groups sharing the experts
         worst = 0.0
         for grp in np.array_split(counts, groups):  # experts keep their devices in every mode
-            grp = np.sort(grp)  # co-processing takes the fewest-token experts first
             tx = self.expert_xpu(grp, frac)
             if self.mode in ("duplex+pe", "duplex+pe+et"):
-                worst = max(worst, coprocess_experts(tx, self.expert_pim(grp, frac))[0])
+                worst = max(worst, coprocess_experts(*space_times(grp, tx, self.expert_pim(grp, frac)))[0])
             elif on_pim:
                 worst = max(worst, float(self.expert_pim(grp, frac).sum()))
             else:
@@ -336,6 +336,15 @@ def gemm_edap(pim: str, n: int, shape: tuple[int, int] = paper.EDAP_SHAPE) -> di
     energy = (nbytes * 8 * ENERGY.per_bit(pim) + flops * ENERGY.alu_per_flop) * 1e-12
     area = pim_area_mm2(pim)
     return {"delay": delay, "energy": energy, "area": area, "edap": delay * energy * area}
+
+
+def space_times(counts: np.ndarray, t_xpu: np.ndarray, t_pim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A device's experts dealt one by one to the bank-bundle memory spaces (§V-C); one engine runs
+    all of a space's experts, so co-processing splits by space: (xPU, PIM) time per space, the spaces in
+    ascending order of their tokens."""
+    spaces = [np.arange(s, len(counts), paper.MEMORY_SPACES) for s in range(min(paper.MEMORY_SPACES, len(counts)))]
+    order = np.argsort([counts[e].sum() for e in spaces], kind="stable")
+    return (np.array([t_xpu[spaces[s]].sum() for s in order]), np.array([t_pim[spaces[s]].sum() for s in order]))
 
 
 def coprocess_experts(t_xpu: np.ndarray, t_pim: np.ndarray) -> tuple[float, int]:

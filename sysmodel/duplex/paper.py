@@ -6,6 +6,7 @@ from __future__ import annotations
 XPU = "h100-sxm"  # "equivalent to H100" (§VI); specs from the AttAcc simulator's H100 (notes §2.8.1)
 DEVICE_BYTES = 80e9  # 80 GB per device, equal across systems (§VI)
 IB_BW = 50e9  # [S] "400 GB/s Infiniband" read as 400 Gb/s per node pair per direction (notes §2.8.5)
+MEMORY_SPACES = 4  # device memory split by bank-bundle index; experts dealt one by one to the spaces (§V-C)
 BANK_PIM_FACTOR = 16  # Bank-PIM: 16x HBM bandwidth at 1 Op/B (§VI)
 # Table I and §VI: model -> (nodes, devices per node)
 SYSTEMS = {"mixtral-8x7b": (1, 4), "glam-143b": (1, 8), "grok-1": (2, 8), "opt-66b": (1, 4), "llama3-70b": (1, 4)}

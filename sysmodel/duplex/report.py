@@ -26,6 +26,9 @@ _MAX = ("the model's best cell is GLaM at (4096, 4096): its 64 experts see a few
 GAPS = {
     "Duplex over GPU, max": _MAX,
     "Duplex+PE+ET over GPU, max": _MAX,
+    "Duplex+PE+ET over GPU, mean": "co-processing moves whole bank-bundle memory spaces (4 per device, §V-C), "
+                                   "which lowers the mean from 1.88 (a per-expert split) to 1.84; the rest is not "
+                                   "yet explained",
     "Duplex over Bank-PIM, max": "Bank-PIM is a pure roofline at 16x HBM bandwidth and 1 Op/B: no all-bank command "
                                  "overheads, and moving scores to the logic-die softmax unit and partials to the xPU "
                                  "is free, which favours it",
