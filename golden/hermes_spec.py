@@ -16,6 +16,7 @@ CLOCK_HZ = 1e9  # NDP core clock (§V-A)
 MULTIPLIERS = 256  # GEMV multipliers per NDP core (Table II); the DSE sweeps 32-512 (§V-E3)
 MUL_LANES = 8  # "each multiplier computes eight FP16 values simultaneously": 128-bit operands (§IV-A1)
 SERIAL_BITS = 1  # multiplier significand bits consumed per cycle: "a typical bit-serial manner" [S]
+SIG_BITS = 11  # FP16 significand, hidden bit included: what the bit-serial multiplier shifts out
 BUFFER_BYTES = 256 * 1024  # NDP core buffer (Table II)
 ACT_LANES = 256  # activation unit: 256 FP16 exp, add and multiply units (§IV-A1)
 DIM_BITS = 16  # descriptor fields
@@ -59,6 +60,11 @@ class Err(enum.IntFlag):
 ERR_FIELDS = {f.name.lower(): 1 for f in Err}
 
 
+def serial_steps(serial_bits: int = SERIAL_BITS) -> int:
+    """Shift-add steps of one bit-serial product: the SIG_BITS significand, ``serial_bits`` at a time."""
+    return -(-SIG_BITS // serial_bits)
+
+
 @dataclass(frozen=True)
 class Gemv:
     """A GEMV unit: ``multipliers`` x ``lanes`` FP16 products per operation (a beat of 8M weights) over a
@@ -75,8 +81,8 @@ class Gemv:
             v = getattr(self, name)
             if v < 1 or v & (v - 1) or v > hi:
                 raise ValueError(f"{name}: {v} not allowed; a power of two from 1 to {hi}")
-        if not 1 <= self.serial_bits <= 11:
-            raise ValueError(f"serial_bits: {self.serial_bits} not allowed; 1 to 11 (the FP16 significand)")
+        if not 1 <= self.serial_bits <= SIG_BITS:
+            raise ValueError(f"serial_bits: {self.serial_bits} not allowed; 1 to {SIG_BITS} (the FP16 significand)")
         if self.buffer_bytes < 4 * self.beat or self.buffer_bytes % (4 * self.beat):
             raise ValueError(f"buffer_bytes: {self.buffer_bytes} not allowed; a positive multiple of "
                              f"4 * multipliers * lanes = {4 * self.beat}")
@@ -88,8 +94,7 @@ class Gemv:
 
     @property
     def serial_steps(self) -> int:
-        """Shift-add steps of one bit-serial product: the 11-bit significand, ``serial_bits`` at a time."""
-        return -(-11 // self.serial_bits)
+        return serial_steps(self.serial_bits)
 
 
 FULL = Gemv()

@@ -4,8 +4,8 @@ products per operation (8 by default: 128-bit operands), FP32 results, exactly `
 
 Each lane keeps the weight's significand and shifts the activation's significand out ``serial_bits`` at a
 time, most significant first: acc = (acc << bits) + sig_a * (top bits of sig_b). With one bit per cycle
-that is an AND row and a 22-bit adder per lane instead of an 11 x 11 array multiplier, which is why the
-NDP core can afford 256 of them (area proxy: tb/area.py). Exponents add, and a last round-and-pack
+that is an AND row and a 22-bit adder per lane instead of an 11 x 11 array multiplier; each lane still
+has its own round-and-pack, which Yosys counts as most of its cells. Exponents add, and a last round-and-pack
 (exact: the 22-bit product fits FP32) forms the result.
 
 Cycle model (:func:`cycle_model`): one operation at a time; the ``steps`` = ceil(11 / serial_bits)
@@ -20,19 +20,13 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.fp import FP16, FP32
-from golden.hermes_spec import ACC_BITS, ELEM_BITS, MUL_LANES, SERIAL_BITS, Gemv
+from golden.hermes_spec import ACC_BITS, ELEM_BITS, MUL_LANES, SERIAL_BITS, SIG_BITS, Gemv, serial_steps
 from hw.arith.fpcore import EXP_BITS, round_pack, special, unpack
 from hw.cycles import CycleModel
 
-SIG = FP16.man_bits + 1  # 11 significand bits, hidden bit included
-
-
-def steps(serial_bits: int = SERIAL_BITS) -> int:
-    return -(-SIG // serial_bits)
-
 
 def cycle_model(serial_bits: int = SERIAL_BITS, **_params) -> CycleModel:
-    return CycleModel(latency=steps(serial_bits) + 1, ii=steps(serial_bits) + 1)
+    return CycleModel(latency=serial_steps(serial_bits) + 1, ii=serial_steps(serial_bits) + 1)
 
 
 def operand_layout(lanes: int) -> data.StructLayout:
@@ -51,10 +45,10 @@ class SerialLane(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        bits, width = self.bits, steps(self.bits) * self.bits
+        bits, width = self.bits, serial_steps(self.bits) * self.bits
         ua, ub = unpack(m, self.a, FP16, "a"), unpack(m, self.b, FP16, "b")
-        sig_a, shift_b = Signal(SIG), Signal(width)  # shift_b: sig_b zero-extended at the top
-        acc = Signal(2 * SIG)
+        sig_a, shift_b = Signal(SIG_BITS), Signal(width)  # shift_b: sig_b zero-extended at the top
+        acc = Signal(2 * SIG_BITS)
         exp = Signal(signed(EXP_BITS))
         sign, nan, inf = Signal(), Signal(), Signal()
         with m.If(self.load):
@@ -79,11 +73,11 @@ class BitSerialMul(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        left = Signal(range(steps(self.serial_bits) + 1))  # shift-add steps still to run
+        left = Signal(range(serial_steps(self.serial_bits) + 1))  # shift-add steps still to run
         load = self.i.valid & self.i.ready
         m.d.comb += self.i.ready.eq((left == 0) & (~self.o.valid | self.o.ready))
         with m.If(load):
-            m.d.sync += left.eq(steps(self.serial_bits))
+            m.d.sync += left.eq(serial_steps(self.serial_bits))
         with m.Elif(left != 0):
             m.d.sync += left.eq(left - 1)
         with m.If(self.o.valid & self.o.ready):
