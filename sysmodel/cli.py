@@ -72,7 +72,7 @@ def to_html(markdown: str) -> str:
         f"</head><body>{''.join(out)}</body></html>"
 
 
-def report(papers: list[str], out: Path, requests: int = 1000) -> Path:
+def report(papers: list[str], out: Path, requests: int = 1000, quick: bool = False) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# membound report", ""]
     for key in papers:
@@ -95,6 +95,10 @@ def report(papers: list[str], out: Path, requests: int = 1000) -> Path:
             from sysmodel.l3 import report as l3_report
 
             lines += l3_report.report_lines(out, requests)
+        elif key == "hermes":
+            from sysmodel.hermes import report as hermes_report
+
+            lines += hermes_report.report_lines(out, quick)
         elif key == "duplex":
             from sysmodel.duplex import report as duplex_report
 
@@ -164,6 +168,28 @@ def serve(a: argparse.Namespace) -> int:
     return 0
 
 
+def hermes(a: argparse.Namespace) -> int:
+    """`membound hermes`: one Hermes generation on a generated or user-supplied activation trace."""
+    from sysmodel.hermes import model as hm
+    from sysmodel.hermes import paper as hp
+    from sysmodel.hermes import workload as wl
+    from sysmodel.models import load_model
+
+    cfg = load_model(a.model)
+    if a.trace:
+        tr = wl.load_trace(a.trace)
+        tr.layers = cfg.layers
+    else:
+        tr = wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, hp.SIM_LAYERS, hp.L_IN + hp.L_OUT, hp.L_IN,
+                         a.batch, seed=a.seed, layers=cfg.layers)
+    hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
+    run = hm.simulate(cfg, tr, hw, a.policy, host=a.host)
+    mean = sum(run.token_s) / len(run.token_s)
+    print(f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
+          f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = Parser(prog="membound")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
@@ -172,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, default=Path("build/report"))
     r.add_argument("--requests", type=positive_int, default=1000,
                    help="requests per serving run (L3: the paper's 1000)")
+    r.add_argument("--quick", action="store_true", help="smoke-run grids (Hermes: two models, batches 1 and 16)")
     c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
@@ -197,12 +224,21 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--prefill-budget", type=positive_int, help="prompt tokens per stage (chunked prefill)")
     sv.add_argument("--seed", type=int, default=1)
     sv.add_argument("--out", type=Path, default=Path("build/serve"))
+    hm_ = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
+    hm_.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
+    hm_.add_argument("--trace", type=Path, help="activation trace .npz (sysmodel/hermes/workload.py); generated "
+                     "from the paper's statistics when absent")
+    hm_.add_argument("--batch", type=positive_int, default=1, help="sequences (generated traces)")
+    hm_.add_argument("--seed", type=int, default=1)
+    hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
+    hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
+    hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
         return int(e.code or 0)
     if a.cmd == "report":
-        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out, a.requests)
+        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out, a.requests, a.quick)
     elif a.cmd == "sweep":
         from sysmodel import sweep
 
@@ -212,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
             return 2
         sweep.sweep(cfg, a.out, a.workers, a.scheduler)
+    elif a.cmd == "hermes":
+        try:
+            return hermes(a)
+        except ValueError as e:  # unknown model or policy, a bad trace file, an infeasible mapping
+            print(f"membound hermes: {e}", file=sys.stderr)
+            return 2
     elif a.cmd == "serve":
         try:
             return serve(a)

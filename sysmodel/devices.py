@@ -37,9 +37,13 @@ GIB = 1 << 30
 DEVICES = {d.name: d for d in (
     Device("rtx4090", 165.2e12, 1008e9, 24e9, "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
            "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs; Hermes §VI", sms=128, link="pcie4x16"),
+    Device("rtx4090-hermes", 330e12, 936e9, 24e9, "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
+           "tensor TFLOPS FP16 (§V-A); the real part: rtx4090", sms=128, link="pcie4x16"),
     Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS)", sms=142, link="pcie4x16"),
     Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet",
            sms=108, link="pcie4x16"),
+    Device("a100-40g-sxm", 312e12, 1555e9, 40e9, "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s); Hermes §V-F",
+           sms=108, link="nvlink-a100"),
     Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs); L3 §6.1",
            sms=108, link="nvlink-a100"),
     Device("a100-hbm3", 312e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
