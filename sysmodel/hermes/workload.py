@@ -22,7 +22,8 @@ layers than the model has and scale (:class:`Trace.layers`).
 Trace files (``.npz``, :func:`load_trace`): one boolean array per (layer, block) named ``layer{l}_{block}``
 of shape (batch, tokens, neurons) — tokens include the prompt — plus ``prefill`` (prompt tokens, an int)
 and, optionally, ``parents_layer{l}_{block}`` (neurons, 2) ints: each neuron's top-2 correlated neurons
-of the previous layer (computed by :func:`correlation_table` when absent).
+of the previous layer (computed by :func:`correlation_table` when absent). A loaded trace's offline profile
+(what the partition ILP sees) is its prompts' activation frequencies.
 """
 
 from __future__ import annotations
