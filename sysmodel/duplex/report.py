@@ -10,11 +10,12 @@ import numpy as np
 
 from golden.duplex_spec import FULL, MODULES_PER_STACK, REDUCED, SOFTMAX_LANES, STACKS
 from hw.duplex import gemm_module
-from sysmodel import characterization
+from sysmodel import characterization, results
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
 from sysmodel.duplex.model import PIMS, DuplexSystem, dram_efficiency, gemm_edap, logic_pim_peaks, pim_area_mm2
-from sysmodel.plots import pyplot
+from sysmodel.plots import pyplot, save
+from sysmodel.results import HEAD
 from sysmodel.serving import Result, make_trace, simulate
 
 SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
@@ -47,7 +48,7 @@ GAPS = {
 
 
 def _gap(name: str, ratio: float) -> str:
-    return "" if abs(ratio - 1) <= 0.10 or not np.isfinite(ratio) else GAPS.get(name, "not yet explained")
+    return results.gap(GAPS, name, ratio, "", "not yet explained")
 
 
 def makers(model: str) -> dict:
@@ -88,11 +89,7 @@ def _r(a, b) -> float:
 
 
 def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
-    ratio = got / want
-    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {_gap(name, ratio)} |"
-
-
-HEAD = ["| result | paper | model | model / paper | gap |", "| --- | ---: | ---: | ---: | --- |"]
+    return results.row(GAPS, name, want, got, fmt, within="", unexplained="not yet explained")
 
 
 def fig11_lines(rows: list[dict]) -> list[str]:
@@ -200,14 +197,7 @@ def plot_fig13(rows: list[dict], path: Path) -> Path:
     axes[2].set_yscale("log")
     axes[0].legend(fontsize=7)
     fig.suptitle("Duplex Fig. 13 (model): Mixtral, (4096, 512), max batch 128")
-    return _save(fig, plt, path)
-
-
-def _save(fig, plt, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save(fig, plt, path)
 
 
 def fig14_lines(requests: int, out: Path) -> list[str]:
@@ -259,7 +249,7 @@ def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Pa
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7)
-    return _save(fig, plt, path)
+    return save(fig, plt, path)
 
 
 def unit_lines() -> list[str]:
@@ -332,7 +322,7 @@ def plot_fig8(ops: tuple[int, ...], edap: dict[str, list[float]], path: Path) ->
     ax.set_ylabel("EDAP / Logic-PIM")
     ax.set_title("Duplex Fig. 8 (model): 16384 x 4096 GEMM")
     ax.legend(fontsize=7)
-    return _save(fig, plt, path)
+    return save(fig, plt, path)
 
 
 def fig8_lines(out: Path) -> list[str]:
@@ -369,7 +359,7 @@ def plot_fig11(rows: list[dict], path: Path) -> Path:
     ax.set_ylabel("throughput / GPU")
     ax.set_title("Duplex Fig. 11 (model): L_in=L_out / batch")
     ax.legend(fontsize=7, ncol=4)
-    return _save(fig, plt, path)
+    return save(fig, plt, path)
 
 
 def report_lines(out: Path, requests: int = 256) -> list[str]:

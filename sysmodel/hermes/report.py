@@ -11,15 +11,16 @@ from pathlib import Path
 
 import numpy as np
 
+from sysmodel import results
 from sysmodel.hermes import model as hm
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
 from sysmodel.hermes import workload as wl
 from sysmodel.models import load_model
-from sysmodel.plots import pyplot
+from sysmodel.plots import pyplot, save
 from sysmodel.progress import progress
+from sysmodel.results import HEAD
 
-HEAD = ["| result | paper | model | model / paper | gap |", "| --- | ---: | ---: | ---: | --- |"]
 # The named modelling difference behind each result more than 10% off the paper's
 GAPS = {
     "OPT-66B tokens/s, batch 1": "the prompt (3.5 s of PCIe streaming at 32 GB/s per direction, A20) is 40% of "
@@ -56,13 +57,8 @@ GAPS = {
 }
 
 
-def _gap(name: str, ratio: float) -> str:
-    return "within 10%" if abs(ratio - 1) <= 0.1 else GAPS.get(name, "unexplained")
-
-
 def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
-    ratio = got / want
-    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {_gap(name, ratio)} |"
+    return results.row(GAPS, name, want, got, fmt)
 
 
 @lru_cache(maxsize=4)
@@ -236,9 +232,7 @@ def plot_throughput(rows: list[dict], names: list[str], path: Path) -> Path:
     ax.set_yscale("log")
     ax.set_ylabel("tokens/s")
     ax.legend(fontsize=7, ncol=4)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, plt, path)
     return path
 
 
@@ -258,9 +252,7 @@ def ablation_lines(out: Path) -> list[str]:
     ax.plot(list(mlp), cum, "ko--", label="paper")
     ax.set_ylabel("MLP speedup over random")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "hermes_ablation.png", dpi=120)
-    plt.close(fig)
+    save(fig, plt, out / "hermes_ablation.png")
     return lines + ["", "![Hermes ablation](hermes_ablation.png)"]
 
 
@@ -284,9 +276,7 @@ def dse_lines(out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list
     ax.set_xlabel("multipliers per GEMV unit")
     ax.set_ylabel("speedup over 32")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "hermes_multipliers.png", dpi=120)
-    plt.close(fig)
+    save(fig, plt, out / "hermes_multipliers.png")
     return lines + ["", "![Hermes multiplier sweep](hermes_multipliers.png)"]
 
 

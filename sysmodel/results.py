@@ -1,0 +1,19 @@
+"""The one table of reproduced results the papers' reports print: paper value, model value, their ratio and,
+past 10%, the named modelling difference behind the gap."""
+
+from __future__ import annotations
+
+import math
+
+HEAD = ["| result | paper | model | model / paper | gap |", "| --- | ---: | ---: | ---: | --- |"]
+
+
+def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%",
+        unexplained: str = "unexplained") -> str:
+    """``within`` for a ratio within 10% (or undefined), else the named gap, else ``unexplained``."""
+    return within if abs(ratio - 1) <= 0.1 or not math.isfinite(ratio) else gaps.get(name, unexplained)
+
+
+def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", **kw: str) -> str:
+    ratio = got / want
+    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {gap(gaps, name, ratio, **kw)} |"
