@@ -19,7 +19,9 @@ SERIAL_BITS = 1  # multiplier significand bits consumed per cycle: "a typical bi
 SIG_BITS = 11  # FP16 significand, hidden bit included: what the bit-serial multiplier shifts out
 BUFFER_BYTES = 256 * 1024  # NDP core buffer (Table II)
 ACT_LANES = 256  # activation unit: 256 FP16 exp, add and multiply units (§IV-A1)
-DIM_BITS = 16  # descriptor fields
+DIM_BITS = 16  # descriptor fields n and kb
+BATCH_BITS = 5  # descriptor field batch
+MAX_BATCH = 16  # "batch 1-16" (§V-A); the accumulators and output queue are sized for it
 
 # --- the neuron predictor (§IV-C1, notes §4.2-4.3) ---------------------------------------------------------
 STATE_BITS = 4  # "a 4-bit state per neuron"
@@ -55,9 +57,32 @@ class Err(enum.IntFlag):
     ZERO_DIM = 1  # n, kb or batch is 0
     BUF_OVER = 2  # the operands or partial sums do not fit the buffer
     MALFORMED = 4  # an item of the wrong op, or ``last`` early or missing
+    BATCH = 8  # batch above MAX_BATCH
 
 
 ERR_FIELDS = {f.name.lower(): 1 for f in Err}
+
+
+class ActOp(enum.IntEnum):
+    """An activation-unit transaction's ``op`` (every beat of it carries the same): softmax over n scores,
+    ReLU, merge (a + b: a GPU partial plus a DIMM partial), scale (a * b[0]: the 1/sqrt(d) scale)."""
+
+    SOFTMAX = 0
+    RELU = 1
+    MERGE = 2
+    SCALE = 3
+
+
+class ActErr(enum.IntFlag):
+    """What the activation unit flags (one error item after consuming the transaction to ``last``)."""
+
+    ZERO_LEN = 1  # n is 0
+    LEN_OVER = 2  # a softmax longer than the score buffer
+    MALFORMED = 4  # beats other than ceil(n / lanes), or an op change within the transaction
+
+
+ACT_ERR_FIELDS = {f.name.lower(): 1 for f in ActErr}
+ACT_BUFFER_BYTES = BUFFER_BYTES  # the softmax row buffer: the NDP core buffer (Table II) [S]
 
 
 def serial_steps(serial_bits: int = SERIAL_BITS) -> int:
@@ -95,6 +120,34 @@ class Gemv:
     @property
     def serial_steps(self) -> int:
         return serial_steps(self.serial_bits)
+
+    def check(self, mode: int, n: int, kb: int, batch: int) -> Err:
+        """A descriptor's error flags (0: it runs). DOT keeps batch x kb operand beats (FP16) in the buffer;
+        AXPY keeps batch x kb beats of FP32 partial sums, and its n x batch FP16 scalars, each in a buffer
+        of ``buffer_bytes``."""
+        if n == 0 or kb == 0 or batch == 0:
+            return Err.ZERO_DIM
+        if batch > MAX_BATCH:
+            return Err.BATCH
+        if mode == Mode.DOT:
+            over = 2 * batch * kb * self.beat > self.buffer_bytes
+        else:
+            over = 4 * batch * kb * self.beat > self.buffer_bytes or 2 * n * batch > self.buffer_bytes
+        return Err.BUF_OVER if over else Err(0)
+
+
+def pack_desc(mode: int, n: int, kb: int, batch: int) -> int:
+    """A DESC item's data: mode (bit 0), n (rows or columns), kb (beats per row or column), batch."""
+    return mode | n << 1 | kb << (1 + DIM_BITS) | batch << (1 + 2 * DIM_BITS)
+
+
+def unpack_desc(data: int) -> tuple[int, int, int, int]:
+    mask = (1 << DIM_BITS) - 1
+    batch = data >> (1 + 2 * DIM_BITS) & ((1 << BATCH_BITS) - 1)
+    return data & 1, data >> 1 & mask, data >> (1 + DIM_BITS) & mask, batch
+
+
+DESC_BITS = 1 + 2 * DIM_BITS + BATCH_BITS
 
 
 FULL = Gemv()

@@ -31,8 +31,10 @@ def _tree32(xs: np.ndarray) -> np.float32:
     return xs[0]
 
 
-def float32_dot(w: np.ndarray, x: np.ndarray, beat: int) -> np.ndarray:
-    """The dot mode's order in numpy float32: beat trees, accumulated from -0, rounded to FP16."""
+def float32_dot(w: np.ndarray, x: np.ndarray, g: Gemv) -> np.ndarray:
+    """The dot mode's order in numpy float32: per beat, a tree over the multipliers for each lane and a tree
+    over the lanes; beat sums accumulated from -0, rounded to FP16."""
+    beat = g.beat
     wf, xf = w.view(np.float16).astype(np.float32), x.view(np.float16).astype(np.float32)
     pad = -w.shape[1] % beat
     wf, xf = np.pad(wf, ((0, 0), (0, pad))), np.pad(xf, ((0, 0), (0, pad)))
@@ -42,7 +44,8 @@ def float32_dot(w: np.ndarray, x: np.ndarray, beat: int) -> np.ndarray:
             for b in range(x.shape[0]):
                 acc = np.float32(-0.0)
                 for c in range(0, wf.shape[1], beat):
-                    acc = np.float32(acc + _tree32(wf[i, c:c + beat] * xf[b, c:c + beat]))
+                    p = (wf[i, c:c + beat] * xf[b, c:c + beat]).reshape(g.multipliers, g.lanes)
+                    acc = np.float32(acc + _tree32(np.array([_tree32(p[:, t]) for t in range(g.lanes)])))
                 out[b, i] = np.float16(acc)
     return out.view(np.uint16)
 
@@ -79,7 +82,7 @@ def test_narrowing_matches_numpy() -> None:
 def test_dot_is_the_stated_order(seed: int, rows: int, k: int, batch: int) -> None:
     rng = random.Random(seed)
     w, x = _fp16(rng, (rows, k)), _fp16(rng, (batch, k))
-    assert _same(hermes.gemv_dot(w, x, REDUCED), float32_dot(w, x, REDUCED.beat))
+    assert _same(hermes.gemv_dot(w, x, REDUCED), float32_dot(w, x, REDUCED))
 
 
 @settings(max_examples=40, deadline=None)

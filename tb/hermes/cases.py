@@ -1,5 +1,5 @@
 """The Hermes testbench cases for the shared stream testbench (tb/stream_tb.py): the NDP core's bit-serial
-multiplier against golden.hermes. ``SPECS`` is what `make test` runs; ``FULL_SPECS`` adds the paper's
+multiplier and the GEMV unit against golden.hermes. ``SPECS`` is what `make test` runs; ``FULL_SPECS`` adds the paper's
 sizes for `make sim` (marker ``full``)."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from __future__ import annotations
 import itertools
 import random
 
-from amaranth.lib import data
+import numpy as np
 
 from golden import hermes
 from golden.fp import FP16
-from golden.hermes_spec import ACC_BITS, MUL_LANES
-from hw.hermes import bitserial
+from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
+from hw.hermes import activation, bitserial, gemv
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -25,15 +25,20 @@ def _fp16(rng: random.Random, edge: float = 0.05) -> int:
     return rng.choice(EDGES) if rng.random() < edge else random_value(rng, FP16)
 
 
+def _matrix(rng: random.Random, shape: tuple[int, int], edge: float) -> np.ndarray:
+    return np.array([[_fp16(rng, edge) for _ in range(shape[1])] for _ in range(shape[0])], np.uint16)
+
+
 def _bitserial_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": MUL_LANES, "serial_bits": 1, **spec.params}
-    lanes, layout = p["lanes"], data.ArrayLayout(ACC_BITS, p["lanes"])
+    lanes, layout = p["lanes"], bitserial.out_layout(p["lanes"])
 
     def rand(rng: random.Random) -> dict:
         return {"a": [_fp16(rng) for _ in range(lanes)], "b": [_fp16(rng) for _ in range(lanes)]}
 
     def golden(v: dict) -> list[int]:
-        return [pack(layout, [hermes.mul(a, b) for a, b in zip(v["a"], v["b"], strict=True)])]
+        return [pack(layout, {"p": hermes.mul(a, b), "lane": t})
+                for t, (a, b) in enumerate(zip(v["a"], v["b"], strict=True))]
 
     pairs = list(itertools.product(EDGES, EDGES))  # every edge value against every other
     directed = [{"a": [a for a, _ in pairs[i:i + lanes]], "b": [b for _, b in pairs[i:i + lanes]]}
@@ -41,14 +46,177 @@ def _bitserial_case(spec: TbSpec) -> StreamCase:
     return StreamCase(golden, rand, directed, bitserial.cycle_model(**p), max_items=80_000 // lanes)
 
 
-CASES = {"hermes_bitserial": _bitserial_case}
+# --- GEMV unit: one descriptor, its operands and its weights ------------------------------------------------
+
+def _gemv_case(spec: TbSpec) -> StreamCase:
+    g = gemv.geometry(**spec.params)
+    layout = gemv.out_layout(g)
+    dot_words, psum_words = g.buffer_bytes // (2 * g.beat), g.buffer_bytes // (4 * g.beat)
+
+    def txn(rng: random.Random, mode: int, n: int, kb: int, batch: int, edge: float = 0.05) -> dict:
+        w = _matrix(rng, (n, kb * g.beat - rng.randrange(g.beat)), edge)
+        v = _matrix(rng, (batch, w.shape[1] if mode == Mode.DOT else n), edge)
+        return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
+
+    def fits(rng: random.Random) -> tuple[int, int, int, int]:
+        mode = rng.choice(list(Mode))
+        batch = rng.choice([1, 2, rng.randint(1, MAX_BATCH)])
+        kb = rng.randint(1, max(1, min(3, (dot_words if mode == Mode.DOT else psum_words) // batch)))
+        if batch * kb > (dot_words if mode == Mode.DOT else psum_words):
+            batch = 1
+        return mode, rng.randint(1, 3), kb, batch
+
+    def flagged(rng: random.Random) -> dict:
+        roll = rng.randrange(5)
+        mode, n, kb, batch = fits(rng)
+        if roll == 0:
+            n, kb, batch = rng.choice([(0, kb, batch), (n, 0, batch), (n, kb, 0)])
+        elif roll == 1:
+            batch = rng.randint(MAX_BATCH + 1, 31)
+        elif roll == 2:
+            kb = (dot_words if mode == Mode.DOT else psum_words) // batch + 1  # BUF_OVER
+        else:  # MALFORMED: a lost item, or the first item's op wrong
+            items = list(txn(rng, mode, n, kb, batch)["items"])
+            if roll == 3:
+                drop = rng.randrange(1, len(items) - 1) if len(items) > 2 else 0
+                items = items[:drop] + items[drop + 1:]
+                if not items[-1][2]:
+                    items[-1] = (*items[-1][:2], 1)
+            else:
+                items[0] = (Op.X, *items[0][1:])
+            return {"items": items, "shape": None}
+        tail = [(Op.X, rng.getrandbits(16), 0) for _ in range(rng.randint(0, 3))]
+        items = [(Op.DESC, pack_desc(mode, n, kb, batch), 0), *tail]
+        items[-1] = (*items[-1][:2], 1)
+        return {"items": items, "shape": None}
+
+    def rand(rng: random.Random) -> dict:
+        return flagged(rng) if rng.random() < 0.12 else txn(rng, *fits(rng))
+
+    def items(t: dict) -> list[dict]:
+        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+
+    def golden(t: dict) -> list[int]:
+        return [pack(layout, {"y": y, "last": last, "error": err}) for y, last, err in hermes.gemv_run(t["items"], g)]
+
+    def lone(t: dict) -> int:
+        if t["shape"] is None:
+            return gemv.error_cycles(len(t["items"]))
+        return gemv.txn_cycles(*t["shape"], g)
+
+    def const(mode: int, n: int, kb: int, batch: int, wv: int, xv: int) -> dict:
+        w = np.full((n, kb * g.beat), wv, np.uint16)
+        v = np.full((batch, w.shape[1] if mode == Mode.DOT else n), xv, np.uint16)
+        return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
+
+    rng = random.Random(7)
+    one, neg_zero = 0x3C00, FP16.sign_bit
+    directed = []
+    for mode in Mode:
+        words = dot_words if mode == Mode.DOT else psum_words
+        directed += [const(mode, 1, 1, 1, neg_zero, one), const(mode, 2, 1, 2, 0, 0),
+                     const(mode, 1, 1, 1, FP16.inf_bits, one), const(mode, 1, 1, 2, FP16.inf_bits, neg_zero),
+                     const(mode, 1, 1, 1, 1, one),  # subnormal weights
+                     const(mode, 2, 1, 1, FP16.max_bits, FP16.max_bits),  # FP16 overflow at the final rounding
+                     txn(rng, mode, 2, 1, 1, edge=0.5), txn(rng, mode, 1, 1, MAX_BATCH if words >= MAX_BATCH else 1),
+                     txn(rng, mode, 1, words, 1)]  # the full buffer
+    directed += [{"items": [(Op.DESC, pack_desc(*d), 1)], "shape": None}
+                 for d in [(0, 0, 0, 0), (0, 1, 1, 1), (1, 1, 1, MAX_BATCH + 1), (0, 1, dot_words + 1, 1)]]
+
+    def timing(rng: random.Random) -> dict:
+        return txn(rng, *gemv.TIMING)
+
+    return StreamCase(golden, rand, directed, gemv.cycle_model(**spec.params), items, lone_cycles=lone,
+                      timing=timing, ii_per="txn", burst_txns=8, max_items=4000)
+
+
+# --- activation unit: one command's beats -------------------------------------------------------------------
+
+def _activation_case(spec: TbSpec) -> StreamCase:
+    p = {"lanes": ACT_LANES, "buffer_bytes": ACT_BUFFER_BYTES, **spec.params}
+    lanes = p["lanes"]
+    cap = activation.max_scores(lanes, p["buffer_bytes"])
+    layout = activation.out_layout(lanes)
+
+    def command(op: int, a: list[int], b: list[int] | None = None) -> dict:
+        return {"beats": hermes.act_items(op, a, b, lanes), "op": op, "n": len(a), "ok": True}
+
+    def values(rng: random.Random, n: int, op: int) -> list[int]:
+        if op == ActOp.SOFTMAX:  # scores within a few units: the probabilities are not all 0
+            spread = rng.choice([1, 4, 12])
+            return [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, FP16, exp_span=spread)
+                    for _ in range(n)]
+        return [_fp16(rng, 0.05) for _ in range(n)]
+
+    def good(rng: random.Random) -> dict:
+        op = rng.choice(list(ActOp))
+        n = rng.choice([1, lanes, lanes + 1, rng.randint(1, 4 * lanes)])
+        if op == ActOp.SOFTMAX and rng.random() < 0.3:
+            n = rng.randint(1, cap)
+        b = [_fp16(rng, 0.05)] * n if op == ActOp.SCALE else values(rng, n, op)
+        return command(op, values(rng, n, op), b)
+
+    def flagged(rng: random.Random) -> dict:
+        t, roll = good(rng), rng.randrange(4)
+        beats = [dict(b) for b in t["beats"]]
+        if roll == 0:
+            beats[0]["n"] = 0  # ZERO_LEN
+        elif roll == 1:
+            beats = hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes)  # LEN_OVER
+        elif roll == 2:
+            beats[0]["n"] = t["n"] + lanes  # more beats promised than sent: last early
+        else:  # an op change, or a missing last followed by a stray beat
+            extra = dict(beats[-1], last=1, op=(beats[-1]["op"] + 1) % 4)
+            beats[-1]["last"] = 0
+            beats.append(extra)
+        return {"beats": beats, "ok": False}
+
+    def rand(rng: random.Random) -> dict:
+        return flagged(rng) if rng.random() < 0.1 else good(rng)
+
+    def golden(t: dict) -> list[int]:
+        return [pack(layout, {"y": y, "last": last, "error": err})
+                for y, last, err in hermes.act_run(t["beats"], lanes, cap)]
+
+    def lone(t: dict) -> int:
+        if t["ok"]:
+            return activation.txn_cycles(t["op"], t["n"], **p)
+        # flagged: a bound (the beat that closes a malformed transaction still runs its path; only timeouts use it)
+        beats = t["beats"]
+        return activation.error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
+
+    rng = random.Random(11)
+    directed = [command(ActOp.SOFTMAX, [0]), command(ActOp.SOFTMAX, [FP16.sign_bit] + [0] * (lanes - 1)),
+                command(ActOp.SOFTMAX, [FP16.nan_bits] + [0] * lanes), command(ActOp.SOFTMAX, [FP16.inf_bits, 0]),
+                command(ActOp.SOFTMAX, [0x3C00] * cap),  # the full buffer
+                command(ActOp.SOFTMAX, [1, 0x8001, 0x0400] * lanes),  # subnormals
+                command(ActOp.RELU, EDGES), command(ActOp.MERGE, EDGES, EDGES[::-1]),
+                command(ActOp.MERGE, [FP16.max_bits] * lanes, [FP16.max_bits] * lanes),  # overflow
+                command(ActOp.SCALE, EDGES, [0x3C00 ^ FP16.sign_bit] * len(EDGES)),
+                command(ActOp.SCALE, EDGES, [FP16.inf_bits] * len(EDGES)),
+                command(ActOp.SCALE, [1] * lanes, [0x3800] * lanes),  # a subnormal halved: ties to even
+                {"beats": hermes.act_items(ActOp.RELU, [], None, lanes), "ok": False},  # n = 0
+                {"beats": hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes), "ok": False}]
+    directed += [flagged(rng) for _ in range(6)]
+    def timing(rng: random.Random) -> dict:
+        return command(ActOp.SOFTMAX, values(rng, activation.TIMING[1] * lanes, ActOp.SOFTMAX))
+
+    return StreamCase(golden, rand, directed, activation.cycle_model(**p), lambda t: t["beats"], lone_cycles=lone,
+                      timing=timing,
+                      ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
+
+
+CASES = {"hermes_bitserial": _bitserial_case, "hermes_gemv": _gemv_case, "hermes_activation": _activation_case}
 
 
 def case(spec: TbSpec) -> StreamCase:
     return CASES[spec.unit](spec)
 
 
+_G = {"multipliers": REDUCED.multipliers, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
 SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
+         TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", _G),
+         TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
          TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4})]
 # the paper's sizes (make sim only: pytest marker "full")
 FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES})]
