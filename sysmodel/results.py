@@ -17,3 +17,13 @@ def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%
 def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", **kw: str) -> str:
     ratio = got / want
     return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {gap(gaps, name, ratio, **kw)} |"
+
+
+def area_slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:
+    """Cells per unit of size (MAC, lane, multiplier) between two synthesized points of the area snapshot."""
+    return (area[big]["cells"]["total"] - area[small]["cells"]["total"]) / (size[big] - size[small])
+
+
+def area_extrapolate(area: dict, small: str, big: str, size: dict[str, int], to: int) -> float:
+    """Cells at size ``to`` on the line through two synthesized points (cells affine in the size)."""
+    return area[small]["cells"]["total"] + area_slope(area, small, big, size) * (to - size[small])

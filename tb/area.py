@@ -47,7 +47,7 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
     return cells
 
 
-AREA_PAPERS = ("deca", "l3", "duplex")
+AREA_PAPERS = ("deca", "hermes", "l3", "duplex")
 
 
 def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
@@ -61,6 +61,10 @@ def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
         from tb.l3.cases import AREA_SPECS
 
         return {spec.unit: (spec, {"params": spec.params}) for spec in AREA_SPECS}
+    if paper == "hermes":
+        from tb.hermes.cases import AREA_SPECS as HERMES_AREA
+
+        return {name: (spec, {"params": spec.params}) for name, spec in HERMES_AREA.items()}
     if paper == "duplex":
         from tb.duplex.cases import AREA_SPECS as DUPLEX_AREA
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from golden import hermes
 from golden.fp import FP16, FP32, decode
-from golden.hermes_spec import REDUCED, Gemv
+from golden.hermes_spec import MAX_BATCH, REDUCED, ActErr, ActOp, Err, Gemv, Mode, Op, pack_desc
 from tb.stimulus import edge_values, random_value
 
 EDGES = edge_values(FP16)
@@ -131,3 +131,57 @@ def test_geometry_is_checked() -> None:
         with pytest.raises(ValueError, match=next(iter(bad))):
             Gemv(**bad)
     assert Gemv().beat == 2048 and Gemv().serial_steps == 11 and Gemv(serial_bits=4).serial_steps == 3
+
+
+def test_command_stream_flags() -> None:
+    g = REDUCED
+    rng = random.Random(5)
+    w, x = _fp16(rng, (2, 2 * g.beat)), _fp16(rng, (3, 2 * g.beat))
+    items = hermes.gemv_items(Mode.DOT, w, x, g)
+    out = hermes.gemv_run(items, g)
+    assert [y[0] for y, _, _ in out] == list(hermes.gemv_dot(w, x, g).T.ravel()) and out[-1][1] == 1
+    for desc, err in [((0, 0, 1, 1), Err.ZERO_DIM), ((0, 1, 1, MAX_BATCH + 1), Err.BATCH),
+                      ((0, 1, g.buffer_bytes // (2 * g.beat) + 1, 1), Err.BUF_OVER),
+                      ((1, g.buffer_bytes // 2 + 1, 1, 1), Err.BUF_OVER), ((0, 1, 1, 1), Err.MALFORMED)]:
+        assert hermes.gemv_run([(Op.DESC, pack_desc(*desc), 1)], g) == [([0] * g.multipliers, 1, int(err))]
+    # a W beat lost in row 2: row 1's results, then the error; the next transaction is unaffected
+    lost = items[:-2] + items[-1:]
+    out = hermes.gemv_run(lost + items, g)
+    assert [e for _, _, e in out[:4]] == [0, 0, 0, int(Err.MALFORMED)] and out[4:] == hermes.gemv_run(items, g)
+    with pytest.raises(ValueError, match="without a last"):
+        hermes.gemv_run(items[:-1], g)
+
+
+def test_activation_ops_match_numpy() -> None:
+    rng = random.Random(9)
+    a = [random_value(rng, FP16, exp_span=6) for _ in range(64)] + EDGES
+    b = [random_value(rng, FP16, exp_span=6) for _ in range(64)] + EDGES[::-1]
+    fa, fb = np.array(a, np.uint16).view(np.float16), np.array(b, np.uint16).view(np.float16)
+    with np.errstate(all="ignore"):
+        merge = (fa + fb).view(np.uint16)
+        scale = (fa * fb[0]).view(np.uint16)
+    assert _same(np.array(hermes.elementwise(ActOp.MERGE, a, b), np.uint16), merge)
+    assert _same(np.array(hermes.elementwise(ActOp.SCALE, a, b), np.uint16), scale)
+    relu = hermes.elementwise(ActOp.RELU, a, b)
+    assert all(r == (x if np.isnan(v) or not (x >> 15) else 0) for r, x, v in zip(relu, a, fa, strict=True))
+    assert hermes.relu(FP16.sign_bit) == 0 and hermes.relu(FP16.nan_bits | FP16.sign_bit) != 0
+
+
+def test_activation_transactions() -> None:
+    lanes, cap = 4, 32
+    scores = [random_value(random.Random(2), FP16, exp_span=3) for _ in range(6)]
+    out = hermes.act_run(hermes.act_items(ActOp.SOFTMAX, scores, None, lanes), lanes, cap)
+    assert len(out) == 2 and out[1][1] == 1
+    assert sum(decode(p, FP16) for y, _, _ in out for p in y) == pytest.approx(1, abs=0.01)
+    assert out[1][0][2:] == [0, 0]  # lanes past n are -Inf scores: probability +0
+    relu = hermes.act_items(ActOp.RELU, [0x3C00] * 5, None, lanes)
+    flagged = [
+        (hermes.act_items(ActOp.RELU, [], None, lanes), ActErr.ZERO_LEN, 0),
+        (hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes), ActErr.LEN_OVER, 0),
+        ([dict(relu[0], n=9), relu[1]], ActErr.MALFORMED, 1),  # last early: beat 1 closes it
+        ([dict(relu[0], last=0), dict(relu[1], op=ActOp.MERGE)], ActErr.MALFORMED, 1),  # op change
+    ]
+    for beats, err, good in flagged:
+        out = hermes.act_run(beats + relu, lanes, cap)
+        assert [e for _, _, e in out[:good + 1]] == [0] * good + [int(err)]
+        assert out[good + 1:] == hermes.act_run(relu, lanes, cap)  # the next transaction is unaffected

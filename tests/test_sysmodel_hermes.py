@@ -161,6 +161,22 @@ def test_derived_inputs():
     assert hw.dimm_macs == pytest.approx(256 * 8 / hm.c_mul() * 1e9)
 
 
+def test_unit_cycles_come_from_the_paper_size_records():
+    from golden.hermes_spec import FULL, ActOp
+    from hw.hermes import activation, gemv
+
+    assert hm.c_mul() == gemv.ii(FULL)  # the record's measured operation rate is the unit's cycle model
+    for n in (1, 256, 4096, 32768):  # two measured row lengths pin the line the unit's model follows
+        assert hm.softmax_cycles(n) == activation.txn_cycles(ActOp.SOFTMAX, n)
+
+
+def test_area_sweep_lines():
+    from sysmodel.hermes import report
+
+    lines = report.area_lines()
+    assert any(line.startswith("| 512 |") for line in lines) and "bitserial_mul" in lines[0]
+
+
 def test_more_multipliers_never_slow_hermes(trace):
     cfg = ModelConfig("tiny4k", 256, 4096, 8, 4, 4, 1000, "relu", True)
     hw = hm.Hardware(gpu_weight_bytes=cfg.layers * 256 * 256 * 2 + 1000 * 256 * 2 + 4e6)

@@ -20,8 +20,8 @@ LevelOp = Callable[[Module, Value, Value, Value, FloatFormat, str], Signal]
 
 
 def check_n(n: int) -> int:
-    if n < 2 or n & (n - 1) or n > 256:
-        raise ValueError(f"n: {n} not allowed; a power of two from 2 to 256")
+    if n < 2 or n & (n - 1) or n > 512:
+        raise ValueError(f"n: {n} not allowed; a power of two from 2 to 512")
     return n.bit_length() - 1
 
 

@@ -139,13 +139,16 @@ def _lanes_in(g: Gemv) -> dict:
 
 
 class MulArray(wiring.Component):
-    """``multipliers`` :class:`hw.hermes.bitserial.BitSerialMul` in lockstep. Members: ``i`` In(stream of
-    {a, b: beat FP16}) — weights and operands; ``valid`` Out, ``lane`` Out, ``p`` Out(multipliers FP32) —
-    lane ``lane`` of every multiplier's products (the consumer is always ready)."""
+    """``multipliers`` :class:`hw.hermes.bitserial.BitSerialMul` in lockstep. Members: ``go`` In, ``ready``
+    Out, ``a``, ``b`` In(beat FP16) — an operation's weights and operands, taken when ``go`` and ``ready``
+    (separate ports, not one stream payload: a 2 x 2048-lane struct passes Amaranth's 65536-bit net limit);
+    ``valid`` Out, ``lane`` Out, ``p`` Out(multipliers FP32) — lane ``lane`` of every multiplier's products
+    (the consumer is always ready)."""
 
     def __init__(self, g: Gemv):
         self.g = g
-        super().__init__({"i": In(stream.Signature(bitserial.operand_layout(g.beat))), "valid": Out(1),
+        beat = data.ArrayLayout(ELEM_BITS, g.beat)
+        super().__init__({"go": In(1), "ready": Out(1), "a": In(beat), "b": In(beat), "valid": Out(1),
                           "lane": Out(range(g.lanes)), "p": Out(data.ArrayLayout(ACC_BITS, g.multipliers))})
 
     def elaborate(self, platform) -> Module:
@@ -153,12 +156,12 @@ class MulArray(wiring.Component):
         g = self.g
         for j in range(g.multipliers):
             m.submodules[f"mul{j}"] = mul = bitserial.BitSerialMul(g.lanes, g.serial_bits)
-            sl = slice(j * g.lanes, (j + 1) * g.lanes)
-            m.d.comb += [mul.i.valid.eq(self.i.valid), mul.o.ready.eq(1), self.p[j].eq(mul.o.payload.p),
-                         mul.i.payload.a.eq(self.i.payload.a.as_value()[sl.start * ELEM_BITS:sl.stop * ELEM_BITS]),
-                         mul.i.payload.b.eq(self.i.payload.b.as_value()[sl.start * ELEM_BITS:sl.stop * ELEM_BITS])]
+            m.d.comb += [mul.i.valid.eq(self.go), mul.o.ready.eq(1), self.p[j].eq(mul.o.payload.p)]
+            for t in range(g.lanes):
+                e = j * g.lanes + t
+                m.d.comb += [mul.i.payload.a[t].eq(self.a[e]), mul.i.payload.b[t].eq(self.b[e])]
             if j == 0:
-                m.d.comb += [self.i.ready.eq(mul.i.ready), self.valid.eq(mul.o.valid), self.lane.eq(mul.o.payload.lane)]
+                m.d.comb += [self.ready.eq(mul.i.ready), self.valid.eq(mul.o.valid), self.lane.eq(mul.o.payload.lane)]
         return m
 
 
@@ -297,12 +300,13 @@ class Descriptor(wiring.Component):
 
 class Issue(wiring.Component):
     """The held W beat and the operations it issues, one per batch vector. Members: ``load`` In, ``w`` In
-    — take a W beat (when ``free``); ``row_first``, ``k``, ``row``... the beat's place: ``k`` In (its
-    beat in the row), ``lastk`` In, ``col0`` In (first row / column), ``final`` In (last beat of the
-    transaction), ``x_base`` In (operand word k; AXPY: scalar row*batch), ``kb``, ``batch``, ``mode`` In;
-    ``free`` Out — no beat held, or its last operation issuing; ``dot_room`` In — the output queue can take
-    a row's results; ``mul`` Out — the multiplier array's operands; ``x_addr`` Out, ``x`` In — the
-    operand read; ``tag`` Out, ``tag_en`` Out — the issued operation's tag."""
+    — take a W beat (when ``free``); its place: ``k`` In (its beat in the row), ``lastk`` In, ``col0`` In
+    (first row / column), ``final`` In (last beat of the transaction), ``x_base`` In (AXPY: scalar
+    row*batch); ``kb``, ``batch``, ``mode`` In — the descriptor's; ``free`` Out — no beat held, or its last
+    operation issuing; ``held`` Out; ``dot_room`` In — the output queue can take a row's results;
+    ``tag_room`` In — the tag queue has room; ``go`` Out, ``mul_ready`` In, ``w_held`` Out — an operation to
+    the multiplier array, the held beat its weights; ``x_addr`` Out — the operand read (the array's other
+    input); ``tag`` Out, ``tag_en`` Out — the issued operation's tag."""
 
     def __init__(self, g: Gemv):
         self.g = g
@@ -311,8 +315,8 @@ class Issue(wiring.Component):
                           "col0": In(1), "final": In(1), "x_base": In(range(g.buffer_bytes // 2)),
                           "kb": In(DIM_BITS), "batch": In(BATCH_BITS), "mode": In(1), "free": Out(1),
                           "held": Out(1), "dot_room": In(1), "tag_room": In(1),
-                          "mul": Out(stream.Signature(bitserial.operand_layout(g.beat))),
-                          "x_addr": Out(range(g.buffer_bytes // 2)), "x": In(data.ArrayLayout(ELEM_BITS, g.beat)),
+                          "go": Out(1), "mul_ready": In(1), "w_held": Out(g.beat * ELEM_BITS),
+                          "x_addr": Out(range(g.buffer_bytes // 2)),
                           "tag": Out(tag), "tag_en": Out(1)})
 
     def elaborate(self, platform) -> Module:
@@ -325,9 +329,9 @@ class Issue(wiring.Component):
         word = Signal(DIM_BITS + BATCH_BITS)  # DOT operand word b*kb + k (the AXPY partial-sum row too)
         last_b = b == self.batch - 1
         room = self.tag_room & ((self.mode == Mode.AXPY) | ~lastk | self.dot_room)
-        m.d.comb += [self.mul.valid.eq(held & room), self.mul.payload.a.eq(w), self.mul.payload.b.eq(self.x),
+        m.d.comb += [self.go.eq(held & room), self.w_held.eq(w),
                      self.x_addr.eq(Mux(self.mode == Mode.DOT, word, xa)), self.held.eq(held)]
-        go = self.mul.valid & self.mul.ready
+        go = self.go & self.mul_ready
         m.d.comb += [self.free.eq(~held | (go & last_b)), self.tag_en.eq(go),
                      self.tag.b.eq(b), self.tag.first.eq(k == 0), self.tag.lastk.eq(lastk),
                      self.tag.final.eq(final & last_b), self.tag.col0.eq(col0),
@@ -366,11 +370,11 @@ class GemvUnit(wiring.Component):
         for path in (dot, axpy):
             m.d.comb += [path.valid.eq(mul.valid), path.lane.eq(mul.lane), path.p.eq(mul.p),
                          path.tag.eq(tags.r_data)]
-        wiring.connect(m, issue.mul, mul.i)
+        m.d.comb += [mul.go.eq(issue.go), issue.mul_ready.eq(mul.ready), mul.a.eq(issue.w_held), mul.b.eq(ops.x)]
         owed = Signal(range(OUT_QUEUE + 1))  # DOT results issued and not yet out
         m.d.comb += [tags.r_en.eq(mul.valid & (mul.lane == g.lanes - 1)), tags.w_en.eq(issue.tag_en),
                      tags.w_data.eq(issue.tag), issue.tag_room.eq(tags.w_rdy), issue.dot_room.eq(owed < OUT_QUEUE),
-                     ops.r_addr.eq(issue.x_addr), issue.x.eq(ops.x),
+                     ops.r_addr.eq(issue.x_addr),
                      outq.w_data.eq(Cat(dot.y, dot.final))]
 
         item, accept = self.i.payload, self.i.valid & self.i.ready

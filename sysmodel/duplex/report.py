@@ -15,7 +15,7 @@ from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
 from sysmodel.duplex.model import PIMS, DuplexSystem, dram_efficiency, gemm_edap, logic_pim_peaks, pim_area_mm2
 from sysmodel.plots import pyplot, save
-from sysmodel.results import HEAD
+from sysmodel.results import HEAD, area_extrapolate, area_slope
 from sysmodel.serving import Result, make_trace, simulate
 
 SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
@@ -276,16 +276,6 @@ def unit_lines() -> list[str]:
     return lines
 
 
-def _slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:
-    """Cells per MAC or lane between two synthesized points."""
-    return (area[big]["cells"]["total"] - area[small]["cells"]["total"]) / (size[big] - size[small])
-
-
-def _extrapolate(area: dict, small: str, big: str, size: dict[str, int], to: int) -> float:
-    """Cells at size ``to`` on the line through two synthesized points (cells affine in MACs or lanes)."""
-    return area[small]["cells"]["total"] + _slope(area, small, big, size) * (to - size[small])
-
-
 def area_lines() -> list[str]:
     """The logic die's breakdown (§IV-C) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
     a = paper.AREA_MM2
@@ -295,8 +285,8 @@ def area_lines() -> list[str]:
     if not area:
         return lines + ["", "GEMM : softmax cells: not synthesized yet (`make area`)."]
     size = {d: int(np.prod([p["params"].get(f, 1) for f in ("rows", "lanes")])) for d, p in area.items()}
-    gemm = MODULES_PER_STACK * _extrapolate(area, "gemm_4x2", "gemm_8x2", size, FULL.macs)
-    soft = _extrapolate(area, "softmax_4", "softmax_8", size, SOFTMAX_LANES)
+    gemm = MODULES_PER_STACK * area_extrapolate(area, "gemm_4x2", "gemm_8x2", size, FULL.macs)
+    soft = area_extrapolate(area, "softmax_4", "softmax_8", size, SOFTMAX_LANES)
     synth = ", ".join(f"{d} {p['cells']['total']}" for d, p in area.items())
     return lines + [
         "", f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
@@ -304,7 +294,7 @@ def area_lines() -> list[str]:
         f"({gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({soft:.3g}); buffers of one vector (SRAM is not logic).",
         "", *HEAD, _row("GEMM modules : softmax unit", a["gemm"] / a["softmax"], gemm / soft),
         "", f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
-            f"{gemm * a['softmax'] / a['gemm'] / _slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
+            f"{gemm * a['softmax'] / a['gemm'] / area_slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
             "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
             "dividers are unstated; notes §2.8). It also includes 128 KB of SRAM buffers, and the 3.02 mm2 the "
             "modules' 8 KB buffers, while the cells count logic only."]

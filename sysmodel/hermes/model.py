@@ -11,8 +11,10 @@ non-resident weights streamed over PCIe (FlexGen-style, §IV-A2). End to end: to
 (T_prefill + sum of T_token) (notes A18).
 
 Measured and derived inputs: the NDP-DIMM bandwidth is the memory engine's rank-level streaming rate on
-the Hermes DDR4 preset (sysmodel.memory); the GEMV rate is multipliers x 8 lanes / the bit-serial
-multiplier's measured initiation interval (characterization record ``hermes_bitserial``).
+the Hermes DDR4 preset (sysmodel.memory); the GEMV rate is multipliers x 8 lanes per operation at the GEMV
+unit's measured cycles per operation, and a softmax's cycles are the activation unit's, interpolated in
+the row's beats between its two measured lengths (characterization records ``hermes_gemv`` and
+``hermes_activation`` at the paper's sizes).
 """
 
 from __future__ import annotations
@@ -35,8 +37,17 @@ POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation s
 
 
 def c_mul() -> float:
-    """Cycles per product of one multiplier's 8 lanes: the bit-serial unit's measured II (paper size)."""
-    return characterization.lookup("hermes_bitserial", lanes=hs.MUL_LANES).ii
+    """Cycles per GEMV operation (each multiplier's 8 lanes): the paper-size GEMV unit's measured rate."""
+    return characterization.lookup("hermes_gemv").extra["op_cycles"]
+
+
+def softmax_cycles(n: int) -> float:
+    """Cycles of one softmax over ``n`` scores on the paper-size activation unit: linear in its 256-lane
+    beats through the two row lengths its testbench measured."""
+    rec = characterization.lookup("hermes_activation")
+    b1, c1 = rec.extra["timing_beats"], rec.ii - 1  # the II of back-to-back rows is their cycles plus one
+    b2, c2 = rec.extra["probe_beats"], rec.extra["probe_cycles"]
+    return c1 + (c2 - c1) / (b2 - b1) * (-(-n // hs.ACT_LANES) - b1)
 
 
 @dataclass(frozen=True)
@@ -128,8 +139,8 @@ def prefill_time(cfg: ModelConfig, hw: Hardware, batch: int, prompt: int) -> flo
 
 def attention_time(cfg: ModelConfig, hw: Hardware, batch: int, ctx: int, host: bool = False) -> float:
     """One layer's decode attention where the KV cache lives: KV heads round-robin over the DIMMs (notes
-    A15), K and V read once per step; q.K and p.V at the GEMV rate; softmax at 3 passes of 256 lanes per
-    query head (notes §3.2 [S], pending the activation unit's measured cycles)."""
+    A15), K and V read once per step; q.K and p.V at the GEMV rate; one softmax per query head at the
+    activation unit's measured cycles."""
     units = 1 if host else hw.dimms
     kv_heads = -(-cfg.kv_heads // units)
     q_heads = -(-cfg.heads // units)
@@ -137,7 +148,7 @@ def attention_time(cfg: ModelConfig, hw: Hardware, batch: int, ctx: int, host: b
     macs = batch * q_heads * 2 * cfg.head_dim * ctx
     if host:
         return max(nbytes / paper.HOST_BW, 2 * macs / paper.HOST_FLOPS)
-    softmax = batch * q_heads * (3 * -(-ctx // hs.ACT_LANES) + paper.SOFTMAX_LATENCY) / hs.CLOCK_HZ
+    softmax = batch * q_heads * softmax_cycles(ctx) / hs.CLOCK_HZ
     return max(nbytes / hw.dimm_bw, macs / hw.dimm_macs) + softmax
 
 

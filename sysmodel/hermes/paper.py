@@ -11,7 +11,6 @@ DIMMS = 8  # NDP-DIMMs (Table II)
 DIMM_BYTES = 32e9  # per DIMM (Table II)
 T_SYNC = 10e-6  # [S] one GPU<->DIMM synchronisation: launch, PCIe round trip, barrier (notes A13)
 WINDOW = 5  # tokens per remapping window (§IV-D)
-SOFTMAX_LATENCY = 32  # [S] comparator tree + adder tree + divider cycles per head, until the unit is measured
 HOST_BW = 89.6e9  # Hermes-host: i9-13900K DRAM bandwidth (§III-A)
 HOST_FLOPS = 1.38e12  # [EXT] i9-13900K: 8 P-cores x 2 AVX2 FMA x 8 FP32 x 2 FLOP x 5.4 GHz (Intel ARK turbo)
 DEJAVU_PREDICTOR = 0.181  # Deja Vu's MLP predictor: 18.1% of computation time (§V-D)

@@ -12,13 +12,14 @@ import numpy as np
 from golden import hermes
 from golden.fp import FP16
 from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
-from hw.hermes import activation, bitserial, gemv
+from hw.hermes import activation, bitserial, core, gemv
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
 from tb.streams import pack
 
 EDGES = edge_values(FP16)
+PROBE_BEATS = 8  # the activation probe's softmax length
 
 
 def _fp16(rng: random.Random, edge: float = 0.05) -> int:
@@ -126,8 +127,16 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
     def timing(rng: random.Random) -> dict:
         return txn(rng, *gemv.TIMING)
 
+    def probe(rng: random.Random) -> dict:  # the operations' rate over a longer batch: the system model's
+        return txn(rng, Mode.DOT, 2, 2, 4)
+
+    def measure(dut, t: dict) -> dict:
+        return {"probe_shape": list(t["shape"]), "probe_cycles": gemv.txn_cycles(*t["shape"], g),
+                "op_cycles": gemv.ii(g)}  # the probe's measured cycles were asserted equal to these
+
     return StreamCase(golden, rand, directed, gemv.cycle_model(**spec.params), items, lone_cycles=lone,
-                      timing=timing, ii_per="txn", burst_txns=8, max_items=4000)
+                      timing=timing, ii_per="txn", burst_txns=8, probe=probe, measure=measure,
+                      max_items=max(48, 8000 // g.beat))  # the golden's Python products: ~1 s per full-size beat
 
 
 # --- activation unit: one command's beats -------------------------------------------------------------------
@@ -201,12 +210,72 @@ def _activation_case(spec: TbSpec) -> StreamCase:
     def timing(rng: random.Random) -> dict:
         return command(ActOp.SOFTMAX, values(rng, activation.TIMING[1] * lanes, ActOp.SOFTMAX))
 
+    def probe(rng: random.Random) -> dict:  # a second softmax length: the system model's cycles per beat
+        return command(ActOp.SOFTMAX, values(rng, PROBE_BEATS * lanes, ActOp.SOFTMAX))
+
+    def measure(dut, t: dict) -> dict:
+        return {"probe_beats": PROBE_BEATS, "probe_cycles": activation.txn_cycles(ActOp.SOFTMAX, t["n"], **p),
+                "timing_beats": activation.TIMING[1]}  # the probe's measured cycles were asserted equal
+
     return StreamCase(golden, rand, directed, activation.cycle_model(**p), lambda t: t["beats"], lone_cycles=lone,
-                      timing=timing,
+                      timing=timing, probe=probe, measure=measure,
                       ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
 
 
-CASES = {"hermes_bitserial": _bitserial_case, "hermes_gemv": _gemv_case, "hermes_activation": _activation_case}
+# --- NDP core: a layer's cold-neuron work through the command front end ----------------------------------------
+
+def _core_case(spec: TbSpec) -> StreamCase:
+    p = spec.params
+    gp = {k: p[k] for k in ("multipliers", "lanes", "buffer_bytes") if k in p}
+    ap = {"lanes": p.get("act_lanes", ACT_LANES), "buffer_bytes": p.get("act_buffer_bytes", ACT_BUFFER_BYTES)}
+    sub = {core.GEMV: _gemv_case(TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", gp)),
+           core.ACT: _activation_case(TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", ap))}
+    g = gemv.geometry(**gp)
+    out = core.out_layout(g, ap["lanes"])
+
+    def wrap(unit: int, t: dict) -> dict:
+        return {"unit": unit, "t": t}
+
+    def rand(rng: random.Random) -> dict:
+        unit = rng.choice([core.GEMV, core.ACT])
+        return wrap(unit, sub[unit].random(rng))
+
+    def items(t: dict) -> list[dict]:
+        other = core.ACT if t["unit"] == core.GEMV else core.GEMV
+        field = {core.GEMV: "gemv", core.ACT: "act"}
+        return [{"unit": t["unit"], field[t["unit"]]: it, field[other]: 0} for it in sub[t["unit"]].items(t["t"])]
+
+    def golden(t: dict) -> list[int]:  # the other unit's field reads 0
+        field = "gemv" if t["unit"] == core.GEMV else "act"
+        return [pack(out, {"unit": t["unit"], "gemv": 0, "act": 0, field: bits})
+                for bits in sub[t["unit"]].golden(t["t"])]
+
+    rng = random.Random(13)
+    # a layer's cold-neuron MLP work as the host issues it: up-projection rows, ReLU, down-projection columns, merge
+    d = g.beat
+    w1, x = _matrix(rng, (3, 2 * d), 0.02), _matrix(rng, (1, 2 * d), 0.02)
+    h = hermes.gemv_dot(w1, x, g)[0]
+    w2 = _matrix(rng, (3, d), 0.02)
+    hidden = hermes.elementwise(ActOp.RELU, list(h), [])
+    y = hermes.gemv_axpy(w2, np.array([hidden], np.uint16), g)[0]
+    layer = [wrap(core.GEMV, {"items": hermes.gemv_items(Mode.DOT, w1, x, g), "shape": (Mode.DOT, 3, 2, 1)}),
+             wrap(core.ACT, {"beats": hermes.act_items(ActOp.RELU, list(h), None, ap["lanes"]), "op": ActOp.RELU,
+                             "n": 3, "ok": True}),
+             wrap(core.GEMV, {"items": hermes.gemv_items(Mode.AXPY, w2, np.array([hidden], np.uint16), g),
+                              "shape": (Mode.AXPY, 3, 1, 1)}),
+             wrap(core.ACT, {"beats": hermes.act_items(ActOp.MERGE, list(y), _matrix(rng, (1, d), 0.02)[0].tolist(),
+                                                       ap["lanes"]), "op": ActOp.MERGE, "n": d, "ok": True})]
+    directed = layer + [wrap(core.GEMV, t) for t in sub[core.GEMV].directed[-2:]] + \
+        [wrap(core.ACT, t) for t in sub[core.ACT].directed[-2:]]
+
+    return StreamCase(golden, rand, directed, core.cycle_model(**p), items,
+                      lone_cycles=lambda t: sub[t["unit"]].txn_cycles(t["t"]),
+                      timing=lambda rng: wrap(core.GEMV, sub[core.GEMV].timing_txn(rng)), ii_per="txn", burst_txns=8,
+                      max_items=sub[core.GEMV].max_items)
+
+
+CASES = {"hermes_bitserial": _bitserial_case, "hermes_gemv": _gemv_case, "hermes_activation": _activation_case,
+         "hermes_core": _core_case}
 
 
 def case(spec: TbSpec) -> StreamCase:
@@ -217,6 +286,23 @@ _G = {"multipliers": REDUCED.multipliers, "lanes": REDUCED.lanes, "buffer_bytes"
 SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
          TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", _G),
          TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
+         TbSpec("hermes_core", "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
          TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4})]
 # the paper's sizes (make sim only: pytest marker "full")
-FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES})]
+# the 2048-lane GEMV and the 256-lane activation unit on Verilator (Icarus: hours)
+FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}),
+              TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator"),
+              TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator")]
+# The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32
+# multiplier, and the GEMV unit and activation unit each at two sizes, so the report can extrapolate cells
+# linearly to the DSE's 32-512 multipliers and the paper's 256 lanes; buffers of a few beats, since the
+# paper's SRAM is not logic
+AREA_SPECS = {
+    "bitserial_mul": TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}),
+    "parallel_mul": TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp16", "fmt_out": "fp32"}),
+    **{f"gemv_m{m}": TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit",
+                            {"multipliers": m, "lanes": MUL_LANES, "buffer_bytes": 4 * m * MUL_LANES * 4})
+       for m in (4, 8)},
+    **{f"activation_l{n}": TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit",
+                                  {"lanes": n, "buffer_bytes": 4 * n}) for n in (4, 8)},
+}
