@@ -44,7 +44,7 @@ from golden import hermes_spec as hs
 from golden.arith import add_tree, fp_add, fp_convert, fp_mul
 from golden.duplex import softmax as _softmax
 from golden.fp import FP16, FP32
-from golden.hermes_spec import ELEM_BITS, ActErr, ActOp, Err, Gemv, Mode, Op, pack_desc, unpack_desc
+from golden.hermes_spec import ACT_N_BITS, ELEM_BITS, ActErr, ActOp, Err, Gemv, Mode, Op, pack_desc, unpack_desc
 
 NEG_ZERO32 = FP32.sign_bit
 
@@ -195,6 +195,8 @@ def act_items(op: int, a: list[int], b: list[int] | None, lanes: int) -> list[di
     """One transaction as beats {op, n, a, b, last}: ``a`` (n values) padded with +0 to whole beats, ``b``
     likewise (merge: the second operand; scale: the scale in b[0] of every beat)."""
     n = len(a)
+    if n >= 1 << ACT_N_BITS:
+        raise ValueError(f"a: {n} values not allowed; n is a {ACT_N_BITS}-bit field")
     beats = max(1, -(-n // lanes))
     pad = [*a, *[0] * (beats * lanes - n)]
     bb = [*(b or []), *[0] * (beats * lanes - len(b or []))]

@@ -82,6 +82,7 @@ class ActErr(enum.IntFlag):
 
 
 ACT_ERR_FIELDS = {f.name.lower(): 1 for f in ActErr}
+ACT_N_BITS = 20  # an activation transaction's n: past the softmax buffer's 128K scores, so LEN_OVER is reachable
 ACT_BUFFER_BYTES = BUFFER_BYTES  # the softmax row buffer: the NDP core buffer (Table II) [S]
 
 

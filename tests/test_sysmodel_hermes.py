@@ -164,10 +164,13 @@ def test_derived_inputs():
 def test_unit_cycles_come_from_the_paper_size_records():
     from golden.hermes_spec import FULL, ActOp
     from hw.hermes import activation, gemv
+    from sysmodel import characterization
 
     assert hm.c_mul() == gemv.ii(FULL)  # the record's measured operation rate is the unit's cycle model
-    for n in (1, 256, 4096, 32768):  # two measured row lengths pin the line the unit's model follows
-        assert hm.softmax_cycles(n) == activation.txn_cycles(ActOp.SOFTMAX, n)
+    rec = characterization.lookup("hermes_activation", lanes=64)  # the largest activation unit measured
+    assert rec.extra["probe_cycles"] == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["probe_beats"] * 64, lanes=64)
+    assert rec.ii - 1 == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["timing_beats"] * 64, lanes=64)
+    assert hm.softmax_cycles(4096) == activation.txn_cycles(ActOp.SOFTMAX, 4096, lanes=256)
 
 
 def test_area_sweep_lines():

@@ -27,7 +27,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden.duplex import NEG_INF
 from golden.fp import FP16
-from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_ERR_FIELDS, ACT_LANES, DIM_BITS, ELEM_BITS, ActOp
+from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_ERR_FIELDS, ACT_LANES, ACT_N_BITS, ELEM_BITS, ActOp
 from hw.arith import fpadd, fpmul
 from hw.cycles import CycleModel
 from hw.duplex import softmax_unit
@@ -73,7 +73,7 @@ def cycle_model(lanes: int = ACT_LANES, buffer_bytes: int = ACT_BUFFER_BYTES, **
 
 def in_layout(lanes: int) -> data.StructLayout:
     vec = data.ArrayLayout(ELEM_BITS, lanes)
-    return data.StructLayout({"op": 2, "n": DIM_BITS, "a": vec, "b": vec, "last": 1})
+    return data.StructLayout({"op": 2, "n": ACT_N_BITS, "a": vec, "b": vec, "last": 1})
 
 
 def out_layout(lanes: int) -> data.StructLayout:
@@ -174,7 +174,7 @@ class Front(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         lanes, p = self.lanes, self.i.payload
-        n, beats, k = Signal(DIM_BITS), Signal(DIM_BITS), Signal(DIM_BITS)  # k: beats forwarded
+        n, beats, k = Signal(ACT_N_BITS), Signal(ACT_N_BITS), Signal(ACT_N_BITS)  # k: beats forwarded
         first_n = p.n
         first_beats = (first_n + lanes - 1) // lanes
         cur_n = Mux(k == 0, first_n, n)

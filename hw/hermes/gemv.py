@@ -112,11 +112,12 @@ TIMING = (Mode.DOT, 2, 2, 2)  # the transaction the cycle test streams back to b
 
 
 def cycle_model(**params) -> CycleModel:
-    """For :data:`TIMING`: latency from its last W beat (one cycle to hold it, its batch operations, the
-    tail) and II per transaction (its cycles plus the one after its last output)."""
+    """For :data:`TIMING`: latency from its last W beat (taken while the previous beat's last operation
+    issues, so its own operations start one II later: batch operations, then the tail) and II per
+    transaction (its cycles plus the one after its last output)."""
     g = geometry(**params)
     mode, n, kb, batch = TIMING
-    return CycleModel(latency=1 + (batch - 1) * ii(g) + dot_tail(g), ii=txn_cycles(mode, n, kb, batch, g) + 1)
+    return CycleModel(latency=batch * ii(g) + dot_tail(g), ii=txn_cycles(mode, n, kb, batch, g) + 1)
 
 
 def to_fp16(m: Module, x, name: str):
