@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from golden import arith
+from golden.commands import skip_to_last, take
 from golden.duplex_spec import ELEM_BITS, Err, Geometry, Op, SoftmaxErr
 from golden.fp import FP16, FP32, decode_array, encode_array, round_pack, unpack
 
@@ -124,10 +125,8 @@ def module_run(items: list[tuple[int, int, int]], g: Geometry) -> list[tuple[lis
         if not err:
             err, i = _run_gemm(items, i, m, k, n, g, out)
             consumed_last = not err
-        while not consumed_last:  # a flagged transaction is consumed to its last item
-            if i >= len(items):
-                raise ValueError("items: a transaction without a last item")
-            consumed_last, i = bool(items[i][2]), i + 1
+        if not consumed_last:  # a flagged transaction is consumed to its last item
+            i = skip_to_last(items, i)
         if err:
             out.append(([0] * g.rows * g.modules, 1, int(err)))
     return out
@@ -138,9 +137,7 @@ def _run_gemm(items: list, i: int, m: int, k: int, n: int, g: Geometry, out: lis
     xs, ws = [], []
     for want, count in ((Op.X, n * k // g.rows), (Op.W, m // g.rows * k)):
         for c in range(count):
-            if i >= len(items):
-                raise ValueError("items: a transaction without a last item")
-            op, data, last = items[i]
+            op, data, last = take(items, i)
             final = want == Op.W and c == count - 1
             if op != want or bool(last) != final:
                 return Err.MALFORMED, i  # the offending item is consumed by the caller's skip

@@ -42,6 +42,7 @@ import numpy as np
 
 from golden import hermes_spec as hs
 from golden.arith import add_tree, fp_add, fp_convert, fp_mul
+from golden.commands import skip_to_last, take
 from golden.duplex import softmax as _softmax
 from golden.fp import FP16, FP32
 from golden.hermes_spec import ACT_N_BITS, ELEM_BITS, ActErr, ActOp, Err, Gemv, Mode, Op, pack_desc, unpack_desc
@@ -136,10 +137,8 @@ def gemv_run(items: list[tuple[int, int, int]], g: Gemv) -> list[tuple[list[int]
         if not err:
             err, i = _run(items, i, mode, n, kb, batch, g, out)
             done = not err
-        while not done:  # a flagged transaction is consumed to its last item
-            if i >= len(items):
-                raise ValueError("items: a transaction without a last item")
-            done, i = bool(items[i][2]), i + 1
+        if not done:  # a flagged transaction is consumed to its last item
+            i = skip_to_last(items, i)
         if err:
             out.append(([0] * g.multipliers, 1, int(err)))
     return out
@@ -152,9 +151,7 @@ def _run(items: list, i: int, mode: int, n: int, kb: int, batch: int, g: Gemv, o
     nx = batch * kb if mode == Mode.DOT else n * batch
     for want, count in ((Op.X, nx), (Op.W, n * kb)):
         for c in range(count):
-            if i >= len(items):
-                raise ValueError("items: a transaction without a last item")
-            op, data, last = items[i]
+            op, data, last = take(items, i)
             if op != want or bool(last) != (want == Op.W and c == count - 1):
                 return Err.MALFORMED, i
             i += 1
@@ -215,18 +212,14 @@ def act_run(beats: list[dict], lanes: int, max_scores: int) -> list[tuple[list[i
         err = ActErr.ZERO_LEN if n == 0 else ActErr.LEN_OVER if op == ActOp.SOFTMAX and n > max_scores else ActErr(0)
         got = []
         while True:  # to the transaction's last beat; the beat where the count ends closes it too
-            if i >= len(beats):
-                raise ValueError("beats: a transaction without a last beat")
-            beat = beats[i]
+            beat = take(beats, i, "beats")
             i += 1
             if not err:
                 final = len(got) == want - 1
                 if beat["op"] != op or bool(beat["last"]) != final:
                     err = ActErr.MALFORMED
-                    while not beat["last"]:  # consumed to the transaction's last beat
-                        if i >= len(beats):
-                            raise ValueError("beats: a transaction without a last beat")
-                        beat, i = beats[i], i + 1
+                    if not beat["last"]:  # consumed to the transaction's last beat
+                        i = skip_to_last(beats, i, "beats", lambda b: bool(b["last"]))
                     break
                 got.append(beat)
             if beat["last"]:
