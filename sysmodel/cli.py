@@ -103,6 +103,10 @@ def report(papers: list[str], out: Path, requests: int = 1000, quick: bool = Fal
             from sysmodel.duplex import report as duplex_report
 
             lines += duplex_report.report_lines(out, requests)
+        elif key == "flash":
+            from sysmodel.flash import report as flash_report
+
+            lines += flash_report.report_lines(out, quick)
         else:
             lines.append("No system model for this paper yet.")
         lines.append("")
@@ -190,6 +194,23 @@ def hermes(a: argparse.Namespace) -> int:
     return 0
 
 
+def flash_bench(a: argparse.Namespace) -> int:
+    """`membound flash-bench`: this machine's read throughput vs chunk size and threads, fitted and plotted."""
+    from sysmodel.flash import bench
+
+    threads = tuple(positive_int(t) for t in a.threads.split(","))
+    res = bench.run(a.out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
+    print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
+    for n in threads:
+        row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
+        print(f"{n:3d} threads (GB/s): {row}")
+    m = res.model()
+    print(f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
+          f"{m.per_thread_bw / 1e9:.2f} GB/s, useful parallel reads {m.queue:.1f}")
+    print(f"wrote {a.out / 'flash_bench.json'} and {a.out / 'flash_bench.png'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = Parser(prog="membound")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
@@ -233,6 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
     hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
+    fb = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
+    fb.add_argument("--out", type=Path, default=Path("build/flash-bench"), help="where the scratch file, the "
+                    "results and the plot go (the disk measured)")
+    fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
+    fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
+    fb.add_argument("--seconds", type=float, default=0.6, help="reading time per (chunk, threads) point")
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
@@ -248,6 +275,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
             return 2
         sweep.sweep(cfg, a.out, a.workers, a.scheduler)
+    elif a.cmd == "flash-bench":
+        try:
+            return flash_bench(a)
+        except (ValueError, argparse.ArgumentTypeError, OSError) as e:  # bad sizes or threads, an unwritable --out
+            print(f"membound flash-bench: {e}", file=sys.stderr)
+            return 2
     elif a.cmd == "hermes":
         try:
             return hermes(a)

@@ -115,17 +115,19 @@ class FlashModel:
     """LLM in a flash §2.2 (M1 Max SSD, 32 threads): throughput of random reads of ``chunk`` bytes,
     thr(c) = min(seq_peak, threads * c / (l0 + c / per_thread_bw)). Calibration (shared/notes §3.1, a
     fit of the paper's points): 8 KiB -> 1.25 GB/s, 16 KiB -> 2.25 GB/s, 32 KiB -> ~4 GB/s,
-    sequential -> 6.1 GB/s."""
+    sequential -> 6.1 GB/s. ``queue``: the device's useful parallel reads; threads past it add nothing (a
+    membound extension for `membound flash-bench` fits; unbounded for the paper's SSD)."""
 
     seq_peak: float = 6.1e9  # naive sequential baseline, §4 Table 2 (13.4 GB in 2197 ms)
     threads: int = 32  # §2.2 "32 threads"
     l0: float = 186e-6  # per-read latency, fitted
     per_thread_bw: float = 351e6  # fitted
+    queue: float = float("inf")
 
     def throughput(self, chunk: float, threads: int | None = None) -> float:
         if chunk <= 0:
             raise ValueError(f"chunk: {chunk} not allowed; must be > 0 bytes")
-        n = threads or self.threads
+        n = min(threads or self.threads, self.queue)
         return min(self.seq_peak, n * chunk / (self.l0 + chunk / self.per_thread_bw))
 
     def read_time(self, nbytes: float, chunk: float, threads: int | None = None) -> float:

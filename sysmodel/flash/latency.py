@@ -1,0 +1,144 @@
+"""LLM in a flash's per-token latency model: I/O + memory management + compute (§2-4; notes §3.1, §3.5).
+
+- **I/O** = flash->DRAM bytes / throughput(chunk) (:class:`sysmodel.devices.FlashModel`). Naive loads the
+  whole model (fp16 bytes, also for float32 runs: the paper's "best theoretical numbers", notes §3.5 #3);
+  hybrid loads the part not resident; "all" loads the window's increment of FFN bundles, each bundle
+  ``ffn_matrices * d_model`` values (row-column bundling).
+- **Memory management** = (bundles inserted + rows moved on delete) bytes / memcpy bandwidth. In steady
+  state a window evicts what it loads, so the bytes are 2 x the loaded bytes (§3.3, notes §3.2(e)).
+- **Compute** = weight bytes read per token / an effective bandwidth (decode is memory bound): naive and
+  hybrid read every weight; "all" reads the DRAM-resident part, i.e. attention, the head, the predictors and
+  the window's FFN rows (it computes from ``matrix[:num_used]``). The input embedding table is a lookup,
+  never read whole.
+
+Calibration (:func:`calibration`), each constant computed from one named Table 3 cell, so that cell is a
+**fit** and is labelled so in the report: the effective compute bandwidth per backend (from OPT-6.7B's naive
+compute), memcpy bandwidth per backend (OPT's "all" memory-management cell), the flash throughput of the
+M2 Ultra and of the Linux RTX 4090 machine (the paper gives no curve for them), and a sparse-kernel factor for
+Metal and the GPU (their "all" compute is far above bytes / bandwidth: the paper reports MPS "performance
+cliffs" under shape dynamism, App. A). Everything else is predicted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sysmodel.devices import FlashModel
+from sysmodel.flash import paper
+from sysmodel.models import ModelConfig, load_model
+
+MS = 1e-3
+
+
+def weights(cfg: ModelConfig) -> dict[str, float]:
+    """Parameter counts: ``total``, ``ffn``, ``lookup`` (an untied input embedding, never read whole),
+    ``predictor`` (the low-rank predictors' weights, from the paper's ranks)."""
+    ranks = paper.PREDICTOR_RANKS.get(cfg.name, [])
+    return {"total": cfg.params(), "ffn": cfg.layers * cfg.ffn_params(),
+            "lookup": 0 if cfg.tied_embeddings else cfg.vocab * cfg.hidden,
+            "predictor": sum(ranks) * (cfg.hidden + cfg.intermediate)}
+
+
+def window_share(cfg: ModelConfig) -> tuple[float, str]:
+    """The share of the FFN the window keeps in DRAM, and where it comes from."""
+    if cfg.name in paper.WINDOW_FFN:
+        return paper.WINDOW_FFN[cfg.name], "[Q] §3.1"
+    if cfg.name in paper.FFN_LIMIT:
+        return paper.FFN_LIMIT[cfg.name], "[Q] App. C memory limit"
+    w = weights(cfg)
+    rest = (w["total"] - w["ffn"] + w["predictor"]) / w["total"]
+    return (paper.RESIDENT[cfg.name] - rest) * w["total"] / w["ffn"], "[D] the model's DRAM limit (App. C)"
+
+
+def dram_share(cfg: ModelConfig) -> float:
+    """Resident share of the model in the "all" configuration: all but the FFN, the predictors, the window."""
+    w = weights(cfg)
+    return (w["total"] - w["ffn"] + w["predictor"] + window_share(cfg)[0] * w["ffn"]) / w["total"]
+
+
+def bundle_bytes(cfg: ModelConfig, value_bytes: int) -> int:
+    return cfg.ffn_matrices * cfg.hidden * value_bytes
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A Table 3 backend: its flash, weight precision and calibrated rates (B/s)."""
+
+    name: str
+    value_bytes: int
+    flash: FlashModel  # random bundle reads
+    naive_bw: float  # the sequential whole-model read of naive and hybrid
+    compute_bw: float
+    memcpy_bw: float
+    sparse_factor: float = 1.0  # "all" compute time over bytes / compute_bw (1: same kernels' efficiency)
+
+
+@dataclass(frozen=True)
+class Latency:
+    io: float
+    mem: float
+    compute: float
+
+    @property
+    def total(self) -> float:
+        return self.io + self.mem + self.compute
+
+
+def increment(cfg: ModelConfig, backend: Backend) -> tuple[float, str]:
+    """The FFN share loaded per token in "all": stated [Q], or implied by the paper's I/O cell [D, fit]."""
+    if cfg.name in paper.INCREMENT:
+        return paper.INCREMENT[cfg.name], "[Q] §3.1"
+    io = paper.TABLE3[(cfg.name, "cpu")]["all"][0] * MS
+    ffn_bytes = weights(cfg)["ffn"] * backend.value_bytes
+    return io * backend.flash.throughput(bundle_bytes(cfg, backend.value_bytes)) / ffn_bytes, \
+        "[D] implied by the paper's I/O cell (a fit)"
+
+
+def latency(cfg: ModelConfig, backend: Backend, config: str) -> Latency:
+    """Per-token latency (s) of ``config`` in naive, hybrid, all (module docstring)."""
+    w, b = weights(cfg), backend.value_bytes
+    dense = (w["total"] - w["lookup"]) * b / backend.compute_bw
+    naive_io = w["total"] * 2 / backend.naive_bw
+    if config == "naive":
+        return Latency(naive_io, 0.0, dense)
+    if config == "hybrid":
+        return Latency(naive_io * (1 - paper.RESIDENT[cfg.name]), 0.0, dense)
+    if config != "all":
+        raise ValueError(f"config: {config!r} not allowed; naive, hybrid, all")
+    loaded = increment(cfg, backend)[0] * w["ffn"] * b
+    io = loaded / backend.flash.throughput(bundle_bytes(cfg, b))
+    resident = dram_share(cfg) * w["total"] - w["lookup"]
+    return Latency(io, 2 * loaded / backend.memcpy_bw, resident * b / backend.compute_bw * backend.sparse_factor)
+
+
+def _cell(backend: str, config: str, part: int) -> float:
+    return paper.TABLE3[("opt-6.7b", backend)][config][part] * MS
+
+
+def calibration() -> dict[str, Backend]:
+    """The four Table 3 backends, each constant computed from one OPT-6.7B cell (module docstring)."""
+    opt = load_model("opt-6.7b")
+    w = weights(opt)
+    m1 = FlashModel()  # M1 Max SSD: the paper's throughput points (devices.FlashModel)
+    out = {}
+    for name, b in paper.BACKEND_BYTES.items():
+        compute_bw = (w["total"] - w["lookup"]) * b / _cell(name, "naive", 2)
+        loaded = paper.INCREMENT[opt.name] * w["ffn"] * b
+        flash, naive_bw = m1, m1.seq_peak  # the GPU machine's naive row uses the same 6.1 GB/s (Table 3)
+        if name == "metal-m2":  # M2 Ultra: its naive rate from its naive cell
+            naive_bw = w["total"] * 2 / _cell(name, "naive", 0)
+        if name in ("metal-m2", "gpu"):  # bundled reads: the M1 curve scaled to the "all" I/O cell
+            scale = loaded / _cell(name, "all", 0) / m1.throughput(bundle_bytes(opt, b))
+            flash = FlashModel(seq_peak=float("inf"), per_thread_bw=m1.per_thread_bw * scale, l0=m1.l0 / scale)
+        be = Backend(name, b, flash, naive_bw, compute_bw, 2 * loaded / _cell(name, "all", 1))
+        if name != "cpu":  # CPU sparse compute is predicted with the dense efficiency; the others are fitted
+            be = Backend(name, b, flash, naive_bw, compute_bw, be.memcpy_bw,
+                         _cell(name, "all", 2) / latency(opt, be, "all").compute)
+        out[name] = be
+    return out
+
+
+# which Table 3 parts each calibration constant was computed from: (backend, config, part index)
+FITTED = {("cpu", "naive", 2), ("cpu", "all", 1)} | {
+    (b, c, p) for b in ("metal-m1", "metal-m2", "gpu") for c, p in (("naive", 2), ("all", 1), ("all", 2))} | {
+    ("metal-m2", "naive", 0), ("metal-m2", "all", 0), ("gpu", "all", 0)}
