@@ -211,6 +211,23 @@ def flash_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def flash_predictor(a: argparse.Namespace) -> int:
+    """`membound flash-predictor`: train the low-rank predictor on a dump (or synthetic tokens) and rate it."""
+    from sysmodel.flash import paper
+    from sysmodel.flash import predictor as pr
+
+    data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens, seed=a.seed)
+    n = int(data.x.shape[0] * 0.8)
+    if n < 1 or n == data.x.shape[0]:
+        raise ValueError(f"tokens: {data.x.shape[0]} not allowed; at least 2 (80% train, 20% test)")
+    model = pr.train(pr.Activations(data.x[:n], data.active[:n]), a.rank, seed=a.seed)
+    q = pr.evaluate(model, pr.Activations(data.x[n:], data.active[n:]))
+    print(f"{a.dump or 'synthetic'} | rank {a.rank} | trained on {n} tokens, tested on {data.x.shape[0] - n} | "
+          f"false negatives {q.fnr:.1%} (paper OPT-6.7B {paper.PREDICTOR_FNR:.0%}) | false positives {q.fpr:.1%} "
+          f"(paper {paper.PREDICTOR_FPR:.0%}) | predicted active {q.predicted:.1%}, truly {q.active:.1%}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = Parser(prog="membound")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
@@ -260,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
     fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
     fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
     fb.add_argument("--seconds", type=float, default=0.6, help="reading time per (chunk, threads) point")
+    fp = sub.add_parser("flash-predictor", help="train and rate the low-rank activation predictor")
+    fp.add_argument("--dump", type=Path, help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
+                    "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent")
+    fp.add_argument("--rank", type=positive_int, default=64)
+    fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
+    fp.add_argument("--seed", type=int, default=1)
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
@@ -280,6 +303,12 @@ def main(argv: list[str] | None = None) -> int:
             return flash_bench(a)
         except (ValueError, argparse.ArgumentTypeError, OSError) as e:  # bad sizes or threads, an unwritable --out
             print(f"membound flash-bench: {e}", file=sys.stderr)
+            return 2
+    elif a.cmd == "flash-predictor":
+        try:
+            return flash_predictor(a)
+        except ValueError as e:  # a missing or malformed dump, a rank past the dump's sizes
+            print(f"membound flash-predictor: {e}", file=sys.stderr)
             return 2
     elif a.cmd == "hermes":
         try:

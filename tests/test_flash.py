@@ -168,3 +168,18 @@ def test_flash_bench_cli(tmp_path, capsys) -> None:
     assert "useful parallel reads" in capsys.readouterr().out
     assert main(["flash-bench", "--out", str(out), "--threads", "0"]) == 2
     assert "'0' is not a whole number >= 1" in capsys.readouterr().err
+
+
+def test_zoo_ffn_and_predictor_cli(tmp_path, capsys) -> None:
+    from sysmodel.flash.store import zoo_ffn
+
+    f = zoo_ffn("opt-6.7b", scale=64)
+    assert (f.d_model, f.d_ff) == (64, 256)
+    with pytest.raises(ValueError, match="scale: 3 not allowed"):
+        zoo_ffn("opt-6.7b", scale=3)
+    data = pr.synthetic(400, pr.Synthetic(d_model=64, d_ff=128, rank=4), seed=1)
+    np.savez(tmp_path / "dump.npz", x=data.x, active=data.active)
+    assert main(["flash-predictor", "--dump", str(tmp_path / "dump.npz"), "--rank", "8"]) == 0
+    assert "false negatives" in capsys.readouterr().out
+    assert main(["flash-predictor", "--dump", str(tmp_path / "missing.npz")]) == 2
+    assert "cannot read" in capsys.readouterr().err

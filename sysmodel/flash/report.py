@@ -23,9 +23,6 @@ from sysmodel.results import HEAD
 GAPS = {
     "falcon-7b cpu naive": "Falcon-7B's dense compute is 22% faster per weight byte than OPT's on the same CPU "
                            "(800 vs 986 ms for 4% more weights); the model uses one CPU bandwidth, fitted on OPT",
-    "persimmon-8b cpu naive": "the zoo's Persimmon-8B has 9.4B parameters (a 262K vocabulary); the paper's 2622 ms "
-                              "is 8.0B x 2 bytes at 6.1 GB/s, the name's size",
-    "persimmon-8b cpu hybrid": "same: the paper counts 8.0B parameters, the checkpoint has 9.4B",
     "persimmon-8b cpu all": "memory management: the model moves 2 x the loaded bytes (149 ms); the paper's "
                             "Table 5 rerun of the same row reports 155.8 ms, Table 3 98 ms; its window shrinks "
                             "dynamically (App. C), which the model does not follow",

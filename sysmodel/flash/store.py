@@ -67,6 +67,17 @@ class FFN:
         return cls(up, np.full(d_ff, -1.0, t), down)
 
 
+def zoo_ffn(model: str, scale: int = 1, seed: int = 0, dtype: str = "float32") -> FFN:
+    """A seeded FFN layer shaped like a zoo model's (sysmodel/data/models), d_model and d_ff divided by
+    ``scale`` so that a scaled-down one fits a small disk (weights cannot be downloaded here)."""
+    from sysmodel.models import load_model
+
+    cfg = load_model(model)
+    if scale < 1 or cfg.hidden % scale or cfg.intermediate % scale:
+        raise ValueError(f"scale: {scale} not allowed; a divisor of d_model {cfg.hidden} and d_ff {cfg.intermediate}")
+    return FFN.random(cfg.hidden // scale, cfg.intermediate // scale, seed, dtype)
+
+
 def layout_bytes(d_model: int, d_ff: int, dtype: str) -> int:
     return 2 * d_model * d_ff * np.dtype(DTYPES[dtype]).itemsize
 
