@@ -199,7 +199,8 @@ def flash_bench(a: argparse.Namespace) -> int:
     from sysmodel.flash import bench
 
     threads = tuple(positive_int(t) for t in a.threads.split(","))
-    res = bench.run(a.out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
+    out = a.out or bench.OUT
+    res = bench.run(out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
     for n in threads:
         row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
@@ -207,7 +208,7 @@ def flash_bench(a: argparse.Namespace) -> int:
     m = res.model()
     print(f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
           f"{m.per_thread_bw / 1e9:.2f} GB/s, useful parallel reads {m.queue:.1f}")
-    print(f"wrote {a.out / 'flash_bench.json'} and {a.out / 'flash_bench.png'}")
+    print(f"wrote {out / 'flash_bench.json'} and {out / 'flash_bench.png'}")
     return 0
 
 
@@ -272,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
     hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
     fb = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
-    fb.add_argument("--out", type=Path, default=Path("build/flash-bench"), help="where the scratch file, the "
-                    "results and the plot go (the disk measured)")
+    fb.add_argument("--out", type=Path, help="where the scratch file, the results and the plot go (the disk "
+                    "measured; default build/flash-bench, which the report overlays)")
     fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
     fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
     fb.add_argument("--seconds", type=float, default=0.6, help="reading time per (chunk, threads) point")

@@ -31,6 +31,7 @@ from sysmodel.flash.store import BLOCK, open_file
 KIB = 1024
 CHUNKS = tuple(KIB << k for k in range(2, 11))  # 4 KiB .. 1 MiB
 THREADS = (1, 4, 16, 32)
+OUT = Path("build/flash-bench")  # `membound flash-bench`'s default output, which the report overlays
 
 
 def filesystem(path: Path) -> str:

@@ -22,7 +22,8 @@ cliffs" under shape dynamism, App. A). Everything else is predicted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 
 from sysmodel.devices import FlashModel
 from sysmodel.flash import paper
@@ -116,6 +117,7 @@ def _cell(backend: str, config: str, part: int) -> float:
     return paper.TABLE3[("opt-6.7b", backend)][config][part] * MS
 
 
+@cache
 def calibration() -> dict[str, Backend]:
     """The four Table 3 backends, each constant computed from one OPT-6.7B cell (module docstring)."""
     opt = load_model("opt-6.7b")
@@ -133,8 +135,7 @@ def calibration() -> dict[str, Backend]:
             flash = FlashModel(seq_peak=float("inf"), per_thread_bw=m1.per_thread_bw * scale, l0=m1.l0 / scale)
         be = Backend(name, b, flash, naive_bw, compute_bw, 2 * loaded / _cell(name, "all", 1))
         if name != "cpu":  # CPU sparse compute is predicted with the dense efficiency; the others are fitted
-            be = Backend(name, b, flash, naive_bw, compute_bw, be.memcpy_bw,
-                         _cell(name, "all", 2) / latency(opt, be, "all").compute)
+            be = replace(be, sparse_factor=_cell(name, "all", 2) / latency(opt, be, "all").compute)
         out[name] = be
     return out
 

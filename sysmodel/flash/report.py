@@ -130,7 +130,7 @@ def headline_lines(rows: list) -> list[str]:
     return lines
 
 
-def predictor_lines(out: Path, quick: bool) -> list[str]:
+def predictor_lines(quick: bool) -> list[str]:
     p = pr.Synthetic(d_model=256, d_ff=1024) if quick else pr.Synthetic()
     data = pr.synthetic(3000 if quick else 10000, p, seed=1)
     n = int(data.x.shape[0] * 0.8)
@@ -186,8 +186,8 @@ def plot_latency(rows: list, path: Path) -> Path:
 def report_lines(out: Path, quick: bool = False) -> list[str]:
     rows = table3()
     lines = [*flash_lines(), "", *table2_lines(), "", *table3_lines(rows), "", *headline_lines(rows), "",
-             *predictor_lines(out, quick), ""]
-    measured = Path("build/flash-bench/flash_bench.json")
+             *predictor_lines(quick), ""]
+    measured = bench.OUT / "flash_bench.json"
     res = bench.BenchResult.load(measured) if measured.exists() else None
     bench.plot(res, out / "flash_throughput.png")
     plot_latency(rows, out / "flash_latency.png")
