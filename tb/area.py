@@ -29,7 +29,7 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
     from amaranth.back import rtlil
 
     with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "top.il").write_text(rtlil.convert(spec.build_component(), name="top"))
+        Path(tmp, "top.il").write_text(rtlil.convert(spec.build_unit(), name="top"))
         Path(tmp, "synth.ys").write_text(SCRIPT)
         yosys = shutil.which("yosys")
         if yosys is None:

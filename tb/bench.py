@@ -4,6 +4,11 @@ Parts (``python -m tb.cli bench --part ...``; each rewrites only its own section
 
 * ``rtl``: for every testbench and installed simulator, a fresh build, then a run of the vector test;
   simulated cycles per second of wall time (cocotb and the golden model included).
+* ``harness``: the same batches through three drivers of one unit's harness build on Verilator — per-cycle
+  cocotb (tb/streams.py), transaction-level cocotb (tb/txn.py) and the C++ main with no Python
+  (tb/harness_main.py, the limit) — for the DECA PE (W=32, L=8) and FpMul (bf16); batch cycles per second
+  of simulation wall time (stimulus and golden excluded), the ratios to the limit, and a check that all
+  three produce the same outputs (and the two harness drivers the same cycle stamps).
 * ``sysmodel``: the serving simulator on the L3 traces (1,000 requests each, the paper's protocol) and
   on a Poisson trace, and the sweep's points per second — wall time of the simulation itself.
 
@@ -28,7 +33,7 @@ from tb import runner
 from tb.charz import record_path
 from tb.registry import all_specs
 
-PARTS = ("rtl", "sysmodel")
+PARTS = ("rtl", "harness", "sysmodel")
 DECA_BENCH_TILES = 2  # tiles per DECA format and density: bounds the Icarus run (~2.5 min per design)
 
 
@@ -149,7 +154,7 @@ def bench_flash() -> dict:
     return out
 
 
-TITLES = {"rtl": "RTL simulation", "sysmodel": "System model"}
+TITLES = {"rtl": "RTL simulation", "harness": "Transaction-level harness", "sysmodel": "System model"}
 
 
 def write_section(md: Path, part: str, lines: list[str]) -> None:
@@ -166,10 +171,95 @@ def write_section(md: Path, part: str, lines: list[str]) -> None:
     md.write_text(text.rstrip() + "\n")
 
 
+def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
+    """The harness part's batches: DECA PE W=32 L=8 (q8 LUT programmed, then 4 x 60 sparse tiles at
+    density 0.5) and FpMul bf16 (5 x 2,000 random vectors); the handshake of the vector tests (p_valid 0.8,
+    p_ready 0.7). ``scale`` divides the batch counts' sizes (tests use a small one)."""
+    import dataclasses
+    import random
+
+    import numpy as np
+
+    from golden import deca
+    from golden.deca_spec import TILE
+    from tb.arith.cases import SPECS as ARITH
+    from tb.arith.cases import case
+    from tb.deca.cases import SPECS as DECA
+    from tb.deca.streams import lut_items, tile_items
+    from tb.streams import pack
+    from tb.txn import Batch
+
+    pe = DECA[0]
+    w, nrng, rng = pe.params["w"], np.random.default_rng(1), random.Random(1)
+    fmt = deca.FORMATS["q8"]
+    batches = [Batch({"lut": lut_items(deca.lut_image(fmt))}, {"o": 0}, 0.8, 1.0, 1, linger=2, timeout=10_000)]
+    for i in range(4):
+        items = {p: [] for p in ("cmd", "sqq", "mask", "scale")}
+        n = 60 // scale
+        for _ in range(n):
+            for p, v in tile_items(deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.5, True), w), w).items():
+                items[p] += v
+        batches.append(Batch(items, {"o": n * TILE // w}, 0.8, 0.7, 2 + i, linger=16, timeout=100 * n * TILE // w,
+                             stamps=["cmd"]))
+    fpmul = ARITH[0]
+    c, layout = case(fpmul), fpmul.build_unit().i.payload.shape()
+    vec = [Batch({"i": [pack(layout, c.random(rng)) for _ in range(2000 // scale)]}, {"o": 2000 // scale}, 0.8, 0.7,
+                 7 + i, linger=16, timeout=100_000) for i in range(5)]
+    return [("DECA PE W=32 L=8, q8 d=0.5", dataclasses.replace(pe, sim="verilator"), batches),
+            ("FpMul bf16", dataclasses.replace(fpmul, sim="verilator"), vec)]
+
+
+def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], list[str]]:
+    """Per workload: per-cycle cocotb, transaction-level cocotb and the C++ main on the same batches."""
+    import dataclasses
+
+    from tb import harness_main
+
+    results = []
+    for label, spec, batches in harness_workloads(scale)[:only]:
+        row = {"workload": label, "batches": len(batches)}
+        outs = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "batches.json"
+            path.write_text(json.dumps([dataclasses.asdict(b) for b in batches]))
+            bspec = dataclasses.replace(spec, test_module="tb.bench_tb")
+            for mode in ("per_cycle", "txn"):
+                out = Path(tmp) / f"{mode}.json"
+                runner.run(bspec, extra_env={"MEMBOUND_BENCH_BATCHES": str(path), "MEMBOUND_BENCH_MODE": mode,
+                                             "MEMBOUND_BENCH_OUT": str(out)})
+                outs[mode] = json.loads(out.read_text())
+                row[f"{mode}_cycles_per_s"] = round(outs[mode]["cycles"] / outs[mode]["wall_s"])
+        caps, _, wall = harness_main.run(spec, batches)
+        cxx_cycles = sum(c.cycles_run for c in caps)
+        row["cxx_cycles_per_s"] = round(cxx_cycles / wall)
+        if [c.items for c in caps] != outs["txn"]["items"] or [c.cycles for c in caps] != outs["txn"]["stamps"]:
+            raise SystemExit(f"bench: {label}: the C++ main and transaction-level cocotb disagree")
+        if outs["per_cycle"]["items"] != outs["txn"]["items"]:
+            raise SystemExit(f"bench: {label}: per-cycle and transaction-level outputs differ")
+        row.update(cycles=cxx_cycles, txn_vs_limit=round(row["cxx_cycles_per_s"] / row["txn_cycles_per_s"], 2),
+                   per_cycle_vs_limit=round(row["cxx_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1),
+                   txn_speedup=round(row["txn_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1))
+        results.append(row)
+        print(json.dumps(row))
+    lines = ["One harness build per unit on Verilator; the same batches through each driver. Batch cycles per second "
+             "of simulation wall time (stimulus generation and golden models excluded; load and drain included). "
+             "`limit / x`: how many times slower than the C++ main. All three produce the same outputs; "
+             "the two harness drivers the same cycle stamps (checked).", "",
+             "| workload | batch cycles | per-cycle cocotb cycles/s | transaction-level cocotb cycles/s | "
+             "C++ main (limit) cycles/s | limit / per-cycle | limit / transaction-level | "
+             "transaction-level / per-cycle |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r['workload']} | {r['cycles']} | {r['per_cycle_cycles_per_s']} | {r['txn_cycles_per_s']} | "
+              f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | {r['txn_speedup']} |"
+              for r in results]
+    return results, lines
+
+
 def run(parts: tuple[str, ...], out_json: Path, out_md: Path, vectors: int) -> int:
     out_json.parent.mkdir(parents=True, exist_ok=True)
     for part in parts:
-        results, lines = bench_rtl(vectors) if part == "rtl" else bench_sysmodel()
+        results, lines = {"rtl": lambda: bench_rtl(vectors), "harness": bench_harness,
+                          "sysmodel": bench_sysmodel}[part]()
         (out_json.parent / f"{part}.json").write_text(json.dumps({"machine": machine(), "results": results},
                                                                  indent=1))
         write_section(out_md, part, lines)

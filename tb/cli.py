@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -77,7 +78,7 @@ def _children(tag: str, sim: str) -> list[Record]:
 def verilog(out_dir: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     for spec in all_specs():
-        path = runner.elaborate(spec, out_dir / f"{spec.tag}.v")
+        path = runner.elaborate(dataclasses.replace(spec, harness=False), out_dir / f"{spec.tag}.v")
         print(f"{path}  ({path.stat().st_size} bytes)")
     return 0
 

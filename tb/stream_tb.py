@@ -5,6 +5,10 @@ under ``hw`` that holds the component) says what a *transaction* is — a list o
 output items golden says they produce — plus directed transactions, a seeded random one, and the unit's
 cycle model.
 
+A spec with ``harness=True`` streams test_vectors and test_cycles transaction-level through hw/harness.py
+(tb/txn.py: batches of at most the harness depth, gaps and backpressure drawn inside the harness); others,
+and test_reset_midstream always, use the per-cycle drivers of tb/streams.py.
+
 * test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000; at most the case's
   ``max_items``) input items' worth of
   random ones, streamed with random valid gaps and ready backpressure; every output bit-exact against
@@ -23,6 +27,7 @@ import itertools
 import os
 import random
 import time
+from dataclasses import dataclass
 
 import cocotb
 from cocotb.triggers import ClockCycles
@@ -32,6 +37,7 @@ from tb.case import load_case
 from tb.charz import write_record
 from tb.runner import TbSpec
 from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, pack, reset, start_clock
+from tb.txn import Batch, HarnessLayout, run_batch
 
 if os.environ.get("MEMBOUND_GOLDEN_MUTANT"):
     mutants.apply(os.environ["MEMBOUND_GOLDEN_MUTANT"])
@@ -40,7 +46,20 @@ CASE = load_case(SPEC)
 SEED = int(os.environ.get("MEMBOUND_SEED", "1"))
 N_ITEMS = int(os.environ.get("MEMBOUND_VECTORS", "10000"))
 STATS = {"vectors": 0, "wall": 0.0, "cycles": 0}
-LAYOUT = SPEC.build_component().i.payload.shape()
+_TOP = SPEC.build_component(os.environ.get("MEMBOUND_SIM"))
+LAYOUT = _TOP.i.payload.shape()
+HARNESS = HarnessLayout.of(_TOP) if SPEC.harness else None  # transaction-level streaming (tb/txn.py)
+
+
+@dataclass
+class Streamed:
+    """Input acceptance cycles, output acceptance cycles, outputs, golden's outputs, cycles simulated."""
+
+    accepted: list[int]
+    out_cycles: list[int]
+    got: list[int]
+    expected: list[int]
+    cycles: int
 
 
 def _flatten(txns: list) -> tuple[list[int], list[int]]:
@@ -48,16 +67,52 @@ def _flatten(txns: list) -> tuple[list[int], list[int]]:
     return items, [o for t in txns for o in CASE.golden(t)]
 
 
-async def _stream(dut, txns: list, rng: random.Random, p_valid: float, p_ready: float):
+async def _stream(dut, txns: list, rng: random.Random, p_valid: float, p_ready: float) -> Streamed:
+    """Stream ``txns`` with random gaps/backpressure: through the harness when the build has one (batches
+    of at most its depth), else with the per-cycle drivers."""
+    if HARNESS is None:
+        return await _stream_per_cycle(dut, txns, rng, p_valid, p_ready)
+    done = Streamed([], [], [], [], 0)
+    for batch in _batches(txns):
+        items, expected = _flatten(batch)
+        b = Batch({"i": items}, {"o": len(expected)}, p_valid, p_ready, rng.getrandbits(32),
+                  linger=CASE.cycle_model.latency + 4, timeout=_worst(batch, p_valid, p_ready))
+        cap = await run_batch(dut, HARNESS, b)
+        done.accepted += cap.accepted["i"]
+        done.out_cycles += cap.cycles["o"]
+        done.got += cap.items["o"]
+        done.expected += expected
+        done.cycles += cap.cycles_run
+    return done
+
+
+def _batches(txns: list) -> list[list]:
+    """Consecutive runs of transactions whose input and output items fit the harness's memories."""
+    out, cur, n_in, n_out = [], [], 0, 0
+    for t in txns:
+        a, b = len(CASE.items(t)), len(CASE.golden(t))
+        if cur and (n_in + a > HARNESS.depth or n_out + b >= HARNESS.depth):
+            out.append(cur)
+            cur, n_in, n_out = [], 0, 0
+        cur.append(t)
+        n_in, n_out = n_in + a, n_out + b
+    return out + [cur] if cur else out
+
+
+def _worst(txns: list, p_valid: float, p_ready: float) -> int:
+    return int(4 * (sum(CASE.txn_cycles(t) for t in txns) + 10) / max(p_ready, 0.05) / max(p_valid, 0.05))
+
+
+async def _stream_per_cycle(dut, txns: list, rng: random.Random, p_valid: float, p_ready: float) -> Streamed:
     items, expected = _flatten(txns)
     src = StreamSource(dut, "i", rng, p_valid)
     sink = StreamSink(dut, "o", rng, p_ready)
+    c0 = cycle_now()
     await src.send(items)
-    worst = 4 * (sum(CASE.txn_cycles(t) for t in txns) + 10) / max(p_ready, 0.05) / max(p_valid, 0.05)
-    got = await sink.wait_for(len(expected), timeout_cycles=int(worst))
+    got = await sink.wait_for(len(expected), timeout_cycles=_worst(txns, p_valid, p_ready))
     await ClockCycles(dut.clk, CASE.cycle_model.latency + 4)  # nothing extra may follow
     sink.stop()
-    return src, sink, list(got), expected
+    return Streamed(src.accepted, sink.cycles, list(got), expected, cycle_now() - c0)
 
 
 def _random_txns(rng: random.Random, n_items: int) -> list:
@@ -74,10 +129,10 @@ async def test_vectors(dut):
     await reset(dut)
     rng = random.Random(SEED)
     txns = CASE.directed + _random_txns(rng, min(N_ITEMS, CASE.max_items or N_ITEMS))
-    t0, c0 = time.perf_counter(), cycle_now()
-    src, _, got, expected = await _stream(dut, txns, rng, p_valid=0.8, p_ready=0.7)
-    STATS.update(vectors=len(src.accepted), wall=time.perf_counter() - t0, cycles=cycle_now() - c0)
-    check_scoreboard(expected, got, lambda i: f"output #{i}")
+    t0 = time.perf_counter()
+    s = await _stream(dut, txns, rng, p_valid=0.8, p_ready=0.7)
+    STATS.update(vectors=len(s.accepted), wall=time.perf_counter() - t0, cycles=s.cycles)
+    check_scoreboard(s.expected, s.got, lambda i: f"output #{i}")
 
 
 @cocotb.test()
@@ -99,17 +154,17 @@ async def test_reset_midstream(dut):
     partial = list(sink.items)
     assert 0 < len(partial) < len(expected), "reset must land mid-stream"
     check_scoreboard(expected[:len(partial)], partial)
-    _, _, got, expected = await _stream(dut, _random_txns(rng, 100), rng, 0.8, 0.7)
-    check_scoreboard(expected, got)  # nothing from before the reset leaks
+    s = await _stream(dut, _random_txns(rng, 100), rng, 0.8, 0.7)
+    check_scoreboard(s.expected, s.got)  # nothing from before the reset leaks
 
 
 async def _lone(dut, txn, rng: random.Random, what: str) -> int:
     """Stream one transaction into a ready sink, assert its span against the case; return its latency."""
-    src, sink, got, expected = await _stream(dut, [txn], rng, 1.0, 1.0)
-    check_scoreboard(expected, got)
-    span = sink.cycles[-1] - src.accepted[0]
+    s = await _stream(dut, [txn], rng, 1.0, 1.0)
+    check_scoreboard(s.expected, s.got)
+    span = s.out_cycles[-1] - s.accepted[0]
     assert span == CASE.txn_cycles(txn), f"{what}: measured {span} cycles, model {CASE.txn_cycles(txn)}"
-    return sink.cycles[-1] - src.accepted[-1]
+    return s.out_cycles[-1] - s.accepted[-1]
 
 
 @cocotb.test()
@@ -120,12 +175,12 @@ async def test_cycles(dut):
     model = CASE.cycle_model
     latency = await _lone(dut, CASE.timing_txn(rng), rng, "lone transaction")
     burst = [CASE.timing_txn(rng) for _ in range(CASE.burst_txns)]
-    src, sink, got, expected = await _stream(dut, burst, rng, 1.0, 1.0)
-    check_scoreboard(expected, got)
-    span = sink.cycles[-1] - src.accepted[0]
+    s = await _stream(dut, burst, rng, 1.0, 1.0)
+    check_scoreboard(s.expected, s.got)
+    span = s.out_cycles[-1] - s.accepted[0]
     assert span == CASE.burst_cycles(burst), f"burst: measured {span} cycles, cycle model {CASE.burst_cycles(burst)}"
-    starts = src.accepted if CASE.ii_per == "item" else \
-        [src.accepted[i] for i in itertools.accumulate([0] + [len(CASE.items(t)) for t in burst[:-1]])]
+    starts = s.accepted if CASE.ii_per == "item" else \
+        [s.accepted[i] for i in itertools.accumulate([0] + [len(CASE.items(t)) for t in burst[:-1]])]
     ii = (starts[-1] - starts[0]) / (len(starts) - 1)
     assert ii == model.ii, f"II: measured {ii} cycles per {CASE.ii_per}, cycle model {model.ii}"
     extra = dict(CASE.extra)
@@ -135,8 +190,8 @@ async def test_cycles(dut):
         extra.update(CASE.measure(dut, probe))
     # cycles per input item under the random gaps/backpressure of test_vectors, for the record
     stressed = _random_txns(rng, 256)
-    src, sink, _, _ = await _stream(dut, stressed, rng, 0.8, 0.7)
-    cpt = (sink.cycles[-1] - src.accepted[0]) / len(src.accepted)
+    s = await _stream(dut, stressed, rng, 0.8, 0.7)
+    cpt = (s.out_cycles[-1] - s.accepted[0]) / len(s.accepted)
     write_record(SPEC.unit, SPEC.all_params, SPEC.tag, model, latency=latency, ii=ii,
                  cycles_per_transaction=ii, vectors=STATS["vectors"], sim_cycles=STATS["cycles"],
                  wall_s=STATS["wall"], extra={"cycles_per_item_p_valid0.8_p_ready0.7": round(cpt, 3), **extra})

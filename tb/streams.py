@@ -1,4 +1,7 @@
-"""cocotb drivers for ``amaranth.lib.stream`` ports, a scoreboard, and clock/reset helpers.
+"""Per-cycle cocotb drivers for ``amaranth.lib.stream`` ports, a scoreboard, and clock/reset helpers.
+
+Python runs every clock cycle here: use these drivers where a test needs a given cycle (reset mid-stream,
+cutting a source); stream data through tb/txn.py's transaction-level harness otherwise (its docstring).
 
 Timing convention (race-free on every simulator): drivers write at the falling edge, then wait for
 ReadOnly to see the settled handshake; a transfer with valid & ready then happens at the next rising
@@ -61,6 +64,9 @@ def field(layout: data.StructLayout, name: str, bits: int) -> int:
 async def start_clock(dut) -> None:
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     dut.rst.value = 0
+    if hasattr(dut, "hx_go"):  # a harness build (hw/harness.py): its ports pass through until hx_go
+        dut.hx_go.value = 0
+        dut.hx_load_en.value = 0
 
 
 async def reset(dut, cycles: int = 2) -> None:

@@ -6,6 +6,7 @@ the shared stream testbench (tb/stream_tb.py) takes them: one vector in, one res
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import itertools
 import random
@@ -126,3 +127,4 @@ SPECS = [
     TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp16"}),
     TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp32"}),
 ]
+SPECS = [dataclasses.replace(s, harness=True) for s in SPECS]  # transaction-level streaming (tb/txn.py)

@@ -5,6 +5,6 @@ from tb.runner import TbSpec
 PE = "hw.deca.pe:DecaPE"
 TEST = "tb.deca.pe_tb"
 SPECS = [
-    TbSpec("deca_pe", PE, {"w": 32, "lanes": 8}, TEST),  # the paper's design (best)
-    TbSpec("deca_pe", PE, {"w": 8, "lanes": 4}, TEST),  # under-provisioned
+    TbSpec("deca_pe", PE, {"w": 32, "lanes": 8}, TEST, harness=True),  # the paper's design (best)
+    TbSpec("deca_pe", PE, {"w": 8, "lanes": 4}, TEST, harness=True),  # under-provisioned
 ]

@@ -1,5 +1,6 @@
 """cocotb module for tests/test_deca_fuzz.py: runs the tile batches it wrote to MEMBOUND_DECA_VECTORS
-through the DECA PE (random gaps/backpressure per batch) and checks them against golden.deca."""
+through the DECA PE's harness (transaction-level, tb/txn.py; random gaps/backpressure per batch) and checks
+them against golden.deca."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import cocotb
 
 from golden import deca
 from golden.deca_spec import TileCmd
-from tb.deca.pe_tb import NV, SEED, Harness, golden_tile
+from tb.deca.pe_tb import NV, SEED, Tiles, golden_tile
 from tb.streams import check_scoreboard, reset, start_clock
 
 
@@ -27,8 +28,8 @@ async def test_from_file(dut):
         fmt = deca.DecaFormat("fuzz", b["bits"], tuple(b["table"]) if b["table"] else None, group=b["group"])
         streams = [deca.TileStreams(TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
                    for t in b["tiles"]]
-        h = Harness(dut, rng, b["p_valid"], b["p_ready"])
-        await h.program(fmt)
-        got, _ = await h.run(streams)
-        check_scoreboard([c for ts in streams for c in golden_tile(ts, fmt)], got,
+        h = Tiles(dut, rng)
+        await h.program(fmt, b["p_valid"])
+        cap = await h.run(streams, b["p_valid"], b["p_ready"])
+        check_scoreboard([c for ts in streams for c in golden_tile(ts, fmt)], cap.items["o"],
                          lambda i, name=b["name"]: f"batch {name} tile {i // NV} chunk {i % NV}")

@@ -1,16 +1,18 @@
 """cocotb testbench for the DECA PE (hw/deca/pe.py); W and L come from MEMBOUND_TB_SPEC.
 
-* test_formats: every format at every density — random tiles (every code value, random scales)
-  through all five input ports with random valid gaps and output backpressure; every output chunk
+* test_formats (transaction-level, tb/txn.py): every format at every density — random tiles (every code
+  value, random scales) through all five input ports with random valid gaps and output backpressure; every output chunk
   bit-exact against golden.deca.pe_decompress, flags included. Then the same tiles back to back with
   ready ports: each tile's cycles must equal the data-dependent cycle model exactly
   (hw.deca.cycles.tile_cycles), and the mean bubbles per vOp over MEMBOUND_DECA_TILES tiles must lie
   within 4 standard errors of the paper's binomial bpv(W, Lq, d) (masks are i.i.d. Bernoulli(d)).
   Writes a characterization record per (format, density).
+* test_mx_special_values (transaction-level): Inf/NaN weights to NaN group scales, end to end.
+The next two keep the per-cycle drivers (tb/streams.py), which can cut a stream at any cycle:
 * test_malformed: short/long value, mask and scale streams and bad descriptors, each followed by a good
   tile: flags and data as golden, never a hang, later tiles unaffected.
 * test_reset_midstream: reset with tiles in flight, then a fresh batch must come out exact.
-The hypothesis fuzzer's tiles run through tb/deca/pe_fuzz_tb.py with the same harness.
+The hypothesis fuzzer's tiles run through tb/deca/pe_fuzz_tb.py with the same transaction-level batches.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from hw.deca.tout import chunk_out
 from tb.charz import write_record
 from tb.deca.streams import expected_chunks, lut_items, tile_items
 from tb.runner import TbSpec
-from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, field, reset, start_clock
+from tb.streams import StreamSink, StreamSource, check_scoreboard, field, reset, start_clock
+from tb.txn import Batch, Capture, HarnessLayout, run_batch
 
 SPEC = TbSpec.from_env()
 W, L = SPEC.params["w"], SPEC.params["lanes"]
@@ -48,8 +51,9 @@ def formats() -> list[deca.DecaFormat]:
     return [f for f in deca.FORMATS.values() if f.group is None or f.group >= W]
 
 
-class Harness:
-    """One batch of tiles: a source per input port, a sink on the output."""
+class PerCycle:
+    """One batch of tiles with the per-cycle drivers (tests that cut a stream): a source per input port, a
+    sink on the output."""
 
     def __init__(self, dut, rng: random.Random, p_valid: float, p_ready: float):
         self.dut, self.rng = dut, rng
@@ -90,6 +94,32 @@ class Harness:
             getattr(self.dut, f"{p}__valid").value = 0
 
 
+class Tiles:
+    """Transaction-level batches of tiles through the harness (tb/txn.py): the LUT image in one batch,
+    then the tiles' traffic on all ports at once, random gaps/backpressure drawn inside the harness."""
+
+    def __init__(self, dut, rng: random.Random):
+        self.dut, self.rng = dut, rng
+
+    async def program(self, fmt: deca.DecaFormat, p_valid: float = 1.0) -> None:
+        if fmt.table is not None:
+            items = lut_items(deca.lut_image(fmt))
+            await run_batch(self.dut, LAYOUT, Batch({"lut": items}, {"o": 0}, p_valid, 1.0, self.rng.getrandbits(32),
+                                                   linger=2, timeout=4 * len(items) + 100))
+
+    async def run(self, streams: list[deca.TileStreams], p_valid: float, p_ready: float) -> Capture:
+        """The tiles' output chunks and stamps (``accepted["cmd"]``: the descriptors' retirements)."""
+        items = {p: [] for p in PORTS}
+        for ts in streams:
+            for p, v in tile_items(ts, W).items():
+                items[p] += v
+        # generous (a hang still ends in well under a second): a vOp can take W / Lq cycles of bubbles
+        budget = sum(64 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(p_ready, 0.05) / p_valid + 300
+        b = Batch(items, {"o": NV * len(streams)}, p_valid, p_ready, self.rng.getrandbits(32),
+                  linger=FILL_TO_OUT + NV + 4, timeout=int(budget), stamps=["cmd"])
+        return await run_batch(self.dut, LAYOUT, b)
+
+
 def golden_tile(ts: deca.TileStreams, fmt: deca.DecaFormat) -> list[int]:
     out, flags = deca.pe_decompress(ts, deca.lut_image(fmt) if fmt.table else [], W)
     return expected_chunks(out, flags, W)
@@ -101,24 +131,25 @@ def windows(tile: deca.CompressedTile) -> list[int]:
     return [int(np.count_nonzero(tile.mask[v * W:(v + 1) * W])) for v in range(NV)]
 
 
-def tile_ends(h: Harness) -> list[int]:
+def tile_ends(cap: Capture) -> list[int]:
     """The cycles at which each tile's last chunk was accepted."""
-    return [c for c, item in zip(h.sink.cycles, h.sink.items, strict=True) if field(CHUNK, "last", item)]
+    return [c for c, item in zip(cap.cycles["o"], cap.items["o"], strict=True) if field(CHUNK, "last", item)]
 
 
-def check_cycles(h: Harness, cmd_src: StreamSource, tiles: list, fmt: deca.DecaFormat) -> list[int]:
+def check_cycles(cap: Capture, tiles: list, fmt: deca.DecaFormat) -> list[int]:
     """Exact per-tile cycles and latency against the cycle model; returns the measured intervals."""
-    ends = tile_ends(h)
+    ends = tile_ends(cap)
     lq_ = cycles.lq(fmt.bits, L, W)
     model = [cycles.tile_cycles(windows(t), lq_) for t in tiles]
     measured = [b - a for a, b in zip(ends, ends[1:], strict=False)]
     assert measured == model[1:], f"{fmt.name}: cycles per tile {measured} vs model {model[1:]}"
-    lat = {e - a for e, a in zip(ends, cmd_src.accepted, strict=True)}
+    lat = {e - a for e, a in zip(ends, cap.accepted["cmd"], strict=True)}
     assert lat == {MODEL.latency}, f"{fmt.name}: tile latency {lat} vs model {MODEL.latency}"
     return measured
 
 
 MODEL = cycle_model(W, L)
+LAYOUT = HarnessLayout.of(SPEC.build_component(os.environ.get("MEMBOUND_SIM")))
 
 
 @cocotb.test()
@@ -127,27 +158,27 @@ async def test_formats(dut):
     await reset(dut)
     rng = random.Random(SEED)
     nrng = np.random.default_rng(SEED)
+    h = Tiles(dut, rng)
     checked = 0
     for fmt in formats():
         for d in DENSITIES:
             sparse = d < 1.0
-            t0, c0 = time.perf_counter(), cycle_now()
             tiles = [deca.random_tile(nrng, fmt, d, sparse) for _ in range(N_TILES)]
             streams = [deca.TileStreams.of(t, W) for t in tiles]
             expected = [c for ts in streams for c in golden_tile(ts, fmt)]
+            t0 = time.perf_counter()
             # 1) random gaps and backpressure: bit-exact, in order, nothing lost or duplicated
-            h = Harness(dut, rng, 0.8, 0.7)
-            await h.program(fmt)
-            got, _ = await h.run(streams)
-            check_scoreboard(expected, got,
+            await h.program(fmt, 0.8)
+            cap = await h.run(streams, 0.8, 0.7)
+            check_scoreboard(expected, cap.items["o"],
                              lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}")
-            stressed = tile_ends(h)
+            stressed = tile_ends(cap)
             stressed_cpt = (stressed[-1] - stressed[0]) / (len(stressed) - 1)
             # 2) ready ports: exact cycles per tile and latency, bubble statistics
-            h = Harness(dut, rng, 1.0, 1.0)
-            got, cmd_src = await h.run(streams)
-            check_scoreboard(expected, got)
-            measured = check_cycles(h, cmd_src, tiles, fmt)
+            ready = await h.run(streams, 1.0, 1.0)
+            check_scoreboard(expected, ready.items["o"])
+            measured = check_cycles(ready, tiles, fmt)
+            simc, wall = cap.cycles_run + ready.cycles_run, time.perf_counter() - t0
             lq_ = cycles.lq(fmt.bits, L, W)
             bubbles = (sum(measured) - NV * len(measured)) / (NV * len(measured))
             expect = cycles.bpv(W, lq_, d)
@@ -160,12 +191,12 @@ async def test_formats(dut):
             write_record("deca_pe", {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
                          f"{SPEC.tag}-{fmt.name}-d{d}", rec_model, latency=MODEL.latency, ii=cpt,
                          cycles_per_transaction=cpt, vectors=2 * len(tiles) * TILE,
-                         sim_cycles=cycle_now() - c0, wall_s=time.perf_counter() - t0,
+                         sim_cycles=simc, wall_s=wall,
                          extra={"parent": SPEC.tag, "lq": lq_, "bubbles_per_vop": round(bubbles, 4),
                                 "bpv_formula": round(expect, 4), "bpv_4se": round(4 * se, 4),
                                 "tiles": len(tiles), "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2)})
             if fmt.name == "q8" and d == 1.0:
-                dense_q8 = (cpt, time.perf_counter() - t0, cycle_now() - c0)
+                dense_q8 = (cpt, wall, simc)
     cpt, wall, simc = dense_q8
     write_record("deca_pe", SPEC.params, SPEC.tag, MODEL, latency=MODEL.latency, ii=cpt,
                  cycles_per_transaction=cpt, vectors=checked, sim_cycles=simc, wall_s=wall,
@@ -210,7 +241,7 @@ async def test_malformed(dut):
     rng, nrng = random.Random(SEED + 3), np.random.default_rng(SEED + 3)
     for name, fmt, bad in malformed_cases(nrng):
         good = deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W)
-        h = Harness(dut, rng, 0.8, 0.7)
+        h = PerCycle(dut, rng, 0.8, 0.7)
         await h.program(fmt)
         got, _ = await h.run([bad, good])
         expected = golden_tile(bad, fmt) + golden_tile(good, fmt)
@@ -231,10 +262,10 @@ async def test_mx_special_values(dut):
     x[[3, 200, 450]] = [np.inf, np.nan, -np.inf]
     tiles = [deca.compress(x, deca.Q4_MXFP4), deca.compress(x, deca.Q4_MXFP4, 0.5)]
     streams = [deca.TileStreams.of(t, W) for t in tiles]
-    h = Harness(dut, rng, 0.8, 0.7)
-    await h.program(deca.Q4_MXFP4)
-    got, _ = await h.run(streams)
-    check_scoreboard([c for ts in streams for c in golden_tile(ts, deca.Q4_MXFP4)], got)
+    h = Tiles(dut, rng)
+    await h.program(deca.Q4_MXFP4, 0.8)
+    cap = await h.run(streams, 0.8, 0.7)
+    check_scoreboard([c for ts in streams for c in golden_tile(ts, deca.Q4_MXFP4)], cap.items["o"])
 
 
 @cocotb.test()
@@ -243,7 +274,7 @@ async def test_reset_midstream(dut):
     await reset(dut)
     rng, nrng = random.Random(SEED + 4), np.random.default_rng(SEED + 4)
     fmt = deca.Q8_E5M2
-    h = Harness(dut, rng, 0.9, 0.5)
+    h = PerCycle(dut, rng, 0.9, 0.5)
     await h.program(fmt)
     streams = [deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W) for _ in range(6)]
     task = cocotb.start_soon(h.run(streams))
@@ -256,6 +287,5 @@ async def test_reset_midstream(dut):
     assert 0 < len(partial) < len(expected), "reset must land mid-batch"
     check_scoreboard(expected[:len(partial)], partial)
     fresh = [deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W) for d in (1.0, 0.2, 0.05)]
-    h = Harness(dut, rng, 0.8, 0.7)
-    got, _ = await h.run(fresh)
-    check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], got)
+    cap = await Tiles(dut, rng).run(fresh, 0.8, 0.7)  # the harness after a reset of the whole design
+    check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], cap.items["o"])

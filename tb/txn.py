@@ -1,0 +1,212 @@
+"""Transaction-level stimulus: the Python side of hw/harness.py's :class:`StreamHarness`.
+
+A :class:`Batch` (input items per port, output counts expected, handshake probabilities, seed) becomes a
+list of harness operations (:func:`batch_ops`): load words, start, run to ``hx_done``, read the counters,
+drain the captures. :func:`run_batch` executes them under cocotb, touching the simulator once per load or
+drain word and once for the whole run, instead of every cycle; tb/harness_main.py executes the same list
+from a C++ main with no Python at all. Both return a :class:`Capture`: payloads with their cycle stamps,
+every input item's acceptance cycle, the batch's cycles.
+
+Which to use: transaction-level (this module) for every test that streams data and checks it against
+golden or measures cycles — random gaps and backpressure are drawn inside the harness from the seed; the
+per-cycle drivers of tb/streams.py for tests that need cycle-by-cycle control of the ports: reset in the
+middle of a stream, aborting a source. Both run on the same build (the harness passes the top-level ports
+through while ``hx_go`` is low).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hw.harness import PROB_ONE, STAMP_BITS, StreamHarness
+
+Op = tuple  # ("set", name, int) | ("step", n) | ("run",) | ("get", name) | ("drain", sel, words)
+
+
+@dataclass
+class Batch:
+    """``inputs``: packed items per input port (absent ports send nothing); ``expect``: items per output
+    port the batch must produce; ``linger``: cycles to keep running after that (an extra output is
+    caught); ``timeout``: cycles after which the harness gives up (``Capture.status`` bit 0)."""
+
+    inputs: dict[str, list[int]]
+    expect: dict[str, int]
+    p_valid: float = 1.0
+    p_ready: float = 1.0
+    seed: int = 1
+    linger: int = 8
+    timeout: int = 1_000_000
+    stamps: list[str] | None = None  # input ports whose acceptance cycles to drain (None: all)
+
+
+@dataclass
+class Capture:
+    """What a batch produced: ``items`` and ``cycles`` (acceptance stamps) per output port, ``accepted``
+    (acceptance stamps) per input port, ``cycles_run`` (the batch's cycles, linger included) and
+    ``status`` (bit 0 timed out, bit 1 a capture memory filled up)."""
+
+    items: dict[str, list[int]] = field(default_factory=dict)
+    cycles: dict[str, list[int]] = field(default_factory=dict)
+    accepted: dict[str, list[int]] = field(default_factory=dict)
+    cycles_run: int = 0
+    status: int = 0
+
+    def check(self, batch: Batch) -> None:
+        """Fails unless the batch ran to completion: no timeout, no overflow, every item played."""
+        if self.status & 1:
+            raise AssertionError(f"harness: timed out after {self.cycles_run} cycles (a hang); inputs accepted "
+                                 f"{ {p: len(v) for p, v in self.accepted.items()} } of "
+                                 f"{ {p: len(v) for p, v in batch.inputs.items()} }, outputs "
+                                 f"{ {p: len(v) for p, v in self.items.items()} } of {batch.expect}")
+        extra = any(len(self.items[p]) > n for p, n in batch.expect.items())
+        if self.status & 2 and not extra:  # an extra output is the scoreboard's to name
+            raise AssertionError("harness: a capture memory filled up (more outputs than its depth)")
+        for port, items in batch.inputs.items():
+            if batch.stamps is None or port in batch.stamps:
+                assert len(self.accepted[port]) == len(items), \
+                    f"{port}: {len(self.accepted[port])} of {len(items)} items accepted"
+
+
+@dataclass(frozen=True)
+class HarnessLayout:
+    """The harness's ports and sizes, as the Python side needs them."""
+
+    ins: tuple[str, ...]
+    outs: tuple[str, ...]
+    widths: dict
+    k: int
+    depth: int
+
+    @classmethod
+    def of(cls, h: StreamHarness) -> HarnessLayout:
+        h._MustUse__silence = h.dut._MustUse__silence = True  # read for its sizes, not elaborated here
+        return cls(tuple(h.ins), tuple(h.outs), dict(h.widths), h.k, h.depth)
+
+    @property
+    def count_bits(self) -> int:
+        return self.depth.bit_length()
+
+
+def _threshold(p: float, what: str) -> int:
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"{what}: {p} not allowed; allowed: 0 < p <= 1")
+    return round(p * PROB_ONE)
+
+
+def _packed(values: list[int], bits: int) -> int:
+    return sum(v << (i * bits) for i, v in enumerate(values))
+
+
+def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
+    """The operations that load, run and drain ``b``; results come back in :func:`decode`'s order."""
+    for port in b.inputs:
+        if port not in lay.ins:
+            raise ValueError(f"inputs: no input stream {port!r}; the unit has {list(lay.ins)}")
+        if len(b.inputs[port]) > lay.depth:
+            raise ValueError(f"inputs[{port!r}]: {len(b.inputs[port])} items, the harness holds {lay.depth}")
+    for port, n in b.expect.items():
+        if port not in lay.outs or not 0 <= n < lay.depth:  # one slot left to catch an extra output
+            raise ValueError(f"expect[{port!r}]: allowed ports {list(lay.outs)}, counts 0..{lay.depth - 1}")
+    # the pass-through ports idle (Icarus would feed X to the DUT between batches otherwise)
+    ops: list[Op] = [("set", f"{p}__valid", 0) for p in lay.ins] + [("set", f"{p}__ready", 0) for p in lay.outs]
+    ops.append(("set", "hx_load_en", 1))
+    for sel, port in enumerate(lay.ins):
+        items, w = b.inputs.get(port, []), lay.widths[port]
+        ops.append(("set", "hx_load_sel", sel))
+        for addr in range(0, len(items), lay.k):
+            ops += [("set", "hx_load_addr", addr // lay.k),
+                    ("set", "hx_load_data", _packed(items[addr:addr + lay.k], w)), ("step", 1)]
+    cb = lay.count_bits
+    ops += [("set", "hx_load_en", 0), ("set", "hx_seed", b.seed & 0xFFFFFFFF),
+            ("set", "hx_p_valid", _threshold(b.p_valid, "p_valid")),
+            ("set", "hx_p_ready", _threshold(b.p_ready, "p_ready")),
+            ("set", "hx_counts", _packed([len(b.inputs.get(p, [])) for p in lay.ins], cb)),
+            ("set", "hx_expect", _packed([b.expect.get(p, 0) for p in lay.outs], cb)),
+            ("set", "hx_linger", b.linger), ("set", "hx_timeout", b.timeout),
+            ("set", "hx_go", 1), ("run",), ("set", "hx_go", 0),
+            ("get", "hx_cycles"), ("get", "hx_status"), ("get", "hx_played"), ("get", "hx_captured")]
+    def words(n: int) -> int:
+        return min(-(-n // lay.k), lay.depth // lay.k)
+
+    ops += [("drain", j, words(b.expect.get(p, 0) + 1)) for j, p in enumerate(lay.outs)]
+    ops += [("drain", len(lay.outs) + i, words(len(b.inputs.get(p, [])) if b.stamps is None or p in b.stamps else 0))
+            for i, p in enumerate(lay.ins)]
+    return ops
+
+
+def _entries(words: list[int], k: int, bits: int, n: int) -> list[int]:
+    mask = (1 << bits) - 1
+    return [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
+
+
+def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
+    """A :class:`Capture` from the values :func:`batch_ops`' gets and drains returned, in order (an input
+    left out of ``b.stamps`` has no acceptance cycles)."""
+    cycles_run, status, played, captured, *drains = results
+    cb, cmask = lay.count_bits, (1 << lay.count_bits) - 1
+    cap = Capture(cycles_run=cycles_run, status=status)
+    for j, port in enumerate(lay.outs):
+        n = min((captured >> (j * cb)) & cmask, b.expect.get(port, 0) + 1)  # one extra shows as a mismatch
+        w = lay.widths[port]
+        entries = _entries(drains[j], lay.k, w + STAMP_BITS, n)
+        cap.items[port] = [e & ((1 << w) - 1) for e in entries]
+        cap.cycles[port] = [e >> w for e in entries]
+    for i, port in enumerate(lay.ins):
+        n = (played >> (i * cb)) & cmask if b.stamps is None or port in b.stamps else 0
+        cap.accepted[port] = _entries(drains[len(lay.outs) + i], lay.k, STAMP_BITS, n)
+    return cap
+
+
+def _read(handle) -> int:
+    """A signal's bits as an int, straight from the simulator's binary string: cocotb's LogicArray path
+    costs ~1 ms on a 16k-bit drain word (per-character Python), this ~20 us. X or Z bits raise."""
+    bits = handle._handle.get_signal_val_binstr()
+    try:
+        return int(bits, 2)
+    except ValueError:
+        raise AssertionError(f"{handle._name}: X/Z bits in a harness output: {bits[:80]}") from None
+
+
+async def run_ops(dut, ops: list[Op]) -> list:
+    """Execute harness operations under cocotb, from a falling edge; returns the gets and drains."""
+    from cocotb.triggers import FallingEdge, RisingEdge
+
+    out: list = []
+    handles: dict = {}
+
+    def h(name: str):
+        if name not in handles:
+            handles[name] = getattr(dut, name)
+        return handles[name]
+
+    for op in ops:
+        if op[0] == "set":
+            h(op[1]).value = op[2]
+        elif op[0] == "step":
+            for _ in range(op[1]):
+                await FallingEdge(dut.clk)
+        elif op[0] == "run":
+            await FallingEdge(dut.clk)  # the start cycle
+            if not h("hx_done").value:
+                await RisingEdge(h("hx_done"))
+            await FallingEdge(dut.clk)
+        elif op[0] == "get":
+            out.append(_read(h(op[1])))
+        else:
+            words = []
+            h("hx_drain_sel").value = op[1]
+            for addr in range(op[2]):
+                h("hx_drain_addr").value = addr
+                await FallingEdge(dut.clk)
+                words.append(_read(h("hx_drain_data")))
+            out.append(words)
+    return out
+
+
+async def run_batch(dut, lay: HarnessLayout, b: Batch, check: bool = True) -> Capture:
+    """Load, run and drain one batch under cocotb; ``check``: fail on a timeout, overflow or unplayed item."""
+    cap = decode(lay, b, await run_ops(dut, batch_ops(lay, b)))
+    if check:
+        cap.check(b)
+    return cap
+
