@@ -31,7 +31,7 @@ sim: setup
 	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
 	  $(PY) -m tb.cli summary; exit $$status
 
-RTL_FUZZ ?= 20
+RTL_FUZZ ?= 40
 fuzz: setup
 	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full" --hypothesis-profile=fuzz
 
