@@ -151,9 +151,9 @@ def build(spec: runner.TbSpec) -> Path:
         raise ValueError(f"{spec.tag}: the C++ main drives hw/harness.py; the spec has harness=False")
     top = spec.build_component("verilator")
     lay = HarnessLayout.of(top)
-    key = hashlib.sha256(f"{runner.source_hash()}{spec.to_env()}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
+    key = hashlib.sha256(f"{runner.source_hash()}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
                          ).hexdigest()[:16]
-    out = runner.BUILD / "sim" / "verilator-main" / f"{spec.tag}-{key}"
+    out = runner.BUILD / "sim" / "verilator-main" / f"{spec.hardware_tag}-{key}"
     binary = out / "harness_main"
     if binary.exists():
         return binary

@@ -36,7 +36,7 @@ VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 BIG_VERILOG_BYTES = 8_000_000
 # Bits per harness load/drain word (hw/harness.py): Verilator takes wide words at no cost, so fewer Python
 # steps win; Icarus slows with them (fpmul bf16, 10,000 vectors: 2.3 s at 4 items per word, 21 s at 64)
-HARNESS_WORD_BITS = {"icarus": 512, "verilator": 32768}
+HARNESS_WORD_BITS = {"icarus": 512, "verilator": 16384}
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,16 @@ class TbSpec:
     @property
     def tag(self) -> str:
         return self.unit + "".join(f"-{k}{v}" for k, v in sorted(self.all_params.items()))
+
+    @property
+    def hardware(self) -> str:
+        """What the simulated design depends on: test modules and case parameters on one design share a build."""
+        return json.dumps({"component": self.component, "params": self.params, "harness": self.harness},
+                          sort_keys=True)
+
+    @property
+    def hardware_tag(self) -> str:
+        return self.unit + "".join(f"-{k}{v}" for k, v in sorted(self.params.items()))
 
     def build_unit(self):
         module, cls = self.component.split(":")
@@ -192,10 +202,10 @@ def _ports_only_verilator():
 def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
-    key = hashlib.sha256(f"{source_hash()}{spec.to_env()}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
+    key = hashlib.sha256(f"{source_hash()}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
                          f"{HARNESS_WORD_BITS[sim]}".encode()
                          ).hexdigest()[:16]
-    build_dir = BUILD / "sim" / sim / f"{spec.tag}-{key}"
+    build_dir = BUILD / "sim" / sim / f"{spec.hardware_tag}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(env_for(sim))
     ports_only = sim == "verilator" and spec.harness and not waves
