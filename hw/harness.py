@@ -257,13 +257,11 @@ class StreamHarness(wiring.Component):
         p = InputPlayer(self.widths[name], self.depth, self.k)
         m.submodules[f"play_{name}"] = p
         top, inner = getattr(self, name), getattr(self.dut, name)
+        m.d.comb += self._controls(p, index, len(self.outs) + index, start, run)
         m.d.comb += [
             p.load_en.eq(self.hx_load_en & (self.hx_load_sel == index)), p.load_addr.eq(self.hx_load_addr),
-            p.load_data.eq(self.hx_load_data), p.start.eq(start), p.run.eq(run),
-            p.seed.eq(port_seed_expr(self.hx_seed, index)), p.p_valid.eq(self.hx_p_valid),
-            p.count.eq(self.hx_counts[index]), p.stamp.eq(self.hx_cycles), self.hx_played[index].eq(p.played),
-            p.drain_en.eq(~self.hx_go & (self.hx_drain_sel == len(self.outs) + index)),
-            p.drain_addr.eq(self.hx_drain_addr),
+            p.load_data.eq(self.hx_load_data), p.p_valid.eq(self.hx_p_valid),
+            p.count.eq(self.hx_counts[index]), self.hx_played[index].eq(p.played),
             inner.valid.eq(Mux(self.hx_go, p.o.valid, top.valid)),
             inner.payload.eq(Mux(self.hx_go, p.o.payload, top.payload)),
             p.o.ready.eq(inner.ready), top.ready.eq(inner.ready),
@@ -274,15 +272,21 @@ class StreamHarness(wiring.Component):
         c = OutputCapture(self.widths[name], self.depth, self.k)
         m.submodules[f"capture_{name}"] = c
         top, inner = getattr(self, name), getattr(self.dut, name)
+        m.d.comb += self._controls(c, len(self.ins) + index, index, start, run)
         m.d.comb += [
-            c.start.eq(start), c.run.eq(run), c.seed.eq(port_seed_expr(self.hx_seed, len(self.ins) + index)),
-            c.p_ready.eq(self.hx_p_ready), c.stamp.eq(self.hx_cycles), self.hx_captured[index].eq(c.captured),
-            c.drain_en.eq(~self.hx_go & (self.hx_drain_sel == index)), c.drain_addr.eq(self.hx_drain_addr),
+            c.p_ready.eq(self.hx_p_ready), self.hx_captured[index].eq(c.captured),
             c.i.valid.eq(inner.valid), c.i.payload.eq(inner.payload),
             inner.ready.eq(Mux(self.hx_go, c.i.ready, top.ready)),
             top.valid.eq(inner.valid), top.payload.eq(inner.payload),
         ]
         return c
+
+    def _controls(self, unit, seed_index: int, drain_sel: int, start, run) -> list:
+        """What a player and a capture both take: start/run, their port's seed (:func:`port_seed` order),
+        the cycle stamp, and draining while the harness is idle and ``hx_drain_sel`` picks them."""
+        return [unit.start.eq(start), unit.run.eq(run), unit.seed.eq(port_seed_expr(self.hx_seed, seed_index)),
+                unit.stamp.eq(self.hx_cycles), unit.drain_en.eq(~self.hx_go & (self.hx_drain_sel == drain_sel)),
+                unit.drain_addr.eq(self.hx_drain_addr)]
 
     def _control(self, m: Module, players: list, captures: list, start, run) -> None:
         """Cycle counter, completion (then ``hx_linger`` more cycles), timeout and capture-full stop."""

@@ -18,6 +18,7 @@ Timings are wall-clock on the machine named in the section header; run on an idl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -175,7 +176,6 @@ def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
     """The harness part's batches: DECA PE W=32 L=8 (q8 LUT programmed, then 4 x 60 sparse tiles at
     density 0.5) and FpMul bf16 (5 x 2,000 random vectors); the handshake of the vector tests (p_valid 0.8,
     p_ready 0.7). ``scale`` divides the batch counts' sizes (tests use a small one)."""
-    import dataclasses
     import random
 
     import numpy as np
@@ -211,7 +211,6 @@ def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
 
 def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], list[str]]:
     """Per workload: per-cycle cocotb, transaction-level cocotb and the C++ main on the same batches."""
-    import dataclasses
 
     from tb import harness_main
 

