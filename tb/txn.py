@@ -42,12 +42,14 @@ class Batch:
 @dataclass
 class Capture:
     """What a batch produced: ``items`` and ``cycles`` (acceptance stamps) per output port, ``accepted``
-    (acceptance stamps) per input port, ``cycles_run`` (the batch's cycles, linger included) and
+    (acceptance stamps) per input port (those the batch stamps), ``played`` (items accepted) per input
+    port, ``cycles_run`` (the batch's cycles, linger included) and
     ``status`` (bit 0 timed out, bit 1 a capture memory filled up)."""
 
     items: dict[str, list[int]] = field(default_factory=dict)
     cycles: dict[str, list[int]] = field(default_factory=dict)
     accepted: dict[str, list[int]] = field(default_factory=dict)
+    played: dict[str, int] = field(default_factory=dict)
     cycles_run: int = 0
     status: int = 0
 
@@ -55,7 +57,7 @@ class Capture:
         """Fails unless the batch ran to completion: no timeout, no overflow, every item played."""
         if self.status & 1:
             raise AssertionError(f"harness: timed out after {self.cycles_run} cycles (a hang); inputs accepted "
-                                 f"{ {p: len(v) for p, v in self.accepted.items()} } of "
+                                 f"{self.played} of "
                                  f"{ {p: len(v) for p, v in batch.inputs.items()} }, outputs "
                                  f"{ {p: len(v) for p, v in self.items.items()} } of {batch.expect}")
         extra = any(len(self.items[p]) > n for p, n in batch.expect.items())
@@ -152,7 +154,8 @@ def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
         cap.items[port] = [e & ((1 << w) - 1) for e in entries]
         cap.cycles[port] = [e >> w for e in entries]
     for i, port in enumerate(lay.ins):
-        n = (played >> (i * cb)) & cmask if b.stamps is None or port in b.stamps else 0
+        cap.played[port] = (played >> (i * cb)) & cmask
+        n = cap.played[port] if b.stamps is None or port in b.stamps else 0
         cap.accepted[port] = _entries(drains[len(lay.outs) + i], lay.k, STAMP_BITS, n)
     return cap
 

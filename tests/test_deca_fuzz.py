@@ -88,10 +88,10 @@ def test_rtl_matches_golden_on_fuzzed_tiles(tmp_path, example: list[dict]) -> No
 
 
 @pytest.mark.sim
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known DECA PE RTL bug, found by the larger fuzz batches (issue 11 note): tile 19 of this "
-                          "q6 g128 batch never starts, two tiles after a tile whose bitmask stream is one entry "
-                          "short; the per-cycle drivers hang the same way")
-def test_known_hang_after_short_mask() -> None:
+def test_long_sqq_tile_whose_window_ends_mid_line() -> None:
+    """Regression, found by the fuzzer's larger batches: a sparse tile with one extra SQQ line whose last vOp
+    starts with 513..1023 bits in the window and leaves at most a line. The PE used to wait for a line the
+    window would only load after the take, and hung; it now ends the tile (flagging ``sqq_long``) once any
+    line is in. The batch also has a short bitmask stream and a dense tile before it."""
     spec = dataclasses.replace(SPEC, test_module="tb.deca.pe_fuzz_tb")
-    run(spec, extra_env={"MEMBOUND_DECA_VECTORS": str(Path(__file__).parent / "data" / "deca_fuzz_hang.json")})
+    run(spec, extra_env={"MEMBOUND_DECA_VECTORS": str(Path(__file__).parent / "data" / "deca_long_sqq_tile.json")})

@@ -67,11 +67,10 @@ class Dequantize(wiring.Component):
         m.d.comb += [need.eq(n * d.bits), take.eq(Mux(sqq.avail < need, sqq.avail, need))]
         finishing, last_vop = (done + n) == wnd, vop == nv - 1
         need_scale = d.scale_on & ((vop & d.group_vops) == 0)
-        tile_can_end = sqq.ended | (sqq.avail - take > LINE_BITS)  # its last line is in or would fit
         go = Signal()
         m.d.comb += go.eq(self.cmd.valid & ~sqq.draining & ((sqq.avail >= need) | sqq.ended)
                           & (~d.sparse | maskq.avail) & (~need_scale | scaleq.avail)
-                          & (~(finishing & last_vop) | tile_can_end) & (~finishing | o.ready))
+                          & (~(finishing & last_vop) | sqq.started) & (~finishing | o.ready))
         m.d.comb += sqq.take.eq(Mux(go, take, 0))
         merged = self._lookup(m, d, acc, done, n)
 

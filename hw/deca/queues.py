@@ -48,6 +48,8 @@ class SqqReadSignature(wiring.Signature):
       ``bits``: Out(1024) — the window; bit 0 is the next unread value bit;
       ``avail``: Out — valid bits in the window;
       ``ended``: Out(1) — the tile's last line is in the window (no more bits will come);
+      ``started``: Out(1) — a line of the tile is in the window, so the tile may end: every line its
+      consumption needed is in, and if its last line is not, the tile is long whatever the window holds;
       ``take``: In — bits consumed this cycle;
       ``end_tile``: In(1) — the tile is done: drop what is left of it;
       ``long``: Out(1) — at ``end_tile``: the tile had more lines than it consumed;
@@ -56,7 +58,7 @@ class SqqReadSignature(wiring.Signature):
 
     def __init__(self):
         super().__init__({"bits": Out(2 * LINE_BITS), "avail": Out(range(2 * LINE_BITS + 1)), "ended": Out(1),
-                          "take": In(range(LINE_BITS + 1)), "end_tile": In(1), "long": Out(1),
+                          "started": Out(1), "take": In(range(LINE_BITS + 1)), "end_tile": In(1), "long": Out(1),
                           "draining": Out(1)})
 
 
@@ -125,7 +127,7 @@ class SqqAligner(wiring.Component):
         lines = Signal(range(64))  # lines loaded this tile
         consumed = Signal(range(TILE * RAW_BITS + 1))  # bits consumed this tile
         r = self.r
-        m.d.comb += [r.bits.eq(buf), r.avail.eq(avail), r.ended.eq(ended)]
+        m.d.comb += [r.bits.eq(buf), r.avail.eq(avail), r.ended.eq(ended), r.started.eq(lines != 0)]
 
         rem = Signal.like(avail)
         m.d.comb += rem.eq(avail - r.take)
