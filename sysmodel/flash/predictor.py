@@ -120,8 +120,9 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
     v = [np.zeros_like(q) for q in params]
     step = 0
     for _ in range(epochs):
+        order = rng.permutation(n)  # a fresh shuffle per epoch, every minibatch drawn from it
         for lo in range(0, n, batch):
-            sel = rng.permutation(n)[:batch] if lo == 0 else slice(lo, lo + batch)
+            sel = order[lo:lo + batch]
             x, y = data.x[sel].astype(np.float64), data.active[sel]
             h = x @ params[0]
             prob = 1 / (1 + np.exp(-(h @ params[1] + params[2])))
