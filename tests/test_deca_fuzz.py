@@ -1,10 +1,10 @@
 """Hypothesis fuzzing of the DECA PE RTL against golden.deca.
 
-One example is a list of BATCHES tile batches of 1..TILES_PER_BATCH tiles, all run in one simulation
-(tb/deca/pe_fuzz_tb.py, transaction-level). A batch has
-one format — any bit width 1..8 with arbitrary LUT contents, or raw 16-bit; unscaled or a scale group
-from W to 512 — and tiles with densities including exactly 0 and 1, adversarial masks (every window
-full, alternating bits, one full window, empty), every code value, arbitrary scale bit patterns (NaN,
+One example is a list of BATCHES tile batches of 1..TILES_PER_BATCH tiles (fewer in `make test`), all run in one
+simulation (tb/deca/pe_fuzz_tb.py, transaction-level). A batch has one format — any bit width 1..8 with
+arbitrary LUT contents, or raw 16-bit; unscaled or a scale group from W to 512 — and tiles with densities
+including exactly 0 and 1, adversarial masks (every window full, alternating bits, one full window, empty),
+every code value, arbitrary scale bit patterns (NaN,
 Inf, subnormals), sometimes a truncated or overlong stream, and random handshake probabilities.
 `make test` runs MEMBOUND_RTL_FUZZ_EXAMPLES=1 example (derandomized); `make fuzz` runs more.
 """
@@ -29,8 +29,9 @@ W = SPEC.params["w"]
 NV = TILE // W
 EXAMPLES = int(os.environ.get("MEMBOUND_RTL_FUZZ_EXAMPLES", "1"))
 # per example (one simulation): the transaction-level harness (tb/txn.py) runs a batch for about the cost of
-# loading it, so an example carries ~10x the tiles it did with per-cycle drivers (6 batches of 1-3 tiles)
-BATCHES, TILES_PER_BATCH = 16, 40
+# loading it, so a `make fuzz` example carries ~10x the tiles it did with per-cycle drivers (6 batches of 1-3
+# tiles); `make test`'s one example stays a smoke test of that old size, to keep make test's time
+BATCHES, TILES_PER_BATCH = (16, 40) if EXAMPLES > 1 else (6, 3)
 
 
 def adversarial_mask(kind: str, rng: np.random.Generator, d: float) -> np.ndarray:
