@@ -4,8 +4,8 @@ One example is a list of BATCHES tile batches of 1..TILES_PER_BATCH tiles (fewer
 simulation (tb/deca/pe_fuzz_tb.py, transaction-level). A batch has one format — any bit width 1..8 with
 arbitrary LUT contents, or raw 16-bit; unscaled or a scale group from W to 512 — and tiles with densities
 including exactly 0 and 1, adversarial masks (every window full, alternating bits, one full window, empty),
-every code value, arbitrary scale bit patterns (NaN,
-Inf, subnormals), sometimes a truncated or overlong stream, and random handshake probabilities.
+every code value, arbitrary scale bit patterns (NaN, Inf, subnormals), sometimes a truncated or overlong
+stream, and random handshake probabilities.
 `make test` runs MEMBOUND_RTL_FUZZ_EXAMPLES=1 example (derandomized); `make fuzz` runs more.
 """
 
