@@ -151,6 +151,16 @@ def test_table3() -> None:
         lat.latency(load_model("opt-6.7b"), cal["cpu"], "sparse")
 
 
+def test_table3_status_names_cells_outside_10_percent() -> None:
+    from sysmodel.flash import report
+
+    rows = [ln.split(" | ") for ln in report.table3_lines(report.table3()) if ln.startswith("| ") and " / " in ln and not ln.startswith("| model |")]
+    for r in rows:
+        outside = abs(float(r[-2]) - 1) > 0.1
+        assert ("outside 10%: " in r[-1]) == outside and ("within 10%" in r[-1]) != outside, r
+    assert sum("predicted; within 10%" in r[-1] for r in rows) == 7
+
+
 def test_fit_recovers_a_known_device() -> None:
     true = FlashModel(seq_peak=2e9, l0=80e-6, per_thread_bw=500e6, queue=6)
     pts = [(c, n, true.throughput(c, n)) for n in (1, 4, 16) for c in bench.CHUNKS]
