@@ -154,7 +154,8 @@ def test_table3() -> None:
 def test_table3_status_names_cells_outside_10_percent() -> None:
     from sysmodel.flash import report
 
-    rows = [ln.split(" | ") for ln in report.table3_lines(report.table3()) if ln.startswith("| ") and " / " in ln and not ln.startswith("| model |")]
+    lines = report.table3_lines(report.table3())
+    rows = [ln.split(" | ") for ln in lines if ln.startswith("| ") and " / " in ln and not ln.startswith("| model |")]
     for r in rows:
         outside = abs(float(r[-2]) - 1) > 0.1
         assert ("outside 10%: " in r[-1]) == outside and ("within 10%" in r[-1]) != outside, r
