@@ -32,8 +32,13 @@ CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Verilog past this size (the 512-MAC Duplex module: 18 MB) compiles its C++ at -O0: 7 s instead of 39 s per
-# file (measured), ~10 min instead of ~60 for the model; its testbench speed is the per-cycle Python driver's
-BIG_VERILOG_BYTES = 8_000_000
+# file (measured), ~10 min instead of ~60 for the model; its testbench speed is the per-cycle Python driver's.
+# The 64-lane Hermes activation unit (6.9 MB) compiled 5 min at the default; at -O0 its 8.7 MB harness build
+# compiled in 42 s and ran its three tests in 33 s (22 s at the default). The DECA PE (1.5 MB) stays optimized.
+BIG_VERILOG_BYTES = 4_000_000
+# ... and verilates without the merge-conditionals pass, a pure optimization: on the 64-lane Duplex activation unit
+# (5.3 MB) it took 248 of the 265 s verilating; without it 22 s (Verilator --stats)
+BIG_VERILATOR_ARGS = ["-fno-merge-cond"]
 # Bits per harness load/drain word (hw/harness.py): Verilator takes wide words at no cost, so fewer Python
 # steps win; Icarus slows with them (fpmul bf16, 10,000 vectors: 2.3 s at 4 items per word, 21 s at 64)
 HARNESS_WORD_BITS = {"icarus": 512, "verilator": 16384}
@@ -222,6 +227,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
             elaborate(spec, build_dir / "top.v.tmp", sim).rename(vfile)
         if sim == "verilator" and vfile.stat().st_size > BIG_VERILOG_BYTES:
             os.environ["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0"
+            args = [*args, *BIG_VERILATOR_ARGS]
         runner.build(sources=[vfile], hdl_toplevel="top", build_dir=build_dir, waves=waves,
                      build_args=args,
                      timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
