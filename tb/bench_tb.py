@@ -11,10 +11,9 @@ import random
 import time
 
 import cocotb
-from cocotb.triggers import ClockCycles
 
 from tb.runner import TbSpec
-from tb.streams import StreamSink, StreamSource, cycle_now, reset, start_clock
+from tb.streams import PortStreams, cycle_now, reset, start_clock
 from tb.txn import Batch, HarnessLayout, run_batch
 
 SPEC = TbSpec.from_env()
@@ -22,19 +21,10 @@ LAYOUT = HarnessLayout.of(SPEC.build_component(os.environ.get("MEMBOUND_SIM")))
 
 
 async def _per_cycle(dut, b: Batch, rng: random.Random) -> tuple[dict, int]:
-    sinks = {p: StreamSink(dut, p, rng, b.p_ready) for p in LAYOUT.outs}
-    for p in LAYOUT.ins:
-        getattr(dut, f"{p}__valid").value = 0
+    ports = PortStreams(dut, LAYOUT.ins, LAYOUT.outs, rng, b.p_valid, b.p_ready)
     c0 = cycle_now()
-    feeds = [cocotb.start_soon(StreamSource(dut, p, rng, b.p_valid).send(items)) for p, items in b.inputs.items()]
-    for f in feeds:
-        await f
-    for p, n in b.expect.items():
-        await sinks[p].wait_for(n, b.timeout)
-    await ClockCycles(dut.clk, b.linger)
-    for s in sinks.values():
-        s.stop()
-    return {p: list(s.items) for p, s in sinks.items()}, cycle_now() - c0
+    items = await ports.run(b.inputs, b.expect, b.timeout, b.linger)
+    return items, cycle_now() - c0
 
 
 @cocotb.test()

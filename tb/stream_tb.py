@@ -36,7 +36,7 @@ from tb import mutants
 from tb.case import load_case
 from tb.charz import write_record
 from tb.runner import TbSpec
-from tb.streams import StreamSink, StreamSource, check_scoreboard, cycle_now, pack, reset, start_clock
+from tb.streams import PortStreams, StreamSink, StreamSource, check_scoreboard, cycle_now, pack, reset, start_clock
 from tb.txn import Batch, HarnessLayout, run_batch
 
 if os.environ.get("MEMBOUND_GOLDEN_MUTANT"):
@@ -105,14 +105,11 @@ def _worst(txns: list, p_valid: float, p_ready: float) -> int:
 
 async def _stream_per_cycle(dut, txns: list, rng: random.Random, p_valid: float, p_ready: float) -> Streamed:
     items, expected = _flatten(txns)
-    src = StreamSource(dut, "i", rng, p_valid)
-    sink = StreamSink(dut, "o", rng, p_ready)
+    ports = PortStreams(dut, ["i"], ["o"], rng, p_valid, p_ready)
     c0 = cycle_now()
-    await src.send(items)
-    got = await sink.wait_for(len(expected), timeout_cycles=_worst(txns, p_valid, p_ready))
-    await ClockCycles(dut.clk, CASE.cycle_model.latency + 4)  # nothing extra may follow
-    sink.stop()
-    return Streamed(src.accepted, sink.cycles, list(got), expected, cycle_now() - c0)
+    got = await ports.run({"i": items}, {"o": len(expected)}, _worst(txns, p_valid, p_ready),
+                          CASE.cycle_model.latency + 4)  # nothing extra may follow
+    return Streamed(ports.sources["i"].accepted, ports.sinks["o"].cycles, got["o"], expected, cycle_now() - c0)
 
 
 def _random_txns(rng: random.Random, n_items: int) -> list:

@@ -19,7 +19,7 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
-from cocotb.triggers import Event, FallingEdge, ReadOnly, with_timeout
+from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly, with_timeout
 
 PERIOD_NS = 10
 
@@ -147,6 +147,51 @@ class StreamSink:
     def stop(self) -> None:
         self.task.cancel()
         self.ready.value = 0
+
+
+class PortStreams:
+    """Per-cycle streaming on several ports at once: a :class:`StreamSink` on every output from construction
+    on, every input idle until :meth:`run` drives it. The sources stay in ``sources`` (their ``accepted``
+    stamps) and the sinks in ``sinks``; :meth:`stop` cuts everything (a test that resets mid-stream)."""
+
+    def __init__(self, dut, ins: Iterable[str], outs: Iterable[str], rng: random.Random, p_valid: float = 1.0,
+                 p_ready: float = 1.0):
+        self.dut, self.rng, self.p_valid, self.ins = dut, rng, p_valid, tuple(ins)
+        self.sinks = {p: StreamSink(dut, p, rng, p_ready) for p in outs}
+        self.sources: dict[str, StreamSource] = {}
+        self.tasks: list = []
+        for p in self.ins:
+            getattr(dut, f"{p}__valid").value = 0
+
+    async def send(self, port: str, items: Iterable[int]) -> StreamSource:
+        """Send ``items`` on one input alone (e.g. programming a table before the data)."""
+        src = StreamSource(self.dut, port, self.rng, self.p_valid)
+        await src.send(items)
+        return src
+
+    async def run(self, inputs: dict[str, list[int]], expect: dict[str, int], timeout: int,
+                  linger: int) -> dict[str, list[int]]:
+        """Send every input's items at once; wait until each output of ``expect`` holds its count (a hang
+        fails after ``timeout`` cycles) and every source is done; let ``linger`` cycles pass, so anything
+        extra shows; stop the sinks and return each output's items."""
+        self.sources = {p: StreamSource(self.dut, p, self.rng, self.p_valid) for p in inputs}
+        self.tasks = [cocotb.start_soon(self.sources[p].send(v)) for p, v in inputs.items() if v]
+        for p, n in expect.items():
+            await self.sinks[p].wait_for(n, timeout)
+        for t in self.tasks:
+            await t
+        await ClockCycles(self.dut.clk, linger)
+        for s in self.sinks.values():
+            s.stop()
+        return {p: list(s.items) for p, s in self.sinks.items()}
+
+    def stop(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        for s in self.sinks.values():
+            s.stop()
+        for p in self.ins:
+            getattr(self.dut, f"{p}__valid").value = 0
 
 
 def check_scoreboard(expected: Sequence[int], got: Sequence[int],

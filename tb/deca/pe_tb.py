@@ -34,7 +34,7 @@ from hw.deca.tout import chunk_out
 from tb.charz import write_record
 from tb.deca.streams import expected_chunks, lut_items, tile_items
 from tb.runner import TbSpec
-from tb.streams import StreamSink, StreamSource, check_scoreboard, field, reset, start_clock
+from tb.streams import PortStreams, StreamSource, check_scoreboard, field, reset, start_clock
 from tb.txn import Batch, Capture, HarnessLayout, run_batch
 
 SPEC = TbSpec.from_env()
@@ -51,47 +51,29 @@ def formats() -> list[deca.DecaFormat]:
     return [f for f in deca.FORMATS.values() if f.group is None or f.group >= W]
 
 
-class PerCycle:
+class PerCycle(PortStreams):
     """One batch of tiles with the per-cycle drivers (tests that cut a stream): a source per input port, a
     sink on the output."""
 
     def __init__(self, dut, rng: random.Random, p_valid: float, p_ready: float):
-        self.dut, self.rng = dut, rng
-        self.p_valid = p_valid
-        self.sink = StreamSink(dut, "o", rng, p_ready)
-        self.tasks: list = []
-        for port in ("lut", *PORTS):  # every input idle until a source drives it
-            getattr(dut, f"{port}__valid").value = 0
+        super().__init__(dut, ("lut", *PORTS), ("o",), rng, p_valid, p_ready)
+        self.sink = self.sinks["o"]
 
     async def program(self, fmt: deca.DecaFormat) -> None:
         if fmt.table is not None:
-            await StreamSource(self.dut, "lut", self.rng, self.p_valid).send(lut_items(deca.lut_image(fmt)))
+            await self.send("lut", lut_items(deca.lut_image(fmt)))
 
-    async def run(self, streams: list[deca.TileStreams]) -> tuple[list[int], StreamSource]:
+    async def tiles(self, streams: list[deca.TileStreams]) -> tuple[list[int], StreamSource]:
         """Send the tiles on all ports at once; return the output chunks and the cmd source (whose
         acceptance cycles are the tiles' descriptor retirements). A hang fails on the time budget."""
         items = {p: [] for p in PORTS}
         for ts in streams:
             for p, v in tile_items(ts, W).items():
                 items[p] += v
-        srcs = {p: StreamSource(self.dut, p, self.rng, self.p_valid) for p in PORTS}
-        self.tasks = [cocotb.start_soon(srcs[p].send(items[p])) for p in PORTS if items[p]]
-        want = NV * len(streams)
         budget = sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / \
             self.p_valid + 300
-        await self.sink.wait_for(want, timeout_cycles=int(budget))
-        for t in self.tasks:
-            await t
-        await ClockCycles(self.dut.clk, FILL_TO_OUT + NV + 4)  # nothing extra may follow
-        self.sink.stop()
-        return list(self.sink.items), srcs["cmd"]
-
-    def stop(self) -> None:
-        for t in self.tasks:
-            t.cancel()
-        self.sink.stop()
-        for p in PORTS:
-            getattr(self.dut, f"{p}__valid").value = 0
+        got = await self.run(items, {"o": NV * len(streams)}, int(budget), FILL_TO_OUT + NV + 4)
+        return got["o"], self.sources["cmd"]
 
 
 class Tiles:
@@ -243,7 +225,7 @@ async def test_malformed(dut):
         good = deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W)
         h = PerCycle(dut, rng, 0.8, 0.7)
         await h.program(fmt)
-        got, _ = await h.run([bad, good])
+        got, _ = await h.tiles([bad, good])
         expected = golden_tile(bad, fmt) + golden_tile(good, fmt)
         check_scoreboard(expected, got, lambda i, n=name: f"{n}: tile {i // NV} chunk {i % NV}")
         flags = field(CHUNK, "error", expected[0])
@@ -277,7 +259,7 @@ async def test_reset_midstream(dut):
     h = PerCycle(dut, rng, 0.9, 0.5)
     await h.program(fmt)
     streams = [deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.3), W) for _ in range(6)]
-    task = cocotb.start_soon(h.run(streams))
+    task = cocotb.start_soon(h.tiles(streams))
     await ClockCycles(dut.clk, 120)
     task.cancel()
     h.stop()
