@@ -10,10 +10,12 @@ import importlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 from hw.cycles import CycleModel
 from tb.runner import TbSpec
+from tb.streams import pack
 
 Txn = Any  # a family's transaction description
 
@@ -62,6 +64,52 @@ class StreamCase:
         if self.lone_cycles is not None:
             return self.lone_cycles(txn)
         return int(self.cycle_model.cycles(len(self.items(txn))))
+
+
+# --- command-stream units (Hermes GEMV, Duplex GEMM module): one DESC item, operand items (X), weight items
+# (W), the final item carrying ``last``; a flagged transaction is consumed to its last item and answered by
+# one error item. A transaction is {"items": [(op, data, last), ...], "shape": descriptor fields or None}.
+
+def malformed_items(rng: random.Random, items: list, op: type[IntEnum], drop: bool) -> dict:
+    """A MALFORMED transaction from a valid one: an item lost (``drop``; never the final one), or the first
+    item's op wrong."""
+    items = list(items)
+    if drop:
+        del items[rng.randrange(1, len(items) - 1) if len(items) > 2 else 0]
+    else:
+        items[0] = (op.X, *items[0][1:])
+    return {"items": items, "shape": None}
+
+
+def desc_items(rng: random.Random, desc: int, op: type[IntEnum]) -> dict:
+    """A transaction whose descriptor ``desc`` the unit flags: DESC, then 0-3 random X items."""
+    items = [(op.DESC, desc, 0), *((op.X, rng.getrandbits(16), 0) for _ in range(rng.randint(0, 3)))]
+    items[-1] = (*items[-1][:2], 1)
+    return {"items": items, "shape": None}
+
+
+def command_case(valid: Callable[[random.Random], dict], flagged: Callable[[random.Random], dict],
+                 run: Callable[[list], list], layout, txn_cycles: Callable[..., int],
+                 error_cycles: Callable[[int], int], directed: list, cycle_model: CycleModel,
+                 **kw: Any) -> StreamCase:
+    """A command-stream unit's case: random transactions (12% flagged), ``run(items)`` the golden's
+    (y, last, error) outputs packed in ``layout``; a lone transaction's cycles ``txn_cycles(*shape)``, a
+    flagged one's ``error_cycles(items)``; ``kw``: the rest of :class:`StreamCase`."""
+
+    def rand(rng: random.Random) -> dict:
+        return flagged(rng) if rng.random() < 0.12 else valid(rng)
+
+    def items(t: dict) -> list[dict]:
+        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+
+    def golden(t: dict) -> list[int]:
+        return [pack(layout, {"y": y, "last": last, "error": err}) for y, last, err in run(t["items"])]
+
+    def lone(t: dict) -> int:
+        return error_cycles(len(t["items"])) if t["shape"] is None else txn_cycles(*t["shape"])
+
+    return StreamCase(golden, rand, directed, cycle_model, items, lone_cycles=lone, ii_per="txn", burst_txns=8,
+                      **kw)
 
 
 def load_case(spec: TbSpec) -> StreamCase:

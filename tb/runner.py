@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (the units here are also built only to read their signatures: HarnessLayout, payload shapes)
 """Runner glue: Amaranth component -> Verilog (cached) -> simulator build -> cocotb test module.
 
 A :class:`TbSpec` names a unit, the component that implements it (``"module:Class"``), its constructor

@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (units built with rejected parameters are never elaborated, by design)
 """Runs the Hermes cocotb testbenches: reduced units in `make test`; the paper's sizes (marker ``full``) in
 `make sim` only."""
 

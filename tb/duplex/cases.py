@@ -11,7 +11,7 @@ import numpy as np
 from golden import duplex
 from golden.duplex_spec import ACT_LANES, FULL, REDUCED, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geometry, Op
 from hw.duplex import activation, gemm_module, softmax_unit
-from tb.case import StreamCase
+from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
 from tb.streams import pack
@@ -54,33 +54,9 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
             m, k = m + rng.randint(1, g.rows - 1), k + rng.choice([0, 1])  # M_ALIGN (and maybe K_ALIGN)
         elif roll == 2:
             n = g.lanes * (g.lane_words // (k // g.rows) + 1)  # BUF_OVER
-        else:  # MALFORMED: a lost item, or the first item's op wrong
-            t = gemm(rng, m, k, n)
-            items = list(t["items"])
-            if roll == 3:
-                drop = rng.randrange(1, len(items) - 1)
-                items = items[:drop] + items[drop + 1:]
-            else:
-                items[0] = (Op.X, *items[0][1:])
-            return {"items": items, "shape": None}
-        tail = [(Op.X, rng.getrandbits(16), 0) for _ in range(rng.randint(0, 3))]
-        items = [(Op.DESC, duplex.pack_desc(m, k, n), 0), *tail]
-        items[-1] = (*items[-1][:2], 1)
-        return {"items": items, "shape": None}
-
-    def rand(rng: random.Random) -> dict:
-        return flagged(rng) if rng.random() < 0.12 else gemm(rng, *fits(rng))
-
-    def items(t: dict) -> list[dict]:
-        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
-
-    def golden(t: dict) -> list[int]:
-        return [pack(layout, {"y": y, "last": last, "error": err}) for y, last, err in duplex.module_run(t["items"], g)]
-
-    def lone(t: dict) -> int:
-        if t["shape"] is None:
-            return gemm_module.error_cycles(len(t["items"]))
-        return gemm_module.txn_cycles(*t["shape"], g)
+        else:  # MALFORMED
+            return malformed_items(rng, gemm(rng, m, k, n)["items"], Op, drop=roll == 3)
+        return desc_items(rng, duplex.pack_desc(m, k, n), Op)
 
     rng = random.Random(7)
     one, neg_zero = duplex.ONE, F.sign_bit
@@ -106,10 +82,12 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         return {"probe_shape": [m, k, n], "probe_cycles": gemm_module.txn_cycles(m, k, n, g),
                 "compute_cycles": m // g.rows * k * g.groups(n)}
 
-    return StreamCase(golden, rand, directed, gemm_module.cycle_model(**spec.params), items, lone_cycles=lone,
-                      timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)), ii_per="txn", burst_txns=8,
-                      probe=probe, measure=measure, extra={"flush_cycles": gemm_module.FLUSH},
-                      max_items=None if g.modules == 1 else 10_000 // g.modules)  # Icarus time grows with modules
+    return command_case(lambda rng: gemm(rng, *fits(rng)), flagged, lambda items: duplex.module_run(items, g),
+                        layout, lambda *shape: gemm_module.txn_cycles(*shape, g), gemm_module.error_cycles,
+                        directed, gemm_module.cycle_model(**spec.params),
+                        timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)), probe=probe, measure=measure,
+                        extra={"flush_cycles": gemm_module.FLUSH},
+                        max_items=None if g.modules == 1 else 10_000 // g.modules)  # Icarus time grows with modules
 
 
 # --- activation: one beat of gate/up pairs ------------------------------------------------------------------

@@ -13,7 +13,7 @@ from golden import hermes
 from golden.fp import FP16
 from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
 from hw.hermes import activation, bitserial, core, gemv
-from tb.case import StreamCase
+from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
 from tb.streams import pack
@@ -76,34 +76,9 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
             batch = rng.randint(MAX_BATCH + 1, 31)
         elif roll == 2:
             kb = (dot_words if mode == Mode.DOT else psum_words) // batch + 1  # BUF_OVER
-        else:  # MALFORMED: a lost item, or the first item's op wrong
-            items = list(txn(rng, mode, n, kb, batch)["items"])
-            if roll == 3:
-                drop = rng.randrange(1, len(items) - 1) if len(items) > 2 else 0
-                items = items[:drop] + items[drop + 1:]
-                if not items[-1][2]:
-                    items[-1] = (*items[-1][:2], 1)
-            else:
-                items[0] = (Op.X, *items[0][1:])
-            return {"items": items, "shape": None}
-        tail = [(Op.X, rng.getrandbits(16), 0) for _ in range(rng.randint(0, 3))]
-        items = [(Op.DESC, pack_desc(mode, n, kb, batch), 0), *tail]
-        items[-1] = (*items[-1][:2], 1)
-        return {"items": items, "shape": None}
-
-    def rand(rng: random.Random) -> dict:
-        return flagged(rng) if rng.random() < 0.12 else txn(rng, *fits(rng))
-
-    def items(t: dict) -> list[dict]:
-        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
-
-    def golden(t: dict) -> list[int]:
-        return [pack(layout, {"y": y, "last": last, "error": err}) for y, last, err in hermes.gemv_run(t["items"], g)]
-
-    def lone(t: dict) -> int:
-        if t["shape"] is None:
-            return gemv.error_cycles(len(t["items"]))
-        return gemv.txn_cycles(*t["shape"], g)
+        else:  # MALFORMED
+            return malformed_items(rng, txn(rng, mode, n, kb, batch)["items"], Op, drop=roll == 3)
+        return desc_items(rng, pack_desc(mode, n, kb, batch), Op)
 
     def const(mode: int, n: int, kb: int, batch: int, wv: int, xv: int) -> dict:
         w = np.full((n, kb * g.beat), wv, np.uint16)
@@ -134,9 +109,10 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
         return {"probe_shape": list(t["shape"]), "probe_cycles": gemv.txn_cycles(*t["shape"], g),
                 "op_cycles": gemv.ii(g)}  # the probe's measured cycles were asserted equal to these
 
-    return StreamCase(golden, rand, directed, gemv.cycle_model(**spec.params), items, lone_cycles=lone,
-                      timing=timing, ii_per="txn", burst_txns=8, probe=probe, measure=measure,
-                      max_items=max(48, 8000 // g.beat))  # the golden's Python products: ~1 s per full-size beat
+    return command_case(lambda rng: txn(rng, *fits(rng)), flagged, lambda items: hermes.gemv_run(items, g), layout,
+                        lambda *shape: gemv.txn_cycles(*shape, g), gemv.error_cycles, directed,
+                        gemv.cycle_model(**spec.params), timing=timing, probe=probe, measure=measure,
+                        max_items=max(48, 8000 // g.beat))  # the golden's Python products: ~1 s per full-size beat
 
 
 # --- activation unit: one command's beats -------------------------------------------------------------------
