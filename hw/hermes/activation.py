@@ -6,7 +6,8 @@ commands over ``lanes``-wide FP16 beats (semantics: ``golden.hermes.act_run``; o
 Softmax is the library's softmax unit (:class:`hw.duplex.softmax_unit.SoftmaxUnit`: the comparator tree
 and running max, the exp lanes, the adder tree and even/odd partials, one reciprocal, the multiply by it),
 which this unit feeds with the last beat's lanes past n set to -Inf. ReLU, merge and scale run in
-:class:`Elementwise` (one FP16 adder and multiplier per lane).
+:class:`Elementwise` (one FP16 adder and multiplier per lane); :class:`Front` checks the transaction and
+:class:`Collect` picks the output.
 
 Every beat carries ``op`` and ``n``; the first beat's decide the transaction. It must be exactly
 ceil(n / lanes) beats of one op: the beat where that count ends (or an early ``last``, or an op change)
@@ -136,23 +137,51 @@ class ActivationUnit(wiring.Component):
                      el.i.payload.a.eq(beat.s), el.i.payload.b.eq(beat.b), el.i.payload.last.eq(beat.last),
                      el.i.payload.drop.eq(beat.drop),
                      front.o.ready.eq(Mux(is_sm, sm.i.ready | ~sm_v, el.i.ready))]
-        # outputs: the path's beats (a dropped softmax row or closing beat swallowed), or the error item
+        m.submodules.collect = out = Collect(lanes)
+        wiring.connect(m, sm.o, out.sm)
+        wiring.connect(m, el.o, out.el)
+        wiring.connect(m, out.o, wiring.flipped(self.o))
         drop_row = Signal()  # the softmax row in flight closed a malformed transaction
         with m.If(front.o.valid & front.o.ready & is_sm & beat.last):
             m.d.sync += drop_row.eq(beat.drop)
-        src_v = Mux(is_sm, sm.o.valid, el.o.valid)
-        src_last = Mux(is_sm, sm.o.payload.last, el.o.payload.last)
-        src_drop = Mux(is_sm, drop_row, el.o.payload.drop)
-        take = src_v & (src_drop | self.o.ready)
-        m.d.comb += [sm.o.ready.eq(is_sm & (drop_row | self.o.ready)), el.o.ready.eq(~is_sm & (el.o.payload.drop |
-                                                                                               self.o.ready)),
-                     front.path_done.eq(take & src_last)]
-        with m.If(front.error_out):
-            m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(front.error),
-                         front.error_taken.eq(self.o.ready)]
+        m.d.comb += [out.softmax.eq(is_sm), out.sm_drop.eq(drop_row), front.path_done.eq(out.path_done),
+                     out.error.eq(front.error), out.error_pending.eq(front.error_pending),
+                     out.error_out.eq(front.error_out), front.error_taken.eq(out.error_taken)]
+        return m
+
+
+class Collect(wiring.Component):
+    """The unit's output: the transaction path's beats, with the beat or softmax row that closed a
+    malformed transaction swallowed, or the front's error item. Members: ``sm`` In(stream of
+    :func:`hw.duplex.softmax_unit.out_layout`) — the softmax unit's beats; ``el`` In(stream of
+    {y, last, drop}) — :class:`Elementwise`'s; ``softmax`` In — the transaction runs on the softmax unit;
+    ``sm_drop`` In — its row closed a malformed transaction; ``path_done`` Out — the path's last beat
+    taken; ``error``, ``error_pending``, ``error_out`` In, ``error_taken`` Out — :class:`Front`'s flag;
+    ``o`` Out(stream of :func:`out_layout`)."""
+
+    def __init__(self, lanes: int):
+        vec = data.ArrayLayout(ELEM_BITS, lanes)
+        super().__init__({"sm": In(stream.Signature(softmax_unit.out_layout(lanes))),
+                          "el": In(stream.Signature(data.StructLayout({"y": vec, "last": 1, "drop": 1}))),
+                          "softmax": In(1), "sm_drop": In(1), "path_done": Out(1), "error": In(ERR),
+                          "error_pending": In(1), "error_out": In(1), "error_taken": Out(1),
+                          "o": Out(stream.Signature(out_layout(lanes)))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        sm, el, is_sm = self.sm, self.el, self.softmax
+        src_v = Mux(is_sm, sm.valid, el.valid)
+        src_last = Mux(is_sm, sm.payload.last, el.payload.last)
+        src_drop = Mux(is_sm, self.sm_drop, el.payload.drop)
+        m.d.comb += [sm.ready.eq(is_sm & (self.sm_drop | self.o.ready)),
+                     el.ready.eq(~is_sm & (el.payload.drop | self.o.ready)),
+                     self.path_done.eq(src_v & (src_drop | self.o.ready) & src_last)]
+        with m.If(self.error_out):
+            m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(self.error),
+                         self.error_taken.eq(self.o.ready)]
         with m.Else():
-            m.d.comb += [self.o.valid.eq(src_v & ~src_drop), self.o.payload.last.eq(src_last & ~front.error_pending),
-                         self.o.payload.y.eq(Mux(is_sm, sm.o.payload.p, el.o.payload.y))]
+            m.d.comb += [self.o.valid.eq(src_v & ~src_drop), self.o.payload.last.eq(src_last & ~self.error_pending),
+                         self.o.payload.y.eq(Mux(is_sm, sm.payload.p, el.payload.y))]
         return m
 
 
