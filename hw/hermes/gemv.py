@@ -347,9 +347,63 @@ class Issue(wiring.Component):
         return m
 
 
+class Datapath(wiring.Component):
+    """The GEMV datapath the unit's sequencer drives: the operand buffer, the held W beat's issue, the
+    multiplier array, the DOT and AXPY paths and the DOT result queue. Members: ``mode``, ``kb``, ``batch``
+    In — the descriptor's; ``data`` In — the item's data (an X item's or a W beat); ``x_we``, ``x_addr``
+    In — write an X item at operand word (AXPY: scalar) ``x_addr``; ``load`` In — take a W beat (when
+    ``free``) at its place ``k``, ``lastk``, ``col0``, ``final``, ``x_base`` In (as :class:`Issue`);
+    ``free`` Out; ``idle`` Out — no beat held, no operation in a path; ``dot`` Out(stream of {y, last}) —
+    the DOT results, ``last`` on the transaction's final one; ``r_word`` In, ``axpy_y`` Out(multipliers
+    FP16) — the AXPY partial-sum word ``r_word``, rounded."""
+
+    def __init__(self, g: Gemv):
+        self.g = g
+        super().__init__({"mode": In(1), "kb": In(DIM_BITS), "batch": In(BATCH_BITS), "data": In(g.beat * ELEM_BITS),
+                          "x_we": In(1), "x_addr": In(range(g.buffer_bytes // 2)), "load": In(1),
+                          "k": In(DIM_BITS), "lastk": In(1), "col0": In(1), "final": In(1),
+                          "x_base": In(range(g.buffer_bytes // 2)), "free": Out(1), "idle": Out(1),
+                          "dot": Out(stream.Signature(data.StructLayout({"y": ELEM_BITS, "last": 1}))),
+                          "r_word": In(range(max(2, g.buffer_bytes // (4 * g.multipliers)) + 1)),
+                          "axpy_y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        g, dot_mode = self.g, self.mode == Mode.DOT
+        m.submodules.mul = mul = MulArray(g)
+        m.submodules.dot = dot = DotPath(g)
+        m.submodules.axpy = axpy = AxpyPath(g)
+        m.submodules.tags = tags = SyncFIFO(width=tag_layout(g).size, depth=TAGS)
+        m.submodules.outq = outq = SyncFIFO(width=ELEM_BITS + 1, depth=OUT_QUEUE)
+        m.submodules.ops = ops = Operands(g)
+        m.submodules.issue = issue = Issue(g)
+        for path in (dot, axpy):
+            m.d.comb += [path.valid.eq(mul.valid), path.lane.eq(mul.lane), path.p.eq(mul.p),
+                         path.tag.eq(tags.r_data)]
+        m.d.comb += [mul.go.eq(issue.go), issue.mul_ready.eq(mul.ready), mul.a.eq(issue.w_held), mul.b.eq(ops.x)]
+        owed = Signal(range(OUT_QUEUE + 1))  # DOT results issued and not yet out
+        dot_out = self.dot.valid & self.dot.ready
+        m.d.sync += owed.eq(owed + (issue.tag_en & issue.tag.lastk & dot_mode) - dot_out)
+        m.d.comb += [tags.r_en.eq(mul.valid & (mul.lane == g.lanes - 1)), tags.w_en.eq(issue.tag_en),
+                     tags.w_data.eq(issue.tag), issue.tag_room.eq(tags.w_rdy), issue.dot_room.eq(owed < OUT_QUEUE),
+                     ops.r_addr.eq(issue.x_addr), ops.w_en.eq(self.x_we), ops.w_data.eq(self.data),
+                     ops.w_addr.eq(self.x_addr), ops.mode.eq(self.mode),
+                     outq.w_data.eq(Cat(dot.y, dot.final)), outq.w_en.eq(dot.out_valid & dot_mode),
+                     self.dot.valid.eq(outq.r_rdy), self.dot.payload.y.eq(outq.r_data[:ELEM_BITS]),
+                     self.dot.payload.last.eq(outq.r_data[ELEM_BITS]), outq.r_en.eq(self.dot.ready),
+                     axpy.r_word.eq(self.r_word), self.axpy_y.eq(axpy.y),
+                     self.idle.eq(~issue.held & ~tags.r_rdy & Mux(dot_mode, ~dot.busy, ~axpy.busy)),
+                     self.free.eq(issue.free)]
+        m.d.comb += [issue.load.eq(self.load), issue.w.eq(self.data), issue.mode.eq(self.mode), issue.kb.eq(self.kb),
+                     issue.batch.eq(self.batch), issue.k.eq(self.k), issue.lastk.eq(self.lastk),
+                     issue.col0.eq(self.col0), issue.final.eq(self.final), issue.x_base.eq(self.x_base)]
+        return m
+
+
 class GemvUnit(wiring.Component):
     """Members: ``i`` In(stream of :func:`item_layout`) — DESC, X and W items; ``o`` Out(stream of
-    :func:`out_layout`) — results (DOT: y[0]; AXPY: ``multipliers`` values), or one error item."""
+    :func:`out_layout`) — results (DOT: y[0]; AXPY: ``multipliers`` values), or one error item. The
+    sequencer here walks the transaction's phases; :class:`Datapath` computes."""
 
     def __init__(self, multipliers: int = FULL.multipliers, lanes: int = FULL.lanes,
                  serial_bits: int = FULL.serial_bits, buffer_bytes: int = FULL.buffer_bytes):
@@ -360,41 +414,19 @@ class GemvUnit(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
-        m.submodules.mul = mul = MulArray(g)
-        m.submodules.dot = dot = DotPath(g)
-        m.submodules.axpy = axpy = AxpyPath(g)
-        m.submodules.tags = tags = SyncFIFO(width=tag_layout(g).size, depth=TAGS)
-        m.submodules.outq = outq = SyncFIFO(width=ELEM_BITS + 1, depth=OUT_QUEUE)
-        m.submodules.ops = ops = Operands(g)
         m.submodules.desc = desc = Descriptor(g)
-        m.submodules.issue = issue = Issue(g)
-        for path in (dot, axpy):
-            m.d.comb += [path.valid.eq(mul.valid), path.lane.eq(mul.lane), path.p.eq(mul.p),
-                         path.tag.eq(tags.r_data)]
-        m.d.comb += [mul.go.eq(issue.go), issue.mul_ready.eq(mul.ready), mul.a.eq(issue.w_held), mul.b.eq(ops.x)]
-        owed = Signal(range(OUT_QUEUE + 1))  # DOT results issued and not yet out
-        m.d.comb += [tags.r_en.eq(mul.valid & (mul.lane == g.lanes - 1)), tags.w_en.eq(issue.tag_en),
-                     tags.w_data.eq(issue.tag), issue.tag_room.eq(tags.w_rdy), issue.dot_room.eq(owed < OUT_QUEUE),
-                     ops.r_addr.eq(issue.x_addr),
-                     outq.w_data.eq(Cat(dot.y, dot.final))]
-
+        m.submodules.path = path = Datapath(g)
         item, accept = self.i.payload, self.i.valid & self.i.ready
-        mode, n, kb, batch = Signal(), Signal(DIM_BITS), Signal(DIM_BITS), Signal(BATCH_BITS)
-        m.d.comb += outq.w_en.eq(dot.out_valid & (mode == Mode.DOT))
+        mode, kb, batch, n = path.mode, path.kb, path.batch, Signal(DIM_BITS)  # the descriptor's, held
         err = Signal(ERR)
         count = Signal(DIM_BITS + BATCH_BITS + 1)  # items of the phase accepted
         k, row = Signal(DIM_BITS), Signal(DIM_BITS)  # the next W beat's place
         x_base = Signal(range(g.buffer_bytes // 2))  # AXPY: row * batch
-        r_word = Signal(range(max(2, axpy.words) + 1))
+        r_word = Signal.like(path.r_word)
         lastk, last_row = k == kb - 1, row == n - 1
-        m.d.comb += [desc.data.eq(item.data), ops.w_en.eq(0), ops.w_data.eq(item.data), ops.w_addr.eq(count),
-                     ops.mode.eq(mode), issue.mode.eq(mode), issue.kb.eq(kb), issue.batch.eq(batch),
-                     issue.w.eq(item.data), issue.k.eq(k), issue.lastk.eq(lastk), issue.col0.eq(row == 0),
-                     issue.final.eq(lastk & last_row),
-                     issue.x_base.eq(Mux(mode == Mode.DOT, 0, x_base)), axpy.r_word.eq(r_word)]
-        dot_out = self.o.valid & self.o.ready & outq.r_rdy & outq.r_en
-        m.d.sync += owed.eq(owed + (issue.tag_en & issue.tag.lastk & (mode == Mode.DOT)) - dot_out)
-        idle = ~issue.held & ~tags.r_rdy & Mux(mode == Mode.DOT, ~dot.busy, ~axpy.busy)
+        m.d.comb += [desc.data.eq(item.data), path.data.eq(item.data), path.x_addr.eq(count), path.k.eq(k),
+                     path.lastk.eq(lastk), path.col0.eq(row == 0), path.final.eq(lastk & last_row),
+                     path.x_base.eq(Mux(mode == Mode.DOT, 0, x_base)), path.r_word.eq(r_word)]
         malformed = ERR.const({"malformed": 1})
 
         def fail(e) -> None:
@@ -424,30 +456,30 @@ class GemvUnit(wiring.Component):
                     with m.If((item.op != Op.X) | item.last):
                         fail(malformed)
                     with m.Else():
-                        m.d.comb += ops.w_en.eq(1)
+                        m.d.comb += path.x_we.eq(1)
                         m.d.sync += count.eq(count + 1)
                         with m.If(count + 1 == Mux(mode == Mode.DOT, batch * kb, n * batch)):
                             m.next = "W"
             with m.State("W"):
-                m.d.comb += self.i.ready.eq(issue.free)
+                m.d.comb += self.i.ready.eq(path.free)
                 with m.If(accept):
                     with m.If((item.op != Op.W) | (item.last != (lastk & last_row))):
                         fail(malformed)
                     with m.Else():
-                        m.d.comb += issue.load.eq(1)
+                        m.d.comb += path.load.eq(1)
                         m.d.sync += k.eq(k + 1)
                         with m.If(lastk):
                             m.d.sync += [k.eq(0), row.eq(row + 1), x_base.eq(x_base + batch)]
                         with m.If(item.last):
                             m.next = "RUN"
-                self._dot_out(m, outq, dot_out)
+                self._dot_out(m, path.dot)
             with m.State("RUN"):  # DOT: until the last result is out; AXPY: until the partial sums are written
-                with m.If((mode == Mode.AXPY) & idle):
+                with m.If((mode == Mode.AXPY) & path.idle):
                     m.next = "OUT"
-                self._dot_out(m, outq, dot_out, "DESC")
+                self._dot_out(m, path.dot, "DESC")
             with m.State("OUT"):
                 last = r_word == batch * kb * g.lanes - 1
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.y.eq(axpy.y), self.o.payload.last.eq(last)]
+                m.d.comb += [self.o.valid.eq(1), self.o.payload.y.eq(path.axpy_y), self.o.payload.last.eq(last)]
                 with m.If(self.o.ready):
                     m.d.sync += r_word.eq(r_word + 1)
                     with m.If(last):
@@ -456,21 +488,21 @@ class GemvUnit(wiring.Component):
                 m.d.comb += self.i.ready.eq(1)
                 with m.If(accept & item.last):
                     m.next = "DRAIN_ERR"
-                self._dot_out(m, outq, dot_out)
+                self._dot_out(m, path.dot)
             with m.State("DRAIN_ERR"):  # the rows already complete go out first
-                with m.If(idle & ~outq.r_rdy):
+                with m.If(path.idle & ~path.dot.valid):
                     m.next = "ERROR"
-                self._dot_out(m, outq, dot_out)
+                self._dot_out(m, path.dot)
             with m.State("ERROR"):
                 m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(err)]
                 with m.If(self.o.ready):
                     m.next = "DESC"
         return m
 
-    def _dot_out(self, m: Module, outq: SyncFIFO, dot_out, then: str | None = None) -> None:
-        """Stream the DOT result queue; on the transaction's final result go to ``then`` (when given)."""
-        m.d.comb += [self.o.valid.eq(outq.r_rdy), self.o.payload.y[0].eq(outq.r_data[:ELEM_BITS]),
-                     self.o.payload.last.eq(outq.r_data[ELEM_BITS]), outq.r_en.eq(self.o.ready)]
+    def _dot_out(self, m: Module, dot: stream.Interface, then: str | None = None) -> None:
+        """Stream the DOT results; on the transaction's final result go to ``then`` (when given)."""
+        m.d.comb += [self.o.valid.eq(dot.valid), self.o.payload.y[0].eq(dot.payload.y),
+                     self.o.payload.last.eq(dot.payload.last), dot.ready.eq(self.o.ready)]
         if then is not None:
-            with m.If(dot_out & outq.r_data[ELEM_BITS]):
+            with m.If(dot.valid & dot.ready & dot.payload.last):
                 m.next = then
