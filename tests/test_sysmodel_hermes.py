@@ -162,15 +162,16 @@ def test_derived_inputs():
 
 
 def test_unit_cycles_come_from_the_paper_size_records():
-    from golden.hermes_spec import FULL, ActOp
+    from golden.hermes_spec import ACT_LANES, FULL, ActOp
     from hw.hermes import activation, gemv
     from sysmodel import characterization
 
     assert hm.c_mul() == gemv.ii(FULL)  # the record's measured operation rate is the unit's cycle model
-    rec = characterization.lookup("hermes_activation", lanes=64)  # the largest activation unit measured
-    assert rec.extra["probe_cycles"] == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["probe_beats"] * 64, lanes=64)
-    assert rec.ii - 1 == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["timing_beats"] * 64, lanes=64)
-    assert hm.softmax_cycles(4096) == activation.txn_cycles(ActOp.SOFTMAX, 4096, lanes=256)
+    rec = characterization.lookup("hermes_activation")  # the paper's 256 lanes, measured by `make sim`
+    lanes = ACT_LANES
+    assert rec.extra["probe_cycles"] == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["probe_beats"] * lanes)
+    assert rec.ii - 1 == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["timing_beats"] * lanes)
+    assert hm.softmax_cycles(4096) == activation.txn_cycles(ActOp.SOFTMAX, 4096, lanes=lanes)
 
 
 def test_area_sweep_lines():

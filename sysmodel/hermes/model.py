@@ -14,7 +14,7 @@ Measured and derived inputs: the NDP-DIMM bandwidth is the memory engine's rank-
 the Hermes DDR4 preset (sysmodel.memory); the GEMV rate is multipliers x 8 lanes per operation at the GEMV
 unit's measured cycles per operation (characterization record ``hermes_gemv``, paper size), and a
 softmax's cycles are the activation unit's cycle model at 256 lanes (asserted by its testbenches at 4 and
-64 lanes).
+256 lanes).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def c_mul() -> float:
 
 def softmax_cycles(n: int) -> float:
     """Cycles of one softmax over ``n`` scores on the 256-lane activation unit: its cycle model, which its
-    testbenches assert at 4 and 64 lanes (records ``hermes_activation``); 256 lanes does not build in a
-    simulator in `make sim`'s time."""
+    testbenches assert at 4 lanes (`make test`) and at the paper's 256 (`make sim`; records
+    ``hermes_activation``)."""
     return activation.txn_cycles(ActOp.SOFTMAX, n, lanes=hs.ACT_LANES)
 
 

@@ -264,16 +264,15 @@ SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes"
          TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
          TbSpec("hermes_core", "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
          TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4})]
-# the paper's sizes (make sim only: pytest marker "full")
-# the 2048-lane GEMV on Verilator (Icarus: hours); the activation unit at 64 lanes: at the paper's 256 neither
-# simulator finished building it (Verilator over 20 min verilating, Icarus over 11 min compiling; build time
-# grows faster than the lanes: 16 lanes 2 s, 64 lanes 25 s on Icarus). The 8-lane multiplier streams its 10,000
-# products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus. The 64-lane
-# activation unit's tests take 22 s on Verilator, 569 s on Icarus (its reset test ran 7 cycles per second).
+# the paper's sizes (make sim only: pytest marker "full"), all on Verilator. The 2048-lane GEMV (Icarus: hours):
+# ~9 min, 7 of them elaboration, verilation and C++. The 256-lane activation unit: 4.9 min, 2.5 of them
+# elaboration (26 MB of Verilog), 2 verilating (without merge-cond: tb/runner.BIG_VERILATOR_ARGS) and compiling,
+# 33 s of simulation; on Icarus it did not finish compiling in 11 min. The 8-lane multiplier streams its
+# 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
 FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator",
                      harness=True),
               TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator"),
-              TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 64}, sim="verilator")]
+              TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator")]
 # The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32
 # multiplier, and the GEMV unit and activation unit each at two sizes, so the report can extrapolate cells
 # linearly to the DSE's 32-512 multipliers and the paper's 256 lanes; buffers of a few beats, since the
