@@ -48,8 +48,7 @@ def machine() -> str:
 
 def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
     """Fresh build + run per (testbench, simulator), each in a clean build root; the paper-size testbenches
-    (marker ``full``: the 8 x 16 L3 rank, ~10 min on Icarus and hours of Verilator C++ build) are left to
-    `make sim`."""
+    (marker ``full``: minutes of build each, on the simulator their spec names) are left to `make sim`."""
     results = []
     for sim in runner.available_simulators():
         for spec in all_specs(full=False):
@@ -74,7 +73,7 @@ def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
             results.append(row)
             print(json.dumps(row))
     lines = [f"Per testbench and simulator, a fresh build, then a run with {vectors} random vectors (DECA PE: "
-             f"{DECA_BENCH_TILES} tiles per format and density; the paper-size L3 rank is `make sim`'s only); "
+             f"{DECA_BENCH_TILES} tiles per format and density; the paper-size arrays are `make sim`'s only); "
              "cycles/s is simulated cycles of the vector test "
              "per second of wall time (cocotb + golden model included).", "",
              "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
