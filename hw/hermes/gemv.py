@@ -126,11 +126,16 @@ def to_fp16(m: Module, x, name: str):
     return special(FP16, u.is_nan, u.is_inf, u.sign, round_pack(m, u.sign, u.sig, u.exp, 0, FP16, name))
 
 
+def psum_words(g: Gemv) -> int:
+    """AXPY partial-sum words in the buffer: ``multipliers`` FP32 sums each."""
+    return g.buffer_bytes // (4 * g.multipliers)
+
+
 def tag_layout(g: Gemv) -> data.StructLayout:
     """What an operation carries to its path: batch vector, first / last beat of its row (column), last
     operation of the transaction, first column (AXPY), and its partial-sum word (AXPY)."""
     return data.StructLayout({"b": range(MAX_BATCH), "first": 1, "lastk": 1, "final": 1, "col0": 1,
-                              "word": range(max(2, g.buffer_bytes // (4 * g.multipliers)))})
+                              "word": range(max(2, psum_words(g)))})
 
 
 def _lanes_in(g: Gemv) -> dict:
@@ -223,7 +228,7 @@ class AxpyPath(wiring.Component):
 
     def __init__(self, g: Gemv):
         self.g = g
-        self.words = g.buffer_bytes // (4 * g.multipliers)
+        self.words = psum_words(g)
         super().__init__({**_lanes_in(g), "r_word": In(range(max(2, self.words))),
                           "y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers)), "busy": Out(1)})
 
@@ -364,7 +369,7 @@ class Datapath(wiring.Component):
                           "k": In(DIM_BITS), "lastk": In(1), "col0": In(1), "final": In(1),
                           "x_base": In(range(g.buffer_bytes // 2)), "free": Out(1), "idle": Out(1),
                           "dot": Out(stream.Signature(data.StructLayout({"y": ELEM_BITS, "last": 1}))),
-                          "r_word": In(range(max(2, g.buffer_bytes // (4 * g.multipliers)) + 1)),
+                          "r_word": In(range(max(2, psum_words(g)) + 1)),
                           "axpy_y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers))})
 
     def elaborate(self, platform) -> Module:
