@@ -2,12 +2,15 @@
 comparisons: GPU-only (tensor parallel), offloading over PCIe (FlexGen-like), CPU-only, and HBM-PIM
 attention (AttAcc-like: decode attention runs in-HBM at the PIM internal bandwidth, the FC layers on the GPU).
 
-Each baseline is a *system* (:class:`sysmodel.serving.System`): it prices any stage — prefill chunks and
+Each baseline is a *system* (:class:`sysmodel.systems.System`): it prices any stage — prefill chunks and
 decode requests, one stage or a vector of them — through the one cost function (``sysmodel.cost``) at an
-explicit efficiency (by default AttAcc's GPU profile, on which L3 builds), and says how many bytes of KV
-cache it can hold. The serving engine runs request traces on them; :func:`gpu_only` and friends price one
-decode step of a batch. A configuration whose resident bytes do not fit raises
-``sysmodel.cost.Infeasible`` naming the point.
+explicit efficiency (by default AttAcc's GPU profile, on which L3 builds), says how many bytes of KV
+cache it can hold, and what a stage costs in energy (``sysmodel.energy``: every operator's bytes from its
+device's memory, its FLOPs, the tensor-parallel all-reduces over the link, static power). The serving
+engine runs request traces on them; :func:`gpu_only` and friends price one decode step of a batch. A
+configuration whose resident bytes do not fit raises ``sysmodel.cost.Infeasible`` naming the point.
+
+The four register themselves as `gpu`, `hbm-pim`, `cpu` and `offload` (bottom of this file).
 """
 
 from __future__ import annotations
@@ -28,13 +31,17 @@ from sysmodel.cost import (
     require_fit,
     stage_time,
     tp_allreduce,
+    tp_allreduce_bytes,
 )
 from sysmodel.devices import get_device, get_link
+from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.systems import Area, Param, Provenance, register
 
 HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16.3 TB/s (L3 §6.1, notes §1)
 ATTACC_BANK_FACTOR = 9  # AttAcc_bank under the HBM power budget: src/config.py BW_SCALE[True][PIMType.BA]
 OFFLOAD_RESERVE = 0.1  # GPU memory kept free by the offloading runtime (activations, workspace); our choice
+OFFLOAD_HOST_MEMORY = "ddr5"  # [S] the offloading host's DRAM (a current server)
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,35 @@ class Baseline:
 
     def where(self) -> str:
         return f"{self.engine.count} x {self.device.name}"
+
+    def hardware(self) -> str:
+        d = self.device
+        return f"{self.engine.count} x {d.name} ({d.mem_bytes / 1e9:.0f} GB {d.memory.upper()} each)"
+
+    def usage(self, shape: StageShape) -> Usage:
+        """Every operator's bytes from the device memory, its FLOPs, the all-reduces, the devices' static power."""
+        u = Usage(static_w=device_static_w(self.device.tdp_w, self.engine.count))
+        for moe, count in layer_groups(self.cfg):
+            for op in layer_ops(self.cfg, shape, moe, self.wbytes):
+                u.read(self.device.memory, np.multiply(count, op.bytes))
+                u.flops = np.add(u.flops, np.multiply(count, op.flops))
+            if self.engine.count > 1:
+                u.move(self.device.link, count * tp_allreduce_bytes(self.cfg, shape, self.engine.count))
+        return u
+
+    def energy(self, shape: StageShape, seconds: ArrayLike | None = None) -> np.ndarray:
+        return joules(self.usage(shape), self.stage_times(shape) if seconds is None else seconds)
+
+    def area(self) -> Area:
+        return Area(0.0, "a baseline: nothing added to the stock parts")
+
+    def provenance(self) -> Provenance:
+        p = Provenance()
+        p.constant(f"device {self.device.name}", {"flops": self.device.peak_flops, "mem_bw": self.device.mem_bw,
+                                                  "mem_bytes": self.device.mem_bytes}, self.device.source)
+        e = self.engine.eff
+        p.constant("efficiency", {"compute": e.compute, "memory": e.memory}, e.source)
+        return p
 
     def require_fit(self, batch: int, ctx: int) -> None:
         require_fit(self.cfg, self.kv_capacity() + self.cfg.weight_bytes(self.wbytes), self.where(), batch, ctx,
@@ -125,6 +161,18 @@ class Offload(Baseline):
     def require_fit(self, batch: int, ctx: int) -> None:
         require_fit(self.cfg, self.kv_budget, self.where(), batch, ctx, self.wbytes, weights=False)
 
+    def hardware(self) -> str:
+        return f"{super().hardware()} + host DRAM over {self.link.name}, {self.streamed:.0%} of weights streamed"
+
+    def usage(self, shape: StageShape) -> Usage:
+        """The GPU's usage, plus the streamed weights read from the host's DRAM and moved over the link."""
+        u = super().usage(shape)
+        moved = sum(count * sum(op.weight_bytes for op in layer_ops(self.cfg, shape, moe, self.wbytes))
+                    for moe, count in layer_groups(self.cfg)) * self.streamed
+        u.read(OFFLOAD_HOST_MEMORY, moved)
+        u.move(self.link.name, moved)
+        return u
+
     def stage_times(self, shape: StageShape) -> ArrayLike:
         t = 0.0
         for moe, count in layer_groups(self.cfg):
@@ -160,8 +208,41 @@ class HbmPim(Baseline):
         super().__init__(model, device, gpus, wbytes, eff)
         self.pim = Engine(replace(self.device, mem_bw=self.device.mem_bw * factor), PEAK, gpus)
         self.link = get_link(self.device.link)
-        self.ff_coprocess, self.overlap = ff_coprocess, overlap
+        self.ff_coprocess, self.overlap, self.factor = ff_coprocess, overlap, factor
         self.name = f"HBM-PIM attention ({gpus}x {device}, {factor:g}x)"
+
+    def hardware(self) -> str:
+        return f"{super().hardware()} + bank PIM at {self.factor:g}x bandwidth"
+
+    def usage(self, shape: StageShape) -> Usage:
+        """Decode attention reads the KV cache on the in-bank path and q, k, v and outputs cross the link;
+        with FF co-processing the PIM's share of the FFN weights is read in-bank too (once per token)."""
+        cfg, u = self.cfg, super().usage(shape)
+        for moe, count in layer_groups(cfg):
+            ops = {op.name: op for op in layer_ops(cfg, shape, moe, self.wbytes)}
+            kv = np.multiply(count, ops["attn_decode"].bytes)
+            u.read(self.device.memory, np.negative(kv))
+            u.read(self.device.memory, kv, "bank")
+            u.move(self.device.link, count * np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim)
+                                                         * ACT_BYTES))
+            if self.ff_coprocess:
+                names = [n for n in ops if n.startswith("ffn_") or n == "router"]
+                gpu_t = sum(self.engine.op_time(ops[n]) for n in names)
+                pim_bytes = sum(np.multiply(shape.tokens, ops[n].weight_bytes) for n in names)
+                share = gpu_t / (gpu_t + pim_bytes / self.pim.bandwidth)  # the PIM's part of the split
+                moved = sum(ops[n].weight_bytes for n in names)
+                u.read(self.device.memory, np.negative(np.multiply(count * share, moved)))
+                u.read(self.device.memory, np.multiply(count * share, pim_bytes), "bank")
+        return u
+
+    def area(self) -> Area:
+        """Bank-PIM MACs sized to 1 Op/B at the PIM bandwidth, in the DRAM process: Duplex's Bank-PIM estimate
+        per byte/s of bandwidth (sysmodel.duplex.model.pim_area_mm2, §IV-C and §VI) at this device's."""
+        from sysmodel.duplex.model import bank_pim_stack_bw, pim_area_mm2
+
+        per_bw = pim_area_mm2("bank") / bank_pim_stack_bw()
+        return Area(per_bw * self.factor * self.device.mem_bw * self.engine.count,
+                    "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth")
 
     def stage_times(self, shape: StageShape) -> ArrayLike:
         cfg, gpu, pim, gpus = self.cfg, self.engine, self.pim, self.engine.count
@@ -248,11 +329,14 @@ ATTACC_DIFFERENCES = (
 )
 
 
-def report_lines() -> list[str]:
+def report_lines(ctx=None) -> list[str]:
+    from sysmodel.report import caption
+
     rows = [gpu_only("llama2-7b", batch=16, kv_len=4096), hbm_pim_attention("llama2-7b", batch=16, kv_len=4096),
             offload_pcie("opt-30b", batch=1), cpu_only("llama2-70b"), gpu_only("llama2-70b", gpus=2)]
     lines = [f"GPU profile: {ATTACC.source}; compute {ATTACC.compute}, memory {ATTACC.memory}. HBM-PIM "
              f"internal bandwidth {HBM_PIM_FACTOR}x external (L3 §6.1).", "",
+             caption("One decode step of each baseline on a representative model and batch"),
              "| system | model | batch | step ms | tokens/s |", "| --- | --- | ---: | ---: | ---: |"]
     models = ["llama2-7b (4K ctx)", "llama2-7b (4K ctx)", "opt-30b", "llama2-70b", "llama2-70b"]
     for r, m in zip(rows, models, strict=True):
@@ -260,9 +344,61 @@ def report_lines() -> list[str]:
     lines += ["", "### External anchor: the AttAcc simulator (scale-snu/attacc_simulator)", "",
               f"GPT-175B on 8x A100 with HBM3 ('A100a'), {ATTACC_LIN} input / {ATTACC_LOUT} output tokens, "
               "decode throughput as AttAcc reports it (prefill excluded). AttAcc values are its main.py outputs.",
-              "", "| system | batch | AttAcc tokens/s | membound tokens/s | ratio |",
+              "", caption("membound's GPU-only and HBM-PIM baselines against the AttAcc simulator's outputs, "
+                          f"GPT-175B on 8 x A100-HBM3, {ATTACC_LIN}/{ATTACC_LOUT} tokens"),
+              "| system | batch | AttAcc tokens/s | membound tokens/s | ratio |",
               "| --- | ---: | ---: | ---: | ---: |"]
     lines += [f"| {r['system']} | {r['batch']} | {r['attacc']} | {r['model']:.2f} | {r['ratio']:.3f} |"
               for r in attacc_anchor()]
     lines += ["", "Modelling differences that remain:", ""] + [f"- {d}" for d in ATTACC_DIFFERENCES]
     return lines
+
+
+# --- the registry entries ------------------------------------------------------------------------------
+
+WEIGHT_SHARE = 0.8  # [S] `devices=0` picks the fewest devices (a power of two) whose memory the weights fill at
+# most this share of, leaving the rest for the KV cache
+
+
+def fewest_devices(model: str, device: str, wbytes: float = 2.0) -> int:
+    cfg, mem = load_model(model), get_device(device).mem_bytes
+    n = 1
+    while cfg.weight_bytes(wbytes) > WEIGHT_SHARE * n * mem and n < 64:
+        n *= 2
+    return n
+
+
+_DEVICES = (Param("devices", 0, "devices in tensor parallel (0: the fewest, a power of two, whose memory the "
+                  f"weights fill at most {WEIGHT_SHARE:.0%} of)", minimum=0, maximum=64),)
+
+
+def _device(default: str) -> Param:
+    from sysmodel.devices import DEVICES
+
+    return Param("device", default, "device (sysmodel/devices.py)", choices=tuple(DEVICES))
+
+
+@register("gpu", "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
+          (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125)))
+def _gpu(model: str, device: str, devices: int, wbytes: float) -> GpuOnly:
+    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes)
+
+
+@register("hbm-pim", "GPU + HBM-PIM (AttAcc-like): decode attention in-bank at 16x bandwidth, FC on the GPU",
+          (_device("a100-80g-sxm"), *_DEVICES, Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth",
+                                                     minimum=1)))
+def _hbm_pim(model: str, device: str, devices: int, factor: float) -> HbmPim:
+    return HbmPim(model, device, devices or fewest_devices(model, device), factor)
+
+
+@register("cpu", "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
+          (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125)))
+def _cpu(model: str, device: str, wbytes: float) -> CpuOnly:
+    return CpuOnly(model, device, wbytes)
+
+
+@register("offload", "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
+          "the rest stream over PCIe each step",
+          (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16"))))
+def _offload(model: str, device: str, link: str) -> Offload:
+    return Offload(model, device, link)

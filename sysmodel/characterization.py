@@ -2,9 +2,10 @@
 carries them from a testbench (tb/charz.py writes it) to the system model (this module reads it).
 
 Testbenches write one :class:`Record` per (unit, parameters, simulator) to build/characterization/.
-`membound characterize` folds them into the committed snapshot sysmodel/data/characterization.json, so
-reports run without simulating first; tests/test_characterization.py fails when the snapshot disagrees
-with a unit's documented cycle model (a stale snapshot).
+`membound characterize` merges them into the committed snapshot sysmodel/data/characterization.json (newer
+records replace older ones, nothing else is dropped), so reports run without simulating first;
+tests/test_characterization.py fails when the snapshot disagrees with a unit's documented cycle model (a stale
+snapshot).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
+
+from sysmodel.outputs import write_text
 
 SNAPSHOT = Path(__file__).parent / "data" / "characterization.json"
 AREA_SNAPSHOT = Path(__file__).parent / "data" / "area.json"  # Yosys cell counts: `make area` (tb/area.py)
@@ -52,31 +55,51 @@ class Record:
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{id(self)}")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True))
-        tmp.replace(path)
-        return path
+        return write_text(path, json.dumps(self.to_dict(), indent=1, sort_keys=True))
 
 
 def read(path: Path) -> Record:
     return Record.from_dict(json.loads(path.read_text()))
 
 
-def collect(records_dir: Path, out: Path = SNAPSHOT) -> list[Record]:
-    """Fold every record in ``records_dir`` into ``out`` (one entry per unit+params, newest wins)."""
-    entries: dict[str, Record] = {}
+def _key(rec: Record) -> str:
+    return json.dumps([rec.unit, rec.params], sort_keys=True)
+
+
+def collect(records_dir: Path, out: Path = SNAPSHOT,
+            required: dict[str, list[tuple[str, dict]]] | None = None) -> tuple[list[Record], ...]:
+    """Merge every record in ``records_dir`` into the snapshot ``out``: a record replaces the snapshot's entry
+    for the same unit and parameters when it is as new or newer, every other entry is kept. Refuses (a
+    ValueError naming them) to write a snapshot that lacks a record some registered system reads
+    (``required``: system -> [(unit, params)], default :func:`sysmodel.systems.required_records`). Written
+    atomically. Returns (added, replaced, kept)."""
+    fresh: dict[str, Record] = {}
     for path in sorted(records_dir.glob("*.json")):
         rec = read(path)
-        key = json.dumps([rec.unit, rec.params], sort_keys=True)
-        if key not in entries or rec.date >= entries[key].date:
-            entries[key] = rec
-    if not entries:
+        if _key(rec) not in fresh or rec.date >= fresh[_key(rec)].date:
+            fresh[_key(rec)] = rec
+    if not fresh:
         raise ValueError(f"records_dir: no characterization records in {records_dir}; run `make sim` first")
+    entries = {_key(r): r for r in load(out)}
+    added = [r for k, r in fresh.items() if k not in entries]
+    replaced = [r for k, r in fresh.items() if k in entries and r.date >= entries[k].date]
+    kept = [r for k, r in entries.items() if k not in {_key(x) for x in replaced}]
+    entries.update({_key(r): r for r in added + replaced})
+    if required is None:
+        from sysmodel.systems import required_records
+
+        required = required_records()
+    have = set(entries)
+    missing = sorted({f"{unit} {params} (system {name})" for name, needs in required.items()
+                      for unit, params in needs if json.dumps([unit, params], sort_keys=True) not in have})
+    if missing:
+        raise ValueError(f"characterize: refusing to write {out}: it would lack records systems read: "
+                         f"{'; '.join(missing)}")
     data = sorted(entries.values(), key=lambda r: (r.unit, json.dumps(r.params, sort_keys=True)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"records": [r.to_dict(snapshot=True) for r in data]}, indent=1, sort_keys=True)
-                   + "\n")
-    return data
+    write_text(out, json.dumps({"records": [r.to_dict(snapshot=True) for r in data]}, indent=1, sort_keys=True)
+               + "\n")
+    return added, replaced, kept
 
 
 def load(path: Path = SNAPSHOT) -> list[Record]:
@@ -90,6 +113,26 @@ def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:
         if m.unit == unit and m.params == params:
             return m
     raise KeyError(f"no characterization of {unit} with {params} in {path}; run `make characterize`")
+
+
+ARITH_UNITS = ("fpmul", "fpadd", "fpmac", "addtree", "maxtree", "fpexp", "fprecip")  # hw/arith
+
+
+def report_lines(ctx=None) -> list[str]:
+    """The arithmetic library's measured RTL cycle models, from the snapshot."""
+    recs = [m for m in load() if m.unit in ARITH_UNITS]
+    if not recs:
+        return ["No characterization snapshot yet: run `make characterize`."]
+    from sysmodel.report import caption
+
+    lines = [caption("The arithmetic units' measured latency and initiation interval (RTL testbenches, bit-exact "
+                     "against golden on the vectors counted)"),
+             "| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
+             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    for m in recs:
+        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+        lines.append(f"| {m.unit} | {params} | {m.latency} | {m.ii:g} | {m.vectors} | {m.simulator} | {m.date} |")
+    return lines
 
 
 def load_area(paper: str, path: Path = AREA_SNAPSHOT) -> dict[str, dict]:

@@ -1,191 +1,221 @@
-"""The `membound` command: reports from the system model, and characterization intake."""
+"""The `membound` command. Every user mistake — a bad option, a missing file, an infeasible configuration —
+is one line on stderr naming it and exit status 2, never a traceback; Ctrl-C exits 130 and a closed pipe
+(``membound serve ... | head``) exits quietly, both leaving no half-written file (``sysmodel.outputs``)."""
 
 from __future__ import annotations
 
 import argparse
-import html
-import re
+import math
+import os
 import sys
 from pathlib import Path
 
-from sysmodel import characterization
-
-PAPERS = {
-    "arith": "Arithmetic library (measured RTL cycle models)",
-    "memory": "Memory timing: DRAM/HBM presets and PIM access modes",
-    "baselines": "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
-    "deca": "DECA: near-core weight decompression",
-    "hermes": "Hermes: NDP-DIMM + consumer GPU",
-    "l3": "L3: DIMM-PIM for long-context attention",
-    "duplex": "Duplex: xPU + Logic-PIM for MoE/GQA",
-    "flash": "LLM in a flash",
-}
-
-
-ARITH_UNITS = ("fpmul", "fpadd", "fpmac", "addtree", "maxtree", "fpexp", "fprecip")  # hw/arith
-
-
-def arith_section() -> list[str]:
-    recs = [m for m in characterization.load() if m.unit in ARITH_UNITS]
-    if not recs:
-        return ["No characterization snapshot yet: run `make characterize`."]
-    lines = ["| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
-             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
-    for m in recs:
-        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
-        lines.append(f"| {m.unit} | {params} | {m.latency} | {m.ii:g} | {m.vectors} | {m.simulator} "
-                     f"| {m.date} |")
-    return lines
-
-
-def to_html(markdown: str) -> str:
-    """The report's Markdown subset (headings, tables, lists, images, paragraphs) as a standalone page."""
-    out, table = [], False
-    for line in markdown.splitlines():
-        if line.startswith("|") and set(line.replace("|", "").strip()) <= set("-: "):
-            continue  # table rule
-        if line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            tag = "th" if not table else "td"
-            out.append(("<table>" if not table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
-                       + "</tr>")
-            table = True
-            continue
-        if table:
-            out.append("</table>")
-            table = False
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
-        elif line.startswith("- "):
-            out.append(f"<li>{html.escape(line[2:])}</li>")
-        elif "![" in line:
-            out.append("".join(f'<img src="{src}" alt="{html.escape(alt)}">'
-                               for alt, src in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", line)))
-        elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
-    if table:
-        out.append("</table>")
-    style = "body{font-family:sans-serif;max-width:70em}table{border-collapse:collapse}td,th{border:1px solid #ccc;" \
-        "padding:2px 6px;text-align:right}img{max-width:100%}"
-    return f"<!doctype html><html><head><meta charset=utf-8><title>membound report</title><style>{style}</style>" \
-        f"</head><body>{''.join(out)}</body></html>"
-
-
-def report(papers: list[str], out: Path, requests: int = 1000, quick: bool = False) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    lines = ["# membound report", ""]
-    for key in papers:
-        lines += [f"## {PAPERS[key]}", ""]
-        if key == "arith":
-            lines += arith_section()
-        elif key == "baselines":
-            from sysmodel import baselines
-
-            lines += baselines.report_lines()
-        elif key == "memory":
-            from sysmodel import memory
-
-            lines += memory.report_lines()
-        elif key == "deca":
-            from sysmodel.deca import report as deca_report
-
-            lines += deca_report.report_lines(out)
-        elif key == "l3":
-            from sysmodel.l3 import report as l3_report
-
-            lines += l3_report.report_lines(out, requests)
-        elif key == "hermes":
-            from sysmodel.hermes import report as hermes_report
-
-            lines += hermes_report.report_lines(out, quick)
-        elif key == "duplex":
-            from sysmodel.duplex import report as duplex_report
-
-            lines += duplex_report.report_lines(out, requests)
-        elif key == "flash":
-            from sysmodel.flash import report as flash_report
-
-            lines += flash_report.report_lines(out, quick)
-        else:
-            lines.append("No system model for this paper yet.")
-        lines.append("")
-    text = "\n".join(lines)
-    path = out / "report.md"
-    path.write_text(text)
-    (out / "report.html").write_text(to_html(text))
-    print(text)
-    print(f"wrote {path} and {out / 'report.html'}")
-    return path
+USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 
 
 class Parser(argparse.ArgumentParser):
     """A user's mistake on the command line is one line on stderr and exit status 2 (no usage dump)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message}\n")
+        self.exit(USAGE_ERROR, f"{self.prog}: {message}\n")
 
 
 def positive_int(text: str) -> int:
     try:
-        v = int(text)
+        v = float(text)
     except ValueError:
         v = 0
-    if v < 1:
+    if not (math.isfinite(v) and v == int(v) and v >= 1):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(v)
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0")
     return v
 
 
-def serve(a: argparse.Namespace) -> int:
-    """`membound serve`: run a request trace on a system and report throughput and latency percentiles."""
-    from sysmodel import serving
+def number_list(text: str, option: str, kind=positive_float) -> list:
+    """A comma-separated list for ``option``; a bad item is a ValueError naming the option."""
+    try:
+        return [kind(t) for t in text.split(",")]
+    except argparse.ArgumentTypeError as e:
+        raise ValueError(f"{option}: {e}") from None
 
-    qps = [float(q) for q in a.qps.split(",")] if a.qps else [None]
-    if any(q is not None and not q > 0 for q in qps):
-        raise ValueError(f"--qps: {a.qps!r} not allowed; positive requests per second, comma-separated")
-    system = serving.make_system(a.system, a.model, a.device, a.devices, a.routing)
-    a.out.mkdir(parents=True, exist_ok=True)
-    rows, results = [], []
-    for q in qps:
-        if Path(a.trace).suffix in (".csv", ".jsonl"):
-            trace = serving.load_trace(Path(a.trace))
-            trace = serving.Trace(trace.arrival[:a.requests], trace.prompt[:a.requests], trace.output[:a.requests],
-                                  trace.name)
-        else:
-            trace = serving.make_trace(a.trace, a.requests, a.seed, q, a.prompt, a.output)
-        res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True)
-        results.append(res)
-        rows.append({"qps": q, **res.summary()})
-        s = rows[-1]
-        print(f"{s['system']} | {s['trace']} | {s['requests']} requests, {s['output_tokens']} output tokens | "
-              f"throughput {s['throughput_tok_s']:.2f} tokens/s")
-        for metric, unit, scale in (("tbt", "ms", 1), ("t2ft", "s", 1), ("e2e", "s", 1)):
-            sfx = "_ms" if unit == "ms" else "_s"
-            print(f"  {metric.upper():5s} p50 {s[f'{metric}_p50{sfx}'] * scale:.4g} {unit}  "
-                  f"p90 {s[f'{metric}_p90{sfx}'] * scale:.4g} {unit}  p99 {s[f'{metric}_p99{sfx}'] * scale:.4g} {unit}")
-        res.write_csv(a.out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
-    serving.plot_tbt_cdf(results, a.out / "tbt_cdf.png")
-    written = [a.out / "tbt_cdf.png"]
-    if len(qps) > 1:
-        written.append(serving.plot_qps(rows, a.out / "throughput_vs_qps.png"))
-    print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {a.out}")
+
+def out_dir(a: argparse.Namespace, default: Path):
+    """``--out`` checked and created (sysmodel.outputs.output_dir): the default with its parents, a user's
+    directory only under an existing parent."""
+    from sysmodel.outputs import output_dir
+
+    return output_dir(a.out or default, "--out", default=a.out is None)
+
+
+# --- commands --------------------------------------------------------------------------------------------
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from sysmodel.report import PAPERS, Context, report
+
+    with out_dir(a, Path("build/report")) as out:
+        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, a.quick, a.full),
+               echo=not a.brief)
     return 0
 
 
-def hermes(a: argparse.Namespace) -> int:
-    """`membound hermes`: one Hermes generation on a generated or user-supplied activation trace."""
+def cmd_characterize(a: argparse.Namespace) -> int:
+    from sysmodel import characterization
+
+    added, replaced, kept = characterization.collect(a.records)
+    print(f"wrote {characterization.SNAPSHOT}: {len(added)} added, {len(replaced)} replaced, {len(kept)} kept")
+    for what, recs in (("added", added), ("replaced", replaced)):
+        for r in recs:
+            print(f"  {what}: {r.unit} {r.params}")
+    return 0
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from sysmodel import sweep
+
+    if a.workers is not None and a.workers < 1:
+        raise ValueError(f"--workers: {a.workers} not allowed; a whole number >= 1")
+    cfg = sweep.load_config(a.config)
+    sweep.sweep(cfg, a.out, a.workers, a.scheduler)
+    return 0
+
+
+def _system_settings(a: argparse.Namespace) -> list[str]:
+    """``--set`` pairs plus the ``--device``/``--devices``/``--routing`` shortcuts, for systems that have them."""
+    from sysmodel import systems
+
+    entry = systems.get(a.system)
+    pairs = list(a.set or [])
+    for opt, key in (("device", "device"), ("devices", "devices"), ("routing", "routing")):
+        v = getattr(a, opt)
+        if v is not None:
+            if key not in {p.name for p in entry.params}:
+                raise ValueError(f"--{opt}: system {a.system} has no {key} parameter; its parameters: "
+                                 f"{', '.join(p.name for p in entry.params) or 'none'}")
+            pairs.append(f"{key}={v}")
+    return pairs
+
+
+def load_requests(a: argparse.Namespace, qps: float | None, command: str):
+    """The trace ``--trace`` names: a generated one, or a user's file (``--qps`` replaces its arrivals; asking
+    for more requests than it has runs them all); each adjustment is said on stderr."""
+    from sysmodel import serving
+
+    if Path(a.trace).suffix not in (".csv", ".jsonl"):
+        return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
+    trace = serving.load_trace(Path(a.trace))
+    if a.requests and a.requests > len(trace):
+        print(f"membound {command}: note: {a.trace} has {len(trace)} requests; running all of them, not "
+              f"--requests {a.requests}", file=sys.stderr)
+    n = min(a.requests or len(trace), len(trace))
+    arrival = trace.arrival[:n]
+    if qps is not None:
+        import numpy as np
+
+        print(f"membound {command}: note: --qps {qps:g} replaces {a.trace}'s arrival times with Poisson arrivals "
+              f"(seed {a.seed})", file=sys.stderr)
+        arrival = serving.poisson_arrivals(np.random.default_rng(a.seed), qps, n)
+    return serving.Trace(arrival, trace.prompt[:n], trace.output[:n], trace.name if qps is None
+                         else f"{trace.name}@{qps:g}qps")
+
+
+def cmd_serve(a: argparse.Namespace) -> int:
+    """Run a request trace on a registered system: throughput, latency percentiles, energy."""
+    from sysmodel import serving, systems
+
+    qps = number_list(a.qps, "--qps") if a.qps else [None]
+    if a.qps and a.concurrency:
+        raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
+    system = systems.build(a.system, a.model, _system_settings(a))
+    with out_dir(a, Path("build/serve")) as out:
+        rows, results = [], []
+        for q in qps:
+            trace = load_requests(a, q, "serve")
+            res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True)
+            results.append(res)
+            rows.append({"qps": q, **res.summary()})
+            s = rows[-1]
+            load = f"closed loop at {a.concurrency}" if a.concurrency else \
+                ("all at t=0" if q is None else f"{q:g} QPS")
+            print(f"{system.name} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
+                  f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token")
+            for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
+                sfx = "_ms" if unit == "ms" else "_s"
+                p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
+                print(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
+            res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
+        labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
+        written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels)]
+        if len(qps) > 1:
+            written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
+        print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")
+    return 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
+    from sysmodel import compare, systems
+
+    known = list(systems.entries())
+    names = known if a.systems == "all" else [n.strip() for n in a.systems.split(",") if n.strip()]
+    for n in names:
+        systems.get(n)  # an unknown name is an error naming it
+    if not names:
+        raise ValueError("--systems: empty; a comma-separated list of registered systems, or all")
+    settings = compare.split_settings(a.set or [], names)
+    for n in names:  # validate every --set before anything runs
+        systems.get(n).settings(settings[n])
+    from sysmodel.models import load_model
+
+    load_model(a.model)
+    with out_dir(a, Path("build/compare")) as out:
+        trace = load_requests(a, a.qps, "compare")
+        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch)
+        title = f"{a.model} on {trace.name} ({len(trace)} requests)"
+        print(title)
+        print("\n".join(compare.terminal_lines(rows)))
+        paths = compare.write(rows, prov, title, out)
+        if a.provenance:
+            print("\nProvenance (full record in compare_provenance.json):")
+            print("\n".join(compare.provenance_lines(prov)))
+        print(f"wrote {', '.join(p.name for p in paths)} to {out}")
+    return 0
+
+
+def cmd_systems(a: argparse.Namespace) -> int:
+    from sysmodel import systems
+
+    for name, e in systems.entries().items():
+        print(f"{name}: {e.description}")
+        for p in e.params:
+            print(f"    {p.name} = {p.default!r}: {p.help}{p.allowed()}")
+    return 0
+
+
+def cmd_hermes(a: argparse.Namespace) -> int:
+    """One Hermes generation on a generated or user-supplied activation trace."""
     from sysmodel.hermes import model as hm
     from sysmodel.hermes import paper as hp
     from sysmodel.hermes import workload as wl
     from sysmodel.models import load_model
 
     cfg = load_model(a.model)
+    if a.policy not in hm.POLICIES:
+        raise ValueError(f"--policy: {a.policy!r} not allowed; allowed: {', '.join(hm.POLICIES)}")
     if a.trace:
         tr = wl.load_trace(a.trace)
         tr.layers = cfg.layers
     else:
         tr = wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, hp.SIM_LAYERS, hp.L_IN + hp.L_OUT, hp.L_IN,
-                         a.batch, seed=a.seed, layers=cfg.layers)
+                         a.batch, wl.stats_for(cfg.name), seed=a.seed, layers=cfg.layers)
     hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
     run = hm.simulate(cfg, tr, hw, a.policy, host=a.host)
     mean = sum(run.token_s) / len(run.token_s)
@@ -194,13 +224,13 @@ def hermes(a: argparse.Namespace) -> int:
     return 0
 
 
-def flash_bench(a: argparse.Namespace) -> int:
-    """`membound flash-bench`: this machine's read throughput vs chunk size and threads, fitted and plotted."""
+def cmd_flash_bench(a: argparse.Namespace) -> int:
+    """This machine's flash read throughput vs chunk size and threads, fitted and plotted."""
     from sysmodel.flash import bench
 
-    threads = tuple(positive_int(t) for t in a.threads.split(","))
-    out = a.out or bench.OUT
-    res = bench.run(out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
+    threads = tuple(number_list(a.threads, "--threads", positive_int))
+    with out_dir(a, bench.OUT) as out:
+        res = bench.run(out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
     for n in threads:
         row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
@@ -212,8 +242,8 @@ def flash_bench(a: argparse.Namespace) -> int:
     return 0
 
 
-def flash_predictor(a: argparse.Namespace) -> int:
-    """`membound flash-predictor`: train the low-rank predictor on a dump (or synthetic tokens) and rate it."""
+def cmd_flash_predictor(a: argparse.Namespace) -> int:
+    """Train the low-rank predictor on a dump (or synthetic tokens) and rate it."""
     from sysmodel.flash import paper
     from sysmodel.flash import predictor as pr
 
@@ -221,7 +251,7 @@ def flash_predictor(a: argparse.Namespace) -> int:
     n = int(data.x.shape[0] * 0.8)
     if n < 1 or n == data.x.shape[0]:
         raise ValueError(f"tokens: {data.x.shape[0]} not allowed; at least 2 (80% train, 20% test)")
-    model = pr.train(pr.Activations(data.x[:n], data.active[:n]), a.rank, seed=a.seed)
+    model = pr.train(pr.Activations(data.x[:n], data.active[:n]), a.rank, seed=a.seed, progress=True)
     q = pr.evaluate(model, pr.Activations(data.x[n:], data.active[n:]))
     print(f"{a.dump or 'synthetic'} | rank {a.rank} | trained on {n} tokens, tested on {data.x.shape[0] - n} | "
           f"false negatives {q.fnr:.1%} (paper OPT-6.7B {paper.PREDICTOR_FNR:.0%}) | false positives {q.fpr:.1%} "
@@ -229,40 +259,58 @@ def flash_predictor(a: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = Parser(prog="membound")
-    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
-    r = sub.add_parser("report", help="write the Markdown report")
-    r.add_argument("--paper", choices=[*PAPERS, "all"], default="all")
-    r.add_argument("--out", type=Path, default=Path("build/report"))
+# --- the parser ------------------------------------------------------------------------------------------
+
+def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
+    p.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
+    p.add_argument("--trace", default="fixed", help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
+                   "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)")
+    p.add_argument("--requests", type=positive_int, help=requests_help)
+    p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
+    p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
+    p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
+
+
+def parser() -> Parser:
+    ap = Parser(prog="membound", description="membound: RTL-backed system models of memory-bound LLM inference")
+    sub = ap.add_subparsers(dest="cmd", parser_class=Parser, metavar="COMMAND")
+    r = sub.add_parser("report", help="write the Markdown and HTML report")
+    r.add_argument("--paper", choices=["all", *_papers()], default="all")
+    r.add_argument("--out", type=Path, help="output directory (default build/report)")
     r.add_argument("--requests", type=positive_int, default=1000,
                    help="requests per serving run (L3: the paper's 1000)")
     r.add_argument("--quick", action="store_true", help="smoke-run grids (Hermes: two models, batches 1 and 16)")
-    c = sub.add_parser("characterize", help="fold testbench records into the committed snapshot")
+    r.add_argument("--full", action="store_true", help="rerun every serving grid instead of reading the committed "
+                   "cache (sysmodel/data/report_cache)")
+    r.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
+    c = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
     sw.add_argument("config", type=Path)
     sw.add_argument("--out", type=Path)
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
-    sv = sub.add_parser("serve", help="simulate serving a request trace: throughput, TBT/T2FT/E2E percentiles")
-    sv.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
-    sv.add_argument("--system", default="gpu", help="gpu, offload, hbm-pim, cpu, duplex")
-    sv.add_argument("--routing", type=Path, help="duplex, MoE models: an expert routing trace (.npy of shape "
-                    "(tokens, top_k), or .npz with an 'experts' array; sysmodel/duplex/routing.py)")
-    sv.add_argument("--device", help="device name (sysmodel/devices.py); the system's default otherwise")
-    sv.add_argument("--devices", type=positive_int, default=1, help="devices in tensor parallel")
-    sv.add_argument("--trace", default="fixed", help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
-                    "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)")
-    sv.add_argument("--requests", type=positive_int, default=1000)
-    sv.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
-    sv.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
-    sv.add_argument("--qps", help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0)")
+    sub.add_parser("systems", help="list the registered systems with their parameters")
+    sv = sub.add_parser("serve", help="serve a request trace on a system: throughput, TBT/T2FT/E2E, J/token")
+    _trace_options(sv, "requests (default 1000; a file: all of its rows)")
+    sv.add_argument("--system", default="gpu", help="a registered system (`membound systems`)")
+    sv.add_argument("--set", action="append", metavar="KEY=VALUE", help="a system parameter (repeatable)")
+    sv.add_argument("--device", help="shortcut for --set device=NAME (systems with a device parameter)")
+    sv.add_argument("--devices", type=positive_int, help="shortcut for --set devices=N")
+    sv.add_argument("--routing", type=Path, help="shortcut for --set routing=FILE (duplex: an expert routing "
+                    "trace, .npy (tokens, top_k) or .npz with an 'experts' array)")
+    sv.add_argument("--qps", help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0; "
+                    "with a trace file it replaces the file's arrival times)")
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
-    sv.add_argument("--max-batch", type=positive_int, default=256)
     sv.add_argument("--prefill-budget", type=positive_int, help="prompt tokens per stage (chunked prefill)")
-    sv.add_argument("--seed", type=int, default=1)
-    sv.add_argument("--out", type=Path, default=Path("build/serve"))
+    cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
+    _trace_options(cp, "requests (default 1000; a file: all of its rows)")
+    cp.add_argument("--systems", default="all", help="comma-separated registered systems, or all")
+    cp.add_argument("--set", action="append", metavar="SYSTEM.KEY=VALUE", help="a system parameter (repeatable)")
+    cp.add_argument("--qps", type=positive_float, help="Poisson arrivals at this rate (default: all at t=0)")
+    cp.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
     hm_ = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
     hm_.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
     hm_.add_argument("--trace", type=Path, help="activation trace .npz (sysmodel/hermes/workload.py); generated "
@@ -277,56 +325,48 @@ def main(argv: list[str] | None = None) -> int:
                     "measured; default build/flash-bench, which the report overlays)")
     fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
     fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
-    fb.add_argument("--seconds", type=float, default=0.6, help="reading time per (chunk, threads) point")
+    fb.add_argument("--seconds", type=positive_float, default=0.6, help="reading time per (chunk, threads) point")
     fp = sub.add_parser("flash-predictor", help="train and rate the low-rank activation predictor")
     fp.add_argument("--dump", type=Path, help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
                     "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent")
     fp.add_argument("--rank", type=positive_int, default=64)
     fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
     fp.add_argument("--seed", type=int, default=1)
+    return ap
+
+
+def _papers() -> list[str]:
+    from sysmodel.report import PAPERS
+
+    return list(PAPERS)
+
+
+COMMANDS = {"report": cmd_report, "characterize": cmd_characterize, "sweep": cmd_sweep, "serve": cmd_serve,
+            "compare": cmd_compare, "systems": cmd_systems, "hermes": cmd_hermes, "flash-bench": cmd_flash_bench,
+            "flash-predictor": cmd_flash_predictor}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     try:
         a = ap.parse_args(argv)
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
         return int(e.code or 0)
-    if a.cmd == "report":
-        report(list(PAPERS) if a.paper == "all" else [a.paper], a.out, a.requests, a.quick)
-    elif a.cmd == "sweep":
-        from sysmodel import sweep
-
-        try:
-            cfg = sweep.load_config(a.config)
-        except (ValueError, OSError) as e:
-            print(f"membound sweep: {a.config}: {e}", file=sys.stderr)
-            return 2
-        sweep.sweep(cfg, a.out, a.workers, a.scheduler)
-    elif a.cmd == "flash-bench":
-        try:
-            return flash_bench(a)
-        except (ValueError, argparse.ArgumentTypeError, OSError) as e:  # bad sizes or threads, an unwritable --out
-            print(f"membound flash-bench: {e}", file=sys.stderr)
-            return 2
-    elif a.cmd == "flash-predictor":
-        try:
-            return flash_predictor(a)
-        except ValueError as e:  # a missing or malformed dump, a rank past the dump's sizes
-            print(f"membound flash-predictor: {e}", file=sys.stderr)
-            return 2
-    elif a.cmd == "hermes":
-        try:
-            return hermes(a)
-        except ValueError as e:  # unknown model or policy, a bad trace file, an infeasible mapping
-            print(f"membound hermes: {e}", file=sys.stderr)
-            return 2
-    elif a.cmd == "serve":
-        try:
-            return serve(a)
-        except ValueError as e:  # bad values, unknown names, infeasible configurations
-            print(f"membound serve: {e}", file=sys.stderr)
-            return 2
-    else:
-        data = characterization.collect(a.records)
-        print(f"wrote {characterization.SNAPSHOT} ({len(data)} records)")
-    return 0
+    if a.cmd is None:
+        ap.print_usage(sys.stderr)
+        print("membound: a command is required (membound --help lists them)", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        return COMMANDS[a.cmd](a)
+    except BrokenPipeError:  # the reader went away (`| head`): say nothing more, on a stdout that stays quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return PIPE_CLOSED
+    except (ValueError, OSError) as e:  # a user's mistake: bad values, names, files; infeasible configurations
+        print(f"membound {a.cmd}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"membound {a.cmd}: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

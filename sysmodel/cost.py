@@ -117,6 +117,13 @@ def tp_allreduce(cfg: ModelConfig, shape: StageShape, engine: Engine) -> ArrayLi
     return ALLREDUCES_PER_LAYER * engine.allreduce_time(np.multiply(shape.tokens, cfg.hidden * ACT_BYTES))
 
 
+def tp_allreduce_bytes(cfg: ModelConfig, shape: StageShape, devices: int) -> ArrayLike:
+    """Bytes a layer's tensor-parallel all-reduces put on the links, all devices together: a ring all-reduce
+    of an n-byte vector sends 2 (d - 1) / d x n from each of d devices."""
+    vector = np.multiply(shape.tokens, cfg.hidden * ACT_BYTES)
+    return ALLREDUCES_PER_LAYER * 2 * (devices - 1) * vector
+
+
 def stage_time(cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes: float = 2.0,
                kv_bytes: float = KV_BYTES) -> ArrayLike:
     """Seconds for one stage: every layer's operators, each on the engine ``placement`` gives it, plus

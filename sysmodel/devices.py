@@ -15,7 +15,9 @@ from numpy.typing import ArrayLike
 @dataclass(frozen=True)
 class Device:
     """``sms``: streaming multiprocessors (GPUs; 0 elsewhere): the cost model's occupancy of decode
-    attention. ``link``: the interconnect tensor-parallel devices of this kind use for collectives."""
+    attention. ``link``: the interconnect tensor-parallel devices of this kind use for collectives.
+    ``memory``: its memory technology (a key of ``sysmodel.energy.MEMORIES``); ``tdp_w``: its board or
+    package power from the vendor's datasheet (``sysmodel.energy`` takes a share of it as static power)."""
 
     name: str
     peak_flops: float  # dense FP16/BF16 FLOP/s (2 per FMA)
@@ -24,6 +26,8 @@ class Device:
     source: str
     sms: int = 0
     link: str | None = None
+    memory: str = "hbm2e"
+    tdp_w: float = 0.0
 
     def time(self, flops: float, nbytes: float) -> float:
         """Roofline time at peak rates: the slower of compute and memory."""
@@ -36,25 +40,34 @@ GIB = 1 << 30
 
 DEVICES = {d.name: d for d in (
     Device("rtx4090", 165.2e12, 1008e9, 24e9, "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
-           "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs; Hermes §VI", sms=128, link="pcie4x16"),
+           "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI", sms=128, link="pcie4x16",
+           memory="gddr6x", tdp_w=450),
     Device("rtx4090-hermes", 330e12, 936e9, 24e9, "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
-           "tensor TFLOPS FP16 (§V-A); the real part: rtx4090", sms=128, link="pcie4x16"),
-    Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS)", sms=142, link="pcie4x16"),
-    Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet",
-           sms=108, link="pcie4x16"),
-    Device("a100-40g-sxm", 312e12, 1555e9, 40e9, "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s); Hermes §V-F",
-           sms=108, link="nvlink-a100"),
-    Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs); L3 §6.1",
-           sms=108, link="nvlink-a100"),
+           "tensor TFLOPS FP16 (§V-A); the real part: rtx4090", sms=128, link="pcie4x16", memory="gddr6x", tdp_w=450),
+    Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W", sms=142,
+           link="pcie4x16", memory="gddr6", tdp_w=300),
+    Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet "
+           "(300 W)", sms=108, link="pcie4x16", tdp_w=300),
+    Device("a100-40g-sxm", 312e12, 1555e9, 40e9, "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s, 400 W); Hermes "
+           "§V-F", sms=108, link="nvlink-a100", tdp_w=400),
+    Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs, 400 W); L3 "
+           "§6.1", sms=108, link="nvlink-a100", tdp_w=400),
     Device("a100-hbm3", 312e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
-           "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3", sms=108, link="nvlink-a100"),
+           "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3; 400 W as the A100 SXM", sms=108, link="nvlink-a100",
+           memory="hbm3", tdp_w=400),
     Device("h100-sxm", 989.4e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'H100' (DGX-H100 whitepaper): "
-           "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4; Duplex's xPU (notes §2.8)", sms=132, link="nvlink-h100"),
-    Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS)", sms=114, link="pcie5x16"),
+           "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4, 700 W; Duplex's xPU (notes §2.8)", sms=132,
+           link="nvlink-h100", memory="hbm3", tdp_w=700),
+    Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W", sms=114,
+           link="pcie5x16", tdp_w=350),
     Device("spr-ddr5", 2 * 71.68e12, 260e9, 512e9, "DECA §7.1: 56 cores x 2.5 GHz x 512 FMA/16 cycles per TMUL "
-           "(71.68 T FMA/s), ~260 GB/s achievable"),
-    Device("spr-hbm", 2 * 71.68e12, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM)"),
-    Device("m1-max", 10.4e12, 400e9, 64e9, "Apple M1 Max: 10.4 TFLOPS FP32 GPU, 400 GB/s LPDDR5; LLM in a flash §4"),
+           "(71.68 T FMA/s), ~260 GB/s achievable; TDP 350 W (§7)", memory="ddr5", tdp_w=350),
+    Device("spr-hbm", 2 * 71.68e12, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
+           tdp_w=350),
+    Device("m2-ultra", 27.2e12, 800e9, 192e9, "Apple M2 Ultra: 27.2 TFLOPS FP32 GPU, 800 GB/s LPDDR5, up to 192 GB; "
+           "LLM in a flash §4; ~300 W (Mac Studio) [S: Apple gives no TDP]", memory="lpddr5", tdp_w=300),
+    Device("m1-max", 10.4e12, 400e9, 64e9, "Apple M1 Max: 10.4 TFLOPS FP32 GPU, 400 GB/s LPDDR5; LLM in a flash §4; "
+           "~60 W package under load [S: Apple gives no TDP]", memory="lpddr5", tdp_w=60),
 )}
 
 

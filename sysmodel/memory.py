@@ -426,9 +426,13 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     return o.channels * o.burst_bytes / (max(col, act) * t.tck_ns * 1e-9) * ref
 
 
-def report_lines() -> list[str]:
+def report_lines(ctx=None) -> list[str]:
     """Presets and PIM modes: peak, analytical streaming/random, and the papers' aggregates."""
-    lines = ["| preset | source | peak GB/s | streaming GB/s | random GB/s |",
+    from sysmodel.report import caption
+
+    lines = [caption("DRAM and HBM presets: peak bandwidth and the analytical model's sustained bandwidth on "
+                     "streaming and random reads (one channel or stack)"),
+             "| preset | source | peak GB/s | streaming GB/s | random GB/s |",
              "| --- | --- | ---: | ---: | ---: |"]
     for p in PRESETS.values():
         lines.append(f"| {p.name} | {p.source} | {p.peak_bw() / 1e9:.1f} | {analytical_bw(p, 'streaming') / 1e9:.1f}"
@@ -441,7 +445,8 @@ def report_lines() -> list[str]:
              "GB/s", "Duplex §IV-C (4x of 20.8 GB/s)"),
             ("Duplex bank-bundle per stack", pim_view(HBM3, "bank_bundle").peak_bw() / 1e12, 2.66, "TB/s",
              "Duplex §IV-C, notes §2.2")]
-    lines += ["", "| PIM aggregate | paper | model | ratio | unit | source |",
+    lines += ["", caption("The papers' PIM aggregate bandwidths against the access modes' peak (paper vs model)"),
+              "| PIM aggregate | paper | model | ratio | unit | source |",
               "| --- | ---: | ---: | ---: | --- | --- |"]
     lines += [f"| {n} | {paper} | {model:.2f} | {model / paper:.3f} | {u} | {src} |"
               for n, model, paper, u, src in rows]

@@ -1,9 +1,19 @@
 """The one way membound's reports get matplotlib: pyplot on the file-only Agg backend, imported at the first
-plot so commands that draw nothing never load it."""
+plot so commands that draw nothing never load it; and the one way a figure is written (atomically).
+
+Every saved figure can be checked for colliding text (:func:`overlaps`): titles, axis labels, tick labels,
+legend entries and annotations whose boxes intersect at the size the figure is saved. ``CHECK`` (set by the
+report's figure test) makes :func:`save` record them in ``FOUND``."""
 
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
+
+from sysmodel.outputs import atomic
+
+CHECK = False
+FOUND: list[str] = []
 
 
 def pyplot():
@@ -15,9 +25,40 @@ def pyplot():
     return plt
 
 
+def _texts(fig) -> list:
+    out = [*fig.texts, fig._suptitle]
+    for ax in fig.axes:
+        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        if ax.name != "3d":  # a 3-D axis projects its tick labels; their 2-D boxes mean little
+            out += [*ax.get_xticklabels(), *ax.get_yticklabels()]
+        if ax.get_legend() is not None:
+            out += list(ax.get_legend().get_texts())
+    for legend in fig.legends:
+        out += list(legend.get_texts())
+    unique = {id(t): t for t in out if t is not None}
+    return [t for t in unique.values() if t.get_visible() and t.get_text().strip()]
+
+
+def overlaps(fig) -> list[str]:
+    """Pairs of text elements whose boxes intersect (by more than a pixel each way), as drawn."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _texts(fig)]
+    out = [f"{a!r} overlaps {b!r}" for (a, ba), (b, bb) in combinations(boxes, 2)
+           if ba.width > 0 and bb.width > 0 and ba.overlaps(bb) and
+           min(ba.x1, bb.x1) - max(ba.x0, bb.x0) > 1 and min(ba.y1, bb.y1) - max(ba.y0, bb.y0) > 1]
+    return out
+
+
 def save(fig, plt, path: Path) -> Path:
-    """Write a report figure and free it."""
+    """Write a report figure atomically (a failed run leaves no half-written PNG) and free it."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        if CHECK:
+            FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig))
+        with atomic(path) as tmp:
+            fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     return path

@@ -8,6 +8,13 @@ import math
 HEAD = ["| result | paper | model | model / paper | gap |", "| --- | ---: | ---: | ---: | --- |"]
 
 
+def head(text: str) -> list[str]:
+    """A paper-vs-model table's caption (what is compared, on what workload) and header."""
+    from sysmodel.report import caption
+
+    return [caption(text), *HEAD]
+
+
 def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%",
         unexplained: str = "unexplained") -> str:
     """``within`` for a ratio within 10% (or undefined), else the named gap, else ``unexplained``."""

@@ -38,14 +38,15 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from sysmodel.cost import Infeasible
 from sysmodel.models import StageShape
-from sysmodel.plots import pyplot
+from sysmodel.outputs import atomic
+from sysmodel.plots import pyplot, save
 from sysmodel.progress import progress as make_progress
+from sysmodel.systems import Area, Provenance, System
 
 # --- requests ------------------------------------------------------------------------------------------
 
@@ -208,30 +209,17 @@ def load_trace(path: Path) -> Trace:
     return Trace(np.array(arr)[order], np.array(pro)[order], np.array(out)[order], path.stem)
 
 
-# --- systems ------------------------------------------------------------------------------------------
-
-class System(Protocol):
-    """What the engine needs of a system: a name, the bytes of KV cache it can hold and what one token
-    of KV costs, and the seconds of a vector of stages (``StageShape`` fields may be arrays)."""
-
-    name: str
-
-    @property
-    def kv_bytes_per_token(self) -> float: ...
-
-    def kv_capacity(self) -> float: ...
-
-    def stage_times(self, shape: StageShape) -> np.ndarray: ...
-
+# --- a system for the engine's closed-form tests ------------------------------------------------------
 
 @dataclass
 class ConstantSystem:
-    """Every stage takes ``seconds``: the closed forms the tests check the engine against."""
+    """Every stage takes ``seconds`` and ``joules``: the closed forms the tests check the engine against."""
 
     seconds: float
     capacity: float = math.inf
     kv_bytes_per_token: float = 1.0
     name: str = "constant"
+    joules: float = 0.0
 
     def kv_capacity(self) -> float:
         return self.capacity
@@ -239,35 +227,17 @@ class ConstantSystem:
     def stage_times(self, shape: StageShape) -> np.ndarray:
         return np.full(np.shape(shape.tokens), self.seconds, float)
 
+    def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
+        return np.full(np.shape(shape.tokens), self.joules, float)
 
-SYSTEM_NAMES = ("gpu", "offload", "hbm-pim", "cpu", "duplex")
+    def area(self) -> Area:
+        return Area(0.0, "a test system")
 
+    def hardware(self) -> str:
+        return f"{self.seconds * 1e3:g} ms per stage"
 
-def make_system(name: str, model: str, device: str | None = None, devices: int = 1,
-                routing: Path | None = None) -> System:
-    """A system by name (the ``membound serve --system`` values), on ``devices`` x ``device``; ``duplex``
-    is H100-class xPUs with Logic-PIM (Duplex+PE+ET), its MoE routing uniform or from a ``routing`` file."""
-    from sysmodel import baselines as b
-
-    if devices < 1:
-        raise ValueError(f"devices: {devices} not allowed; must be >= 1")
-    if routing is not None and name != "duplex":
-        raise ValueError(f"routing: only the duplex system routes experts, not {name!r}")
-    if name == "duplex":
-        from sysmodel.duplex.model import DuplexSystem
-
-        if device:
-            raise ValueError("device: the duplex system's xPU is fixed (H100-class); leave --device out")
-        return DuplexSystem(model, "duplex+pe+et", nodes=1, devices=devices, routing=routing)
-    if name == "gpu":
-        return b.GpuOnly(model, device or "a100-80g-sxm", devices)
-    if name == "hbm-pim":
-        return b.HbmPim(model, device or "a100-80g-sxm", devices)
-    if name == "offload":
-        return b.Offload(model, device or "rtx4090")
-    if name == "cpu":
-        return b.CpuOnly(model, device or "spr-ddr5")
-    raise ValueError(f"system: unknown {name!r}; allowed: {', '.join(SYSTEM_NAMES)}")
+    def provenance(self) -> Provenance:
+        return Provenance()
 
 
 # --- the engine ---------------------------------------------------------------------------------------
@@ -286,6 +256,7 @@ class Result:
     iter_time: np.ndarray  # duration of each stage
     iter_decode: np.ndarray  # decode tokens (TBT samples) each stage produced
     iter_in_system: np.ndarray  # requests waiting or running when each stage began
+    iter_energy: np.ndarray  # joules of each stage (the system's energy on sysmodel.energy's basis)
     req_iters: np.ndarray  # [first, last) stage indices in which each request produced decode tokens
     kv_peak: float
     kv_capacity: float
@@ -299,6 +270,11 @@ class Result:
     def throughput(self) -> float:
         """Output tokens per second over the whole run."""
         return float(self.trace.output.sum() / self.makespan)
+
+    @property
+    def joules_per_token(self) -> float:
+        """Energy of the whole run over its output tokens."""
+        return float(self.iter_energy.sum() / self.trace.output.sum())
 
     @property
     def t2ft(self) -> np.ndarray:
@@ -332,7 +308,8 @@ class Result:
         t = self.tbt_percentiles(pct)
         out = {"system": self.system, "trace": self.trace.name, "requests": len(self.trace),
                "output_tokens": int(self.trace.output.sum()), "makespan_s": self.makespan,
-               "throughput_tok_s": self.throughput, "stages": len(self.iter_time),
+               "throughput_tok_s": self.throughput, "joules_per_token": self.joules_per_token,
+               "stages": len(self.iter_time),
                "kv_peak_gb": float(self.kv_peak) / 1e9, **self.meta}
         for q in pct:
             out[f"tbt_p{q}_ms"] = t[q] * 1e3
@@ -343,7 +320,7 @@ class Result:
     def write_csv(self, path: Path) -> Path:
         mean, mx = self.per_request_tbt()
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", newline="") as f:
+        with atomic(path) as tmp, tmp.open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "arrival_s", "prompt_tokens", "output_tokens", "admitted_s", "first_token_s",
                         "finish_s", "t2ft_s", "e2e_s", "mean_tbt_s", "max_tbt_s"])
@@ -369,6 +346,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         raise ValueError(f"concurrency: {concurrency} not allowed; must be >= 1")
     if oversize not in OVERSIZE:
         raise ValueError(f"oversize: {oversize!r} not allowed; allowed: {', '.join(OVERSIZE)}")
+    max_batch = min(max_batch, getattr(system, "max_batch", max_batch))  # a hardware limit on the batch
     per_tok, cap = system.kv_bytes_per_token, system.kv_capacity()
     fits = (trace.prompt + trace.output) * per_tok <= cap
     rejected = 0
@@ -378,10 +356,12 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     n = len(trace)
     prompt, out = trace.prompt, trace.output
     need = (prompt + out) * per_tok
-    if cap <= 0 or (need > cap).any():
-        i = int(np.argmax(need > cap)) if cap > 0 else 0
+    if cap <= 0:
+        raise Infeasible(f"{system.name}: no room for a KV cache: its weights fill its memory ({system.hardware()})")
+    if (need > cap).any():
+        i = int(np.argmax(need > cap))
         raise Infeasible(f"{system.name}: request {i} ({prompt[i]} + {out[i]} tokens) needs {need[i] / 1e9:.1f} GB "
-                         f"of KV cache; the system holds {max(cap, 0) / 1e9:.1f} GB next to its weights")
+                         f"of KV cache; the system holds {cap / 1e9:.1f} GB next to its weights")
     arrival = trace.arrival.copy() if concurrency is None else np.full(n, np.inf)
     if concurrency is not None:
         arrival[:concurrency] = 0.0
@@ -396,6 +376,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     times: list[np.ndarray] = []
     decs: list[np.ndarray] = []
     insys: list[np.ndarray] = []
+    energy: list[np.ndarray] = []
     n_iter = 0
     bar = make_progress(n, f"serve {system.name}", progress)
 
@@ -445,6 +426,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                                prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
                                prefill_kv=int(((p + chunk) * (chunk > 0)).sum()))
             dt = float(np.asarray(system.stage_times(shape)).reshape(-1)[0])
+            energy.append(np.asarray(system.energy(shape, np.array([dt])), float).reshape(-1)[:1])
             t += dt
             done_pf[pre] += chunk
             gen[dec] += 1
@@ -465,6 +447,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         shape = StageShape(tokens=np.full(k, len(dec)), decode_reqs=np.full(k, len(dec)),
                            decode_ctx=ctx0 + steps * len(dec))
         dts = np.broadcast_to(np.asarray(system.stage_times(shape), float), (k,))
+        joules = np.broadcast_to(np.asarray(system.energy(shape, dts), float), (k,))
         ends = t + np.cumsum(dts)
         if nxt < n and len(running) < max_batch and kv_used + need[nxt] <= cap and arrival[nxt] < ends[-1]:
             k = int(np.searchsorted(ends, arrival[nxt], side="right")) + 1  # the stage it arrives in completes
@@ -472,56 +455,66 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         t = float(ends[k - 1])
         gen[dec] += k
         times.append(dts[:k])
+        energy.append(joules[:k])
         decs.append(np.full(k, len(dec)))
         insys.append(np.full(k, in_sys))
         n_iter += k
         finish_some(dec[gen[dec] >= out[dec]])
     bar.close()
     return Result(trace, system.name, admitted, first, finish, arrival, np.concatenate(times),
-                  np.concatenate(decs), np.concatenate(insys), np.stack([first_it, last_it], axis=1), kv_peak, cap,
+                  np.concatenate(decs), np.concatenate(insys), np.concatenate(energy),
+                  np.stack([first_it, last_it], axis=1), kv_peak, cap,
                   {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency,
                    "rejected": rejected})
 
 
 # --- plots ----------------------------------------------------------------------------------------------
 
-def plot_tbt_cdf(results: list[Result], path: Path) -> Path:
-    plt = pyplot()
+CDF_POINTS = 512  # points a TBT CDF is drawn with, whatever the run's length
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for r in results:
-        order = np.argsort(r.iter_time, kind="stable")
-        w = r.iter_decode[order]
-        if w.sum():
-            ax.step(r.iter_time[order] * 1e3, np.cumsum(w) / w.sum(), where="post", label=r.system)
+
+def tbt_cdf(r: Result, points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(TBT seconds, fraction of decode tokens at or below it) at ``points`` quantiles: the distinct stage
+    durations weighted by their tokens, so a run of millions of stages costs one sort of the distinct values."""
+    times, inv = np.unique(r.iter_time, return_inverse=True)
+    w = np.bincount(inv, weights=r.iter_decode, minlength=len(times))
+    keep = w > 0
+    times, cum = times[keep], np.cumsum(w[keep]) / max(w.sum(), 1)
+    if len(times) > points:
+        idx = np.unique(np.searchsorted(cum, np.linspace(0, 1, points), side="left").clip(0, len(cum) - 1))
+        times, cum = times[idx], cum[idx]
+    return times, cum
+
+
+def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """The TBT CDF of each run (``labels``: one legend entry per run, e.g. per offered rate)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        t, cum = tbt_cdf(r)
+        if len(t):
+            ax.step(t * 1e3, cum, where="post", label=labels[i] if labels else r.system)
     ax.set_xlabel("time between tokens (ms)")
     ax.set_ylabel("fraction of decode tokens")
-    ax.set_title(f"TBT CDF, {results[0].trace.name}")
+    ax.set_title(f"TBT CDF, {results[0].trace.name.split('@')[0]}")
     ax.legend(fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    ax.grid(True, lw=0.3)
+    return save(fig, plt, path)
 
 
 def plot_qps(rows: list[dict], path: Path) -> Path:
     """Throughput and p50 E2E against offered QPS (rows from :func:`qps_sweep`)."""
     plt = pyplot()
-
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
     for system in sorted({r["system"] for r in rows}):
         pts = [r for r in rows if r["system"] == system]
         a1.plot([r["qps"] for r in pts], [r["throughput_tok_s"] for r in pts], marker="o", label=system)
         a2.plot([r["qps"] for r in pts], [r["e2e_p50_s"] for r in pts], marker="o", label=system)
-    a1.set_xlabel("offered QPS")
-    a1.set_ylabel("output tokens/s")
-    a2.set_xlabel("offered QPS")
-    a2.set_ylabel("p50 E2E (s)")
+    a1.set(xlabel="offered load (requests/s)", ylabel="output tokens/s", title="throughput vs offered load")
+    a2.set(xlabel="offered load (requests/s)", ylabel="median end-to-end latency (s)", title="latency vs offered load")
     a1.legend(fontsize=7)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    fig.tight_layout()
+    return save(fig, plt, path)
 
 
 def qps_sweep(systems: list[System], kind: str, n: int, qps_values: list[float], seed: int = 1,

@@ -31,76 +31,126 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 import tomllib
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from sysmodel.progress import progress
 
-KINDS = {
-    "decode": {"model", "device", "batch", "kv_len", "wbytes", "mem_bw", "gpus", "eta_compute", "eta_memory"},
-    "deca": {"machine", "scheme", "density", "n", "w", "lanes", "system"},
+
+@dataclass(frozen=True)
+class Field:
+    """One grid key's schema: its type, range (``lo``/``hi``, ``open_lo``: lo excluded) or allowed names."""
+
+    kind: type
+    lo: float | None = None
+    hi: float | None = None
+    open_lo: bool = False
+    choices: Callable[[], list[str]] | None = None
+    required: bool = False
+
+    def allowed(self) -> str:
+        if self.choices:
+            return f"one of {', '.join(self.choices())}"
+        what = "a whole number" if self.kind is int else "a number"
+        lo = "" if self.lo is None else f"{'>' if self.open_lo else '>='} {self.lo:g}"
+        hi = "" if self.hi is None else f"<= {self.hi:g}"
+        return f"{what} {' and '.join(x for x in (lo, hi) if x)}".strip()
+
+    def check(self, key: str, v) -> None:
+        ok = isinstance(v, str) if self.kind is str else \
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and \
+            (self.kind is not int or v == int(v))
+        if ok and self.choices:
+            ok = v in self.choices()
+        if ok and self.kind is not str:
+            ok = (self.lo is None or (v > self.lo if self.open_lo else v >= self.lo)) and \
+                (self.hi is None or v <= self.hi)
+        if not ok:
+            raise ValueError(f"grid.{key}: {v!r} not allowed; {self.allowed()}")
+
+
+def _models() -> list[str]:
+    from sysmodel.models import available
+
+    return available()
+
+
+def _devices() -> list[str]:
+    from sysmodel.devices import DEVICES
+
+    return list(DEVICES)
+
+
+SCHEMA = {  # kind -> key -> Field
+    "decode": {"model": Field(str, choices=_models, required=True), "device": Field(str, choices=_devices,
+                                                                                     required=True),
+               "batch": Field(int, 1), "kv_len": Field(int, 0), "wbytes": Field(float, 0, 8, open_lo=True),
+               "mem_bw": Field(float, 0, open_lo=True), "gpus": Field(int, 1, 1024),
+               "eta_compute": Field(float, 0, 1, open_lo=True), "eta_memory": Field(float, 0, 1, open_lo=True)},
+    "deca": {"machine": Field(str, choices=lambda: ["SPR-HBM", "SPR-DDR5"]),
+             "scheme": Field(str, choices=lambda: ["q16", "q8", "q4"]),  # the schemes sysmodel.deca models
+             "density": Field(float, 0, 1, open_lo=True), "n": Field(int, 1), "w": Field(int, 1, 1024),
+             "lanes": Field(int, 1, 1024), "system": Field(str, choices=lambda: ["deca", "sw"])},
 }
+KINDS = {k: set(v) for k, v in SCHEMA.items()}
 
 
 def load_config(path: Path) -> dict:
+    """A TOML or YAML config, parsed (a syntax error names its line) and validated (:func:`validate`)."""
+    if path.suffix not in (".yaml", ".yml", ".toml"):
+        raise ValueError(f"config: {path.name} not allowed; a .toml, .yaml or .yml file")
     text = path.read_text()
-    if path.suffix in (".yaml", ".yml"):
+    if path.suffix == ".toml":
+        try:
+            cfg = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"config: {path.name}: not valid TOML: {e}") from None
+    else:
         import yaml
 
-        cfg = yaml.safe_load(text)
-    elif path.suffix == ".toml":
-        cfg = tomllib.loads(text)
-    else:
-        raise ValueError(f"config: {path.name} not allowed; a .toml, .yaml or .yml file")
+        try:
+            cfg = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ValueError(f"config: {path.name}: not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"config: {path.name}: a table of settings (kind, grid) expected")
     validate(cfg)
     return cfg
 
 
 def validate(cfg: dict) -> None:
+    """Every key and value of every grid point against :data:`SCHEMA`, then what only a point can say (a
+    format the PE's W rejects runs as infeasible, so it passes here)."""
     kind = cfg.get("kind")
-    if kind not in KINDS:
-        raise ValueError(f"kind: {kind!r} not allowed; allowed: {sorted(KINDS)}")
+    if kind not in SCHEMA:
+        raise ValueError(f"kind: {kind!r} not allowed; allowed: {sorted(SCHEMA)}")
     grid = cfg.get("grid")
     if not isinstance(grid, dict) or not grid:
         raise ValueError("grid: missing or empty; a table of parameter lists")
     for key, values in grid.items():
-        if key not in KINDS[kind]:
-            raise ValueError(f"grid.{key}: unknown for kind {kind}; allowed: {sorted(KINDS[kind])}")
+        if key not in SCHEMA[kind]:
+            raise ValueError(f"grid.{key}: unknown for kind {kind}; allowed: {sorted(SCHEMA[kind])}")
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid.{key}: must be a non-empty list")
-    for point in points(cfg):
-        check_point(kind, point)
+        for v in values:
+            SCHEMA[kind][key].check(key, v)
+    for key, f in SCHEMA[kind].items():
+        if f.required and key not in grid:
+            raise ValueError(f"grid.{key}: missing; kind {kind} needs it ({f.allowed()})")
+    if cfg.get("out") is not None and not isinstance(cfg["out"], str):
+        raise ValueError(f"out: {cfg['out']!r} not allowed; a file path")
 
 
 def points(cfg: dict) -> list[dict]:
     grid = cfg["grid"]
     keys = sorted(grid)
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
-
-
-def check_point(kind: str, p: dict) -> None:
-    if kind == "decode":
-        from sysmodel.devices import get_device
-        from sysmodel.models import load_model
-
-        load_model(p["model"])
-        dev = get_device(p["device"])
-        bw = p.get("mem_bw", dev.mem_bw)
-        if bw <= 0:
-            raise ValueError(f"grid.mem_bw: {bw} not allowed; a bandwidth must be > 0")
-        if p.get("gpus", 1) < 1 or p.get("batch", 1) < 1:
-            raise ValueError(f"grid.gpus, grid.batch: must be >= 1 (point {p})")
-        _efficiency(p)
-    else:
-        from golden.deca import get_format
-        from sysmodel.deca import model as deca
-
-        get_format(p.get("scheme", "q8"))
-        if p.get("machine", "SPR-HBM") not in {m.name for m in (deca.SPR_HBM, deca.SPR_DDR)}:
-            raise ValueError(f"grid.machine: {p['machine']!r} not allowed; allowed: SPR-HBM, SPR-DDR5")
-        if p.get("system", "deca") not in ("deca", "sw"):
-            raise ValueError(f"grid.system: {p['system']!r} not allowed; allowed: deca, sw")
 
 
 def _efficiency(p: dict):
@@ -146,51 +196,93 @@ def run_point(kind: str, p: dict) -> dict:
     return {**p, "feasible": True, "reason": "", "tflops": flops / 1e12, "bound": bound}
 
 
-def _run(args: tuple[str, dict]) -> dict:
-    return run_point(*args)
+def _run_chunk(args: tuple[str, list[dict]]) -> list[dict]:
+    kind, pts = args
+    return [run_point(kind, p) for p in pts]
 
 
-def _map_local(jobs: list, workers: int | None, bar) -> list[dict]:
+def chunk_size(points: int, workers: int) -> int:
+    """Points per task: about four tasks per worker (load balance), at most 500 points each and at least
+    one — a task per point costs the executor more than the point (Dask: ~6 ms a task)."""
+    return max(1, min(500, math.ceil(points / (4 * max(workers, 1)))))
+
+
+def _chunks(kind: str, pts: list[dict], size: int) -> list[tuple[str, list[dict]]]:
+    return [(kind, pts[i:i + size]) for i in range(0, len(pts), size)]
+
+
+def _map_local(kind: str, pts: list[dict], workers: int | None, bar) -> list[dict]:
+    import os
+
     rows = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for row in pool.map(_run, jobs):
-            rows.append(row)
-            bar.update()
+    n = workers or os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        for chunk in pool.map(_run_chunk, _chunks(kind, pts, chunk_size(len(pts), n))):
+            rows += chunk
+            bar.update(len(chunk))
     return rows
 
 
-def _map_dask(jobs: list, scheduler: str, bar) -> list[dict]:
-    from dask.distributed import Client, as_completed
+SCHEDULER_TIMEOUT_S = 5
 
-    with Client(scheduler) as client:
-        futures = client.map(_run, jobs, pure=False)
+
+def _client(scheduler: str):
+    """A Dask client for ``scheduler``, or a ValueError naming the address within a few seconds."""
+    import re
+
+    from dask.distributed import Client
+
+    if not re.fullmatch(r"(tcp|tls|inproc|ws|wss)://[^\s:]+(:\d+)?|[^\s:/]+:\d+", scheduler):
+        raise ValueError(f"--scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
+    try:
+        return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except (OSError, TimeoutError) as e:
+        raise ValueError(f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
+                         f"({type(e).__name__})") from None
+
+
+def _map_dask(kind: str, pts: list[dict], scheduler: str, bar) -> list[dict]:
+    from dask.distributed import as_completed
+
+    with _client(scheduler) as client:
+        workers = sum(client.nthreads().values())
+        chunks = _chunks(kind, pts, chunk_size(len(pts), workers))
+        futures = client.map(_run_chunk, chunks, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
-        rows: list[dict | None] = [None] * len(jobs)
+        out: list[list[dict] | None] = [None] * len(chunks)
         for fut in as_completed(futures):
-            rows[index[fut.key]] = fut.result()
-            bar.update()
-    return rows
+            out[index[fut.key]] = fut.result()
+            bar.update(len(out[index[fut.key]]))
+    return [row for chunk in out for row in chunk]
 
 
 def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, scheduler: str | None = None) -> Path:
     """Run every point of ``cfg`` in a local process pool (``workers``) or on the Dask cluster at
-    ``scheduler`` (``tcp://host:port``, or a ``dask.distributed`` object address); rows keep grid order."""
-    pts = points(cfg)
-    out = Path(out or cfg.get("out", f"build/sweeps/{cfg['kind']}.csv"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    jobs = [(cfg["kind"], p) for p in pts]
-    with progress(len(jobs), f"sweep {cfg['kind']}") as bar:
-        rows = _map_dask(jobs, scheduler, bar) if scheduler else _map_local(jobs, workers, bar)
-    if out.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    ``scheduler`` (``tcp://host:port``), in chunks of points (:func:`chunk_size`); rows keep grid order; the
+    output is written atomically (CSV, or Parquet for a .parquet path)."""
+    from sysmodel.outputs import atomic, check_dir
 
-        pq.write_table(pa.Table.from_pylist(rows), out)
-    else:
-        with out.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    pts = points(cfg)
+    if out is not None and not Path(out).parent.is_dir():  # a user's --out needs its directory
+        check_dir(Path(out).parent, "--out")
+        raise ValueError(f"--out: {Path(out).parent} does not exist (create it, or choose another directory)")
+    out = Path(out or cfg.get("out", f"build/sweeps/{cfg['kind']}.csv"))
+    check_dir(out.parent, "--out", parents=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with progress(len(pts), f"sweep {cfg['kind']}") as bar:
+        rows = _map_dask(cfg["kind"], pts, scheduler, bar) if scheduler else \
+            _map_local(cfg["kind"], pts, workers, bar)
+    with atomic(out) as tmp:
+        if out.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), tmp)
+        else:
+            with tmp.open("w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
     infeasible = sum(1 for r in rows if r.get("feasible") is False)
     print(f"wrote {out} ({len(rows)} points" + (f", {infeasible} infeasible: see the reason column)" if infeasible
                                                  else ")"))

@@ -32,5 +32,48 @@ def test_collect_keeps_newest(tmp_path) -> None:
             "vectors": 5, "simulator": "icarus", "model": {"latency": 2, "ii": 1}}
     (tmp_path / "a.json").write_text(json.dumps({**base, "date": "2026-01-01", "latency": 9}))
     (tmp_path / "b.json").write_text(json.dumps({**base, "date": "2026-02-01"}))
-    (out,) = characterization.collect(tmp_path, tmp_path / "snap.json")
-    assert out.latency == 2
+    added, replaced, kept = characterization.collect(tmp_path, tmp_path / "snap.json", required={})
+    assert [r.latency for r in added] == [2] and not replaced and not kept
+
+
+def _record(unit: str, params: dict, date: str, latency: int = 2) -> dict:
+    return {"unit": unit, "params": params, "latency": latency, "ii": 1, "cycles_per_transaction": 1, "vectors": 5,
+            "simulator": "icarus", "date": date, "model": {"latency": latency, "ii": 1}}
+
+
+def test_characterize_merges_a_partial_record_set(tmp_path, capsys) -> None:
+    """A partial `make sim` adds and replaces records; every other record of the snapshot stays."""
+
+    snap = tmp_path / "snap.json"
+    snap.write_text(characterization.SNAPSHOT.read_text())
+    before = characterization.load(snap)
+    records = tmp_path / "records"
+    records.mkdir()
+    old = characterization.lookup("hermes_gemv", snap)
+    (records / "a.json").write_text(json.dumps({**old.to_dict(), "date": "2099-01-01", "latency": old.latency}))
+    (records / "b.json").write_text(json.dumps(_record("new_unit", {"n": 3}, "2099-01-01")))
+    added, replaced, kept = characterization.collect(records, snap)
+    after = characterization.load(snap)
+    assert [r.unit for r in added] == ["new_unit"] and [r.unit for r in replaced] == ["hermes_gemv"]
+    assert len(after) == len(before) + 1 and len(kept) == len(before) - 1
+    assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01"
+    assert {(r.unit, json.dumps(r.params, sort_keys=True)) for r in before} <= \
+        {(r.unit, json.dumps(r.params, sort_keys=True)) for r in after}
+    assert not list(tmp_path.glob(".snap.*"))  # no temporary left beside it
+
+
+def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, capsys) -> None:
+    """Starting from nothing, one unit's records would leave the systems without theirs: refused, by name,
+    and nothing is written."""
+    from sysmodel.cli import main
+
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "a.json").write_text(json.dumps(_record("fpmul", {"fmt_in": "bf16"}, "2099-01-01")))
+    snap = tmp_path / "snap.json"
+    with pytest.raises(ValueError, match="hermes_gemv .*system hermes.*l3_rank"):
+        characterization.collect(records, snap)
+    assert not snap.exists()
+    assert main(["characterize", "--records", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert "no characterization records" in err and err.count("\n") == 1

@@ -1,14 +1,26 @@
-"""`membound report` runs from the committed snapshot and writes Markdown, HTML and plots."""
+"""`membound report` runs from the committed snapshots and writes Markdown, HTML and plots a reviewer can
+paste from: numbered captions on every table and figure, no empty cells, a table of contents, no text that
+collides in any plot; its long serving grids come from a committed cache that must be fresh."""
 
-from sysmodel.cli import PAPERS, main
+import re
+
+from sysmodel import cache, plots
+from sysmodel.cli import main
+from sysmodel.report import PAPERS
 
 
 def test_report_all(tmp_path) -> None:
-    assert main(["report", "--paper", "all", "--out", str(tmp_path), "--requests", "40", "--quick"]) == 0
+    plots.CHECK, plots.FOUND[:] = True, []
+    try:
+        assert main(["report", "--paper", "all", "--out", str(tmp_path), "--requests", "40", "--quick",
+                     "--brief"]) == 0
+    finally:
+        plots.CHECK = False
+    assert plots.FOUND == [], "text collides in the report's figures:\n" + "\n".join(plots.FOUND)
     md = (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
     for title in PAPERS.values():
-        assert f"## {title}" in md and f"<h2>{title}</h2>" in page
+        assert f"## {title}" in md and f">{title}</h2>" in page
     assert "| Table 3" not in md and "| opt-6.7b | cpu | all | 105 / 110 pred" in md  # flash: Table 3 cells marked
     assert all((tmp_path / f"flash_{n}.png").exists() for n in ("latency", "throughput"))
     assert "| Logic-PIM TFLOPS per stack | 21.30 | 21.30 | 1.00 |" in md  # Duplex: derived, beside the paper's
@@ -19,12 +31,44 @@ def test_report_all(tmp_path) -> None:
     assert all((tmp_path / f"hermes_{n}.png").exists() for n in ("tokens", "ablation", "multipliers"))
     assert "| speedup over GPU-only | 5.0 |" in md  # L3: paper value beside the model's
     assert "| fpmul | fmt_in=bf16 | 2 | 1 |" in md  # measured RTL cycles from the snapshot
-    assert (tmp_path / "deca_bords.png").exists() and '<img src="deca_bords.png"' in page
+    assert (tmp_path / "deca_bords.png").exists() and 'src="deca_bords.png"' in page
+    assert "| hermes | " in md and "compare_llama2-70b_gaussian_energy.png" in md  # the cross-design section
     assert page.count("<table>") == page.count("</table>") >= 8
+
+    lines = md.splitlines()
+    tables = [i for i, line in enumerate(lines) if line.startswith("|") and not lines[i - 1].startswith("|")]
+    uncaptioned = [lines[i] for i in tables if not re.match(r"\*\*Table \d+:\*\* \S", lines[i - 1])]
+    assert not uncaptioned, f"tables without a numbered caption: {uncaptioned[:5]}"
+    assert [int(n) for n in re.findall(r"^\*\*Table (\d+):", md, re.M)] == list(range(1, len(tables) + 1))
+    figures = re.findall(r"!\[([^\]]*)\]\(", md)
+    assert figures and all(re.match(r"Figure \d+: \S", f) for f in figures)
+    empty = [line for line in lines if line.startswith("|") and re.search(r"\|\s*\|", line)]
+    assert not empty, f"rows with empty cells: {empty[:3]}"
+    assert '<nav><h2>Contents</h2>' in page and 'href="#figure-1"' in page and "<code>" in page
 
 
 def test_arith_section_covers_every_arith_testbench() -> None:
-    from sysmodel.cli import ARITH_UNITS
+    from sysmodel.characterization import ARITH_UNITS
     from tb.arith.cases import SPECS
 
     assert {s.unit for s in SPECS} == set(ARITH_UNITS)
+
+
+def test_committed_report_cache_is_fresh() -> None:
+    """The default report reads its serving grids from sysmodel/data/report_cache; an entry whose sources or
+    inputs changed since it was written is stale (the report would rerun it)."""
+    entries = sorted(p.stem for p in cache.COMMITTED.glob("*.json"))
+    assert {"l3-fig8", "duplex-fig11", "hermes-runs", "compare-llama2-70b-gaussian"} <= set(entries)
+    assert cache.stale() == [], "stale report cache: run `membound report --full` (or `make report-full`) and commit"
+
+
+def test_cache_key_follows_the_import_closure(tmp_path) -> None:
+    files = {p.name for p in cache.closure(["sysmodel.l3.report"])}
+    assert {"report.py", "model.py", "rank.py", "serving.py", "l3_spec.py"} <= files
+    assert "deca" not in {p.parent.name for p in cache.closure(["sysmodel.l3.report"])}
+    calls = []
+    value = cache.cached("t", [1], ["sysmodel.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
+    again = cache.cached("t", [1], ["sysmodel.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
+    assert value == again == {"a": [1, 2]} and calls == [1]
+    cache.cached("t", [2], ["sysmodel.energy"], lambda: calls.append(1) or {}, where=tmp_path)
+    assert calls == [1, 1]  # other inputs: recomputed

@@ -170,9 +170,9 @@ def test_serve_cli(tmp_path, capsys) -> None:
     (["--model", "llama2-7b", "--requests", "0"], "--requests: '0' is not a whole number >= 1"),
     (["--model", "llama2-7b", "--trace", "nope.csv"], "nope.csv does not exist"),
     (["--model", "llama2-7b", "--system", "tpu"], "system: unknown 'tpu'"),
-    (["--model", "llama2-7b", "--qps", "-3"], "--qps: '-3' not allowed"),
+    (["--model", "llama2-7b", "--qps", "-3"], "--qps: '-3' is not a number > 0"),
     (["--model", "gpt-9"], "model: unknown 'gpt-9'"),
-    (["--model", "llama2-7b", "--device", "tpu"], "device: unknown 'tpu'"),
+    (["--model", "llama2-7b", "--device", "tpu"], "device: 'tpu' not allowed; allowed: rtx4090"),
     # GPT-175B on 5 A100s leaves 50 GB of KV: OpenR1's long requests never fit
     (["--model", "gpt3-175b", "--devices", "5", "--trace", "openr1", "--requests", "100"], "request"),
 ])

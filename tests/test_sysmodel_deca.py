@@ -6,6 +6,7 @@ import pytest
 from sysmodel import characterization
 from sysmodel.deca import model as deca
 from sysmodel.deca import paper, report
+from sysmodel.report import Context
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
@@ -117,7 +118,7 @@ def test_unknown_scheme_family() -> None:
 
 
 def test_report_writes_plots(tmp_path) -> None:
-    lines = report.report_lines(tmp_path)
+    lines = report.report_lines(Context(tmp_path))
     assert (tmp_path / "deca_roof_surface.png").stat().st_size > 10000
     assert (tmp_path / "deca_bords.png").stat().st_size > 10000
     assert any("| BF8_30% | 31.2 |" in ln for ln in lines)

@@ -21,6 +21,8 @@ import functools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from golden import deca as gdeca
 from golden.deca import format_cmd
 from golden.deca_spec import MASK_BYTES, TILE, TILE_COLS, TILE_ROWS
@@ -287,11 +289,10 @@ def attention_seconds(model: str, n: int, m: Machine) -> float:
     return n * TABLE6_CTX * load_model(model).kv_bytes_per_token() / (ETA_MEM * m.mbw)
 
 
-def other_seconds(model: str, n: int, m: Machine = SPR_HBM) -> float:
-    """Everything outside the FC GeMMs: attention over the KV cache (model zoo, above) plus a per-layer
-    cost a + b*N (norms, activations, residuals, kernel launches) calibrated on Llama2-70B from Table 1's
-    FC shares at N=1 and N=16 (against this model's Q16 FC time) and scaled by layer count; linear in N
-    beyond 16."""
+@functools.cache
+def _overhead_line(m: Machine) -> tuple[int, float, float]:
+    """(N1, per-layer seconds at N1, seconds per extra token) of the non-FC, non-attention cost: Table 1's FC
+    shares at N=1 and N=16 against this model's Q16 FC time on Llama2-70B (a fit to those two cells)."""
     from sysmodel.models import load_model
 
     per_layer = {}
@@ -300,8 +301,23 @@ def other_seconds(model: str, n: int, m: Machine = SPR_HBM) -> float:
         fc = fc_seconds(m, TABLE6_KERNELS["Q16"], nn, False, fc_weight_tiles("llama2-70b", nn))
         per_layer[nn] = (fc * (1 - share) / share - attention_seconds("llama2-70b", nn, m)) / base.layers
     (n1, c1), (n2, c2) = sorted(per_layer.items())
-    slope = (c2 - c1) / (n2 - n1)
-    return load_model(model).layers * (c1 + slope * (n - n1)) + attention_seconds(model, n, m)
+    return n1, c1, (c2 - c1) / (n2 - n1)
+
+
+def layer_overhead(n, m: Machine = SPR_HBM):
+    """Per-layer seconds of norms, activations, residuals and kernel launches for ``n`` tokens (a + b*N,
+    :func:`_overhead_line`; linear beyond 16). Vectorised over ``n``."""
+    n1, c1, slope = _overhead_line(m)
+    return c1 + slope * (np.asarray(n, float) - n1)
+
+
+def other_seconds(model: str, n: int, m: Machine = SPR_HBM) -> float:
+    """Everything outside the FC GeMMs: attention over the KV cache (model zoo, above) plus the per-layer
+    cost :func:`layer_overhead` (calibrated on Llama2-70B from Table 1's FC shares at N=1 and N=16 against
+    this model's Q16 FC time) scaled by layer count."""
+    from sysmodel.models import load_model
+
+    return load_model(model).layers * float(layer_overhead(n, m)) + attention_seconds(model, n, m)
 
 
 def table6(m: Machine = SPR_HBM) -> list[dict]:

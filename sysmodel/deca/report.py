@@ -36,11 +36,13 @@ from sysmodel.deca.model import (
     table2,
     table6,
 )
-from sysmodel.plots import pyplot
+from sysmodel.plots import pyplot, save
+from sysmodel.report import caption
 
 # --- plots ---------------------------------------------------------------------------------------------
 
 def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
+    """Fig. 4: the Roof-Surface, TFLOPS over (AI_XM, AI_XV), with the software-only Table 2 kernels on it."""
     plt = pyplot()
     import numpy as np
 
@@ -48,48 +50,64 @@ def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Pa
     y = np.logspace(-3.0, -0.8, 60)  # AI_XV, tiles/vOp
     xx, yy = np.meshgrid(x, y)
     z = TILE * n * np.minimum(np.minimum(m.mbw * xx, m.vos_sw * yy), m.mos) / TB
-    fig = plt.figure(figsize=(7, 5.5))
+    fig = plt.figure(figsize=(7.5, 6))
     ax = fig.add_subplot(projection="3d")
-    ax.plot_surface(np.log10(xx), np.log10(yy), z, cmap="viridis", alpha=0.8)
-    for k in TABLE2_KERNELS:
-        f, _ = sw_point(m, k, n)
-        ax.scatter(math.log10(k.ai_xm), math.log10(1 / sw_vo_per_tile(k)), f / TB, color="red", s=12)
-    ax.set_xlabel("log10 AI_XM (tiles/B)")
-    ax.set_ylabel("log10 AI_XV (tiles/vop)")
-    ax.set_zlabel("TFLOPS")
-    ax.set_title(f"Roof-Surface, {m.name}, N={n} (software-only kernels in red)")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    ax.plot_surface(np.log10(xx), np.log10(yy), z, cmap="viridis", alpha=0.75)
+    pts = [(math.log10(k.ai_xm), math.log10(1 / sw_vo_per_tile(k)), sw_point(m, k, n)[0] / TB)
+           for k in TABLE2_KERNELS]
+    ax.scatter(*zip(*pts, strict=True), color="red", s=14, depthshade=False,
+               label="Table 2 kernels, software-only (libxsmm)")
+    ax.set_xlabel("log10 AI_XM (tiles/byte)", labelpad=8)
+    ax.set_ylabel("log10 AI_XV (tiles/vector op)", labelpad=8)
+    ax.set_zlabel("TFLOPS", labelpad=6)
+    ax.set_title(f"DECA Fig. 4 (model): Roof-Surface of {m.name}, N={n}", fontsize=10)
+    ax.legend(loc="upper left", fontsize=8)
+    return save(fig, plt, path)
+
+
+REGIONS = (("MEM-bound", "#8fd18f"), ("VEC-bound", "#f5b971"), ("MTX-bound", "#8fb8f5"))
+MARKERS = {"q4_dense": "s", "q8_dense": "D", "q8_sparse": "o", "q16_sparse": "^"}
 
 
 def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
+    """Figs. 5 and 10: which bound each Table 2 kernel hits, software-only and at the three DSE points."""
     plt = pyplot()
     import numpy as np
+    from matplotlib.patches import Patch
 
-    panels = [("software-only", m.vos_sw, None)] + [(name, m.vos_deca, wl) for name, wl in DSE_POINTS.items()]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4))
+    panels = [("software-only (AVX-512)", m.vos_sw, None)] + \
+        [(f"DECA W={wl[0]}, L={wl[1]} ({name.split()[-1]})", m.vos_deca, wl) for name, wl in DSE_POINTS.items()]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 8.5), sharex=True, sharey=True)
     x = np.logspace(-3.2, -1.0, 300)
     y = np.logspace(-3.2, 0.0, 300)
     xx, yy = np.meshgrid(x, y)
-    for ax, (title, vos, wl) in zip(axes, panels, strict=True):
+    densities = sorted({k.density for k in TABLE2_KERNELS})
+    cmap = plt.get_cmap("viridis")
+    for ax, (title, vos, wl) in zip(axes.flat, panels, strict=True):
         rates = np.stack([m.mbw * xx, vos * yy, np.full_like(xx, m.mos)])
-        ax.contourf(xx, yy, np.argmin(rates, axis=0), levels=[-0.5, 0.5, 1.5, 2.5],
-                    colors=["#8fd18f", "#f5b971", "#8fb8f5"])
+        ax.contourf(xx, yy, np.argmin(rates, axis=0), levels=[-0.5, 0.5, 1.5, 2.5], colors=[c for _, c in REGIONS])
         for k in TABLE2_KERNELS:
             if wl is not None and not supported(k, wl[0]):
                 continue  # the PE rejects this format at this design point
             ai_xv = 1 / sw_vo_per_tile(k) if wl is None else 1 / deca_cycles_per_tile(k, *wl)
-            ax.scatter(k.ai_xm, ai_xv, s=10, color="black")
-            ax.annotate(k.label, (k.ai_xm, ai_xv), fontsize=5)
+            ax.scatter(k.ai_xm, ai_xv, s=34, marker=MARKERS[k.family()], edgecolors="black", linewidths=0.5,
+                       color=cmap(densities.index(k.density) / (len(densities) - 1)), zorder=3)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("AI_XM (tiles/B)")
-        ax.set_ylabel("AI_XV (tiles/vop)")
-        ax.set_title(f"BORD {title}\ngreen MEM, orange VEC, blue MTX", fontsize=8)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+        ax.set_title(title, fontsize=10)
+    for ax in axes[1]:
+        ax.set_xlabel("AI_XM (weight tiles per byte read)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("AI_XV (tiles per vector op)")
+    handles = [Patch(color=c, label=r) for r, c in REGIONS]
+    handles += [plt.Line2D([], [], ls="", marker=mk, color="gray", markeredgecolor="black", label=fam.replace("_", " "))
+                for fam, mk in MARKERS.items()]
+    handles += [plt.Line2D([], [], ls="", marker="o", color=cmap(i / (len(densities) - 1)), markeredgecolor="black",
+                           label=f"density {d:g}") for i, d in enumerate(densities)]
+    fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(f"DECA Figs. 5 and 10 (model): BORDs of {m.name}, N={n}: the bound each Table 2 kernel hits")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return save(fig, plt, path)
 
 
 # --- report ---------------------------------------------------------------------------------------------
@@ -98,13 +116,16 @@ def _ratio(model: float, paper: float | None) -> str:
     return "-" if not paper else f"{model / paper:.3f}"
 
 
-def report_lines(out: Path) -> list[str]:
+def report_lines(ctx) -> list[str]:
+    out = ctx.out
     m = SPR_HBM
     lines = [f"Machine: {m.name}, {m.cores} cores at {m.freq / 1e9} GHz, MBW {m.mbw / 1e9:.0f} GB/s, "
              f"MOS {m.mos / 1e9:.2f} G tile-ops/s, VOS software {m.vos_sw / 1e9:.0f} G/s "
              f"({m.simd_units} SIMD units/core), VOS DECA {m.vos_deca / 1e9:.0f} G vOps/s; N = {N_TABLE2}.", "",
              "### Table 2: roofline (R-L) and Roof-Surface (R-S) limits, TFLOPS", "",
              "R-S from libxsmm-derived VO (below); cells marked (fitted) calibrate its one constant.", "",
+             caption(f"DECA Table 2: roofline and software-only Roof-Surface limits of the compressed GeMM kernels, "
+                     f"paper vs model ({m.name}, N = {N_TABLE2})"),
              "| kernel | R-L paper | R-L model | ratio | R-S paper | R-S model | ratio | bound | measured (paper) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for r in table2(m):
@@ -118,6 +139,8 @@ def report_lines(out: Path) -> list[str]:
               f"{INSTR_PER_VO:.3f} instructions per VO slot, fitted on {CALIBRATION_FAMILY} (its Table 2 cells are "
               "the fits above). The VO the paper's data imply (Table 2 R-S of VEC-bound kernels; Table 4 for "
               "dense BF8) are validation only.", "",
+              caption("Software-only vector operations per tile: derived from libxsmm's instruction sequences vs "
+                      "implied by the paper's Tables 2 and 4"),
               "| family | libxsmm function | instructions/tile | vector instr./tile | VO derived | VO implied by "
               "paper | derived/implied | source of the implied value |",
               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -134,7 +157,8 @@ def report_lines(out: Path) -> list[str]:
               "dependency chain (load, zero-extend, table permute, compare, mask-or, blend, VNNI permute), "
               "which an instruction count cannot see; the model's MXFP4 R-S is 2.0x the paper's and its "
               "software-only Q4 latencies below (Table 6) are ~0.6x."]
-    lines += ["", "Cross-check against Table 4 (Q8, N=1, HBM, software-only utilisations):", "",
+    lines += ["", caption("DECA Table 4 cross-check: the VO per tile the software-only Q8 kernel's utilisations imply "
+                          "vs the derived one (N = 1, HBM)"),
               "| density | MEM | AVX | implied VO/tile | derived VO used |", "| ---: | ---: | ---: | ---: | ---: |"]
     for d, (mem, avx) in paper.TABLE4_SW.items():
         k = Kernel("q8", d)
@@ -151,6 +175,8 @@ def report_lines(out: Path) -> list[str]:
     lines += ["", "### DECA PE cycles per tile: measured RTL vs analytical #vOps*(1+bpv)", "",
               "Measured with ready ports; the last column with random input gaps (valid 0.8) and output "
               "backpressure (ready 0.7).", "",
+              caption("The DECA PE's cycles per tile measured on the RTL vs the analytical #vOps*(1+bpv), per "
+                      "design point, format and density"),
               "| W,L | format | density | measured (RTL) | analytical | ratio | with stalls |",
               "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for (w, lanes, fmt, d), cyc in sorted(meas.items()):
@@ -166,6 +192,8 @@ def report_lines(out: Path) -> list[str]:
               "identical writes; their flip-flops are kept from merging, so every copy the design replicates for "
               "its read ports is counted (L x 4 x 64 x 16 bits of LUT storage). Before this, Yosys merged them "
               "into one copy and the proxy understated L's cost.", "",
+              caption("DECA §8.2 design-space exploration: each W/L point's Roof-Surface throughput on the Table 2 "
+                      "kernels and its area proxy"),
               "| design | DECA cycles/tile | geomean TFLOPS | VEC-bound kernels | formats the PE rejects | cells "
               "| flip-flops | TFLOPS per Mcell |",
               "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |"]
@@ -192,6 +220,8 @@ def report_lines(out: Path) -> list[str]:
               "else: attention over the KV cache from the zoo, plus a per-layer a + b*N fitted on Llama2-70B to "
               "Table 1's FC shares (N=1, 16) and scaled by layers — the Q16 Llama2-70B cells at N=1 and 16 "
               "therefore share a calibration (marked *); the others are predictions.", "",
+              caption("DECA Table 6: next-token latency of Llama2-70B and OPT-66B on SPR-HBM, software-only and "
+                      "with DECA, paper vs model (ms)"),
               "| model | N | scheme | SW paper | SW model | ratio | DECA paper | DECA model | ratio |",
               "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in table6(m):

@@ -25,9 +25,11 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
   the devices (an expert spans devices / experts devices when there are more devices than experts).
 * **Routing** (:mod:`sysmodel.duplex.routing`): each token's top-k distinct experts drawn uniformly
   (seeded), or a user's routing trace file.
-* **Energy** (:class:`EnergyModel`): DRAM bits on the xPU path pay ACT, cell read, column-to-bank-group
-  mux, bank-group-to-global IO, TSV and interposer IO; Logic-PIM reads skip the interposer and the global
-  IO [S]; Bank-PIM reads only ACT and the cell read; ALU energy per FLOP is the same everywhere.
+* **Energy** (``sysmodel.energy``, the one basis): DRAM bits on the xPU path pay ACT, cell read,
+  column-to-bank-group mux, bank-group-to-global IO, TSV and interposer IO; Logic-PIM reads skip the
+  interposer and the global IO [S]; Bank-PIM reads only ACT and the cell read; ALU energy per FLOP is the
+  same everywhere. Fig. 15 (:meth:`DuplexSystem.decode_energy_per_token`) counts these dynamic parts only, as
+  the paper's breakdown does; ``energy(shape)`` adds static power and the links.
 * **Baselines** (§VI): GPU, 2xGPU (twice the devices), Bank-PIM (16x HBM bandwidth at 1 Op/B: roofline),
   BankGroup-PIM (Logic-PIM's bandwidth and compute in the DRAM die: Logic-PIM's timing, Bank-PIM's
   energy path plus the bank-group IO).
@@ -36,7 +38,7 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,11 +47,13 @@ import numpy as np
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_LANES, STACKS, Geometry
 from hw.duplex import gemm_module, softmax_unit
 from sysmodel import memory
-from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce
+from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device, get_link
 from sysmodel.duplex import paper
 from sysmodel.duplex.routing import TableRouting, UniformRouting, load_routing
+from sysmodel.energy import FLOP_PJ, MEMORIES, PJ, Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.systems import Area, Provenance
 
 MODES = ("gpu", "duplex", "duplex+pe", "duplex+pe+et")
 PIMS = ("logic", "bank", "bankgroup")
@@ -118,26 +122,8 @@ def softmax_cycles(reqs, ctx, heads: int):
     return heads * (per_beat * beats + fixed * np.asarray(reqs, float)) / STACKS
 
 
-@dataclass(frozen=True)
-class EnergyModel:
-    """pJ per bit moved and per FLOP: AttAcc's FGDRAM-derived table (scale-snu/attacc_simulator; notes §2.3)."""
-
-    act: float = 0.11
-    cell: float = 0.44
-    col_to_bg: float = 1.01
-    bg_to_gio: float = 1.23
-    tsv: float = 0.5
-    io: float = 0.3
-    alu_per_flop: float = 0.32 * 2  # 0.32 pJ per op-byte, FP16 operands [EXT AttAcc]
-
-    def per_bit(self, path: str) -> float:
-        base = self.act + self.cell
-        return {"xpu": base + self.col_to_bg + self.bg_to_gio + self.tsv + self.io,
-                "logic": base + self.col_to_bg + self.tsv, "bank": base,
-                "bankgroup": base + self.col_to_bg}[path]
-
-
-ENERGY = EnergyModel()
+HBM3 = MEMORIES["hbm3"]  # the energy basis's HBM3 (AttAcc's FGDRAM-derived table, notes §2.3)
+PIM_PATH = {"logic": "logic", "bank": "bank", "bankgroup": "bankgroup"}  # each PIM's read path in HBM3
 
 
 class DuplexSystem:
@@ -283,22 +269,58 @@ class DuplexSystem:
 
     # --- energy ---------------------------------------------------------------------------------------
 
-    def decode_energy_per_token(self, batch: int, ctx: int) -> float:
-        """Joules per generated token of a steady decode stage (``batch`` requests at ``ctx`` tokens): the
-        bytes each engine reads times its path energy plus FLOPs times the ALU energy."""
+    def usage(self, shape: StageShape, static: bool = True) -> Usage:
+        """Bytes each engine reads on its HBM3 path (decode attention and MoE experts on the PIM unless
+        ``gpu``), FLOPs, the MoE dispatch and all-reduces over NVLink, and the devices' static power."""
         c = self.cfg
-        shape = StageShape.decode(batch, ctx)
-        bits = {"xpu": 0.0, "pim": 0.0}
-        flops = 0.0
+        xpu = get_device(paper.XPU)
+        u = Usage(static_w=device_static_w(xpu.tdp_w, self.total_devices) if static else 0.0)
         for moe, count in layer_groups(c):
             for op in layer_ops(c, shape, moe):
-                flops += count * float(op.flops)
+                u.flops = np.add(u.flops, np.multiply(count, op.flops))
                 pim_op = self.mode != "gpu" and (op.name == "attn_decode" or (moe and op.name.startswith("ffn_")))
-                bits["pim" if pim_op else "xpu"] += count * float(op.bytes) * 8
-        pim_path = "logic" if self.pim == "logic" else self.pim
-        joules = (bits["xpu"] * ENERGY.per_bit("xpu") + bits["pim"] * ENERGY.per_bit(pim_path)
-                  + flops * ENERGY.alu_per_flop) * 1e-12
-        return joules / batch
+                u.read("hbm3", np.multiply(count, op.bytes), PIM_PATH[self.pim] if pim_op else "host")
+            if static:
+                if moe:
+                    u.move(xpu.link, count * np.multiply(shape.tokens, c.hidden * ACT_BYTES * 2))
+                if self.devices > 1:
+                    u.move(xpu.link, count * tp_allreduce_bytes(c, shape, self.devices) * self.nodes)
+        return u
+
+    def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
+        return joules(self.usage(shape), self.stage_times(shape) if seconds is None else seconds)
+
+    def decode_energy_per_token(self, batch: int, ctx: int) -> float:
+        """Joules per generated token of a steady decode stage (``batch`` requests at ``ctx`` tokens): the
+        bytes each engine reads times its path energy plus FLOPs times the ALU energy (Fig. 15's parts)."""
+        shape = StageShape.decode(batch, ctx)
+        return float(joules(self.usage(shape, static=False), 0.0)) / batch
+
+    def hardware(self) -> str:
+        pim = {"logic": "Logic-PIM", "bank": "Bank-PIM", "bankgroup": "BankGroup-PIM"}[self.pim]
+        return (f"{self.nodes} x {self.devices} {paper.XPU}-class xPUs, {paper.DEVICE_BYTES / 1e9:.0f} GB HBM3 each"
+                + ("" if self.mode == "gpu" else f", {pim} in {STACKS} stacks each"))
+
+    def area(self) -> Area:
+        if self.mode == "gpu":
+            return Area(0.0, "the GPU baseline: nothing added")
+        return Area(pim_area_mm2(self.pim) * STACKS * self.total_devices,
+                    "[Q] Duplex §IV-C logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
+                    "it (pim_area_mm2) x stacks x devices")
+
+    def provenance(self) -> Provenance:
+        p = Provenance()
+        if self.mode != "gpu" and self.pim != "bank":
+            p.record("duplex_gemm_module", "hw/duplex/gemm_module.py", "golden/duplex.py",
+                     buffer_bytes=FULL.buffer_bytes, lanes=FULL.lanes, rows=FULL.rows)
+            p.record("duplex_softmax_unit", "hw/duplex/softmax_unit.py", "golden/duplex.py",
+                     buffer_bytes=131072, lanes=SOFTMAX_LANES)
+            p.cycle_model("gemm_module.txn_cycles, softmax_unit.row_cycles", "hw/duplex/gemm_module.py",
+                          "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records")
+            p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")
+        p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
+        p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
+        return p
 
 
 def pim_area_mm2(pim: str) -> float:
@@ -333,7 +355,7 @@ def gemm_edap(pim: str, n: int, shape: tuple[int, int] = paper.EDAP_SHAPE) -> di
         delay = max(flops, nbytes) / bank_pim_stack_bw()
     else:
         delay = pim_gemm_cycles(m, k, n, modules=MODULES_PER_STACK) / CLOCK_HZ / dram_efficiency()
-    energy = (nbytes * 8 * ENERGY.per_bit(pim) + flops * ENERGY.alu_per_flop) * 1e-12
+    energy = (nbytes * 8 * HBM3.pj_per_bit(PIM_PATH[pim]) + flops * FLOP_PJ) * PJ
     area = pim_area_mm2(pim)
     return {"delay": delay, "energy": energy, "area": area, "edap": delay * energy * area}
 

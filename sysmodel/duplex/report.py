@@ -15,7 +15,8 @@ from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
 from sysmodel.duplex.model import PIMS, DuplexSystem, dram_efficiency, gemm_edap, logic_pim_peaks, pim_area_mm2
 from sysmodel.plots import pyplot, save
-from sysmodel.results import HEAD, area_extrapolate, area_slope
+from sysmodel.report import caption
+from sysmodel.results import area_extrapolate, area_slope, head
 from sysmodel.serving import Result, make_trace, simulate
 
 SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
@@ -45,10 +46,6 @@ GAPS = {
                                                 "(the logic process's, no DRAM-process penalty) are membound's [S]",
     "GEMM modules : softmax unit": "the paper's softmax unit is far wider than 64 lanes (see below)",
 }
-
-
-def _gap(name: str, ratio: float) -> str:
-    return results.gap(GAPS, name, ratio, "", "not yet explained")
 
 
 def makers(model: str) -> dict:
@@ -89,12 +86,14 @@ def _r(a, b) -> float:
 
 
 def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
-    return results.row(GAPS, name, want, got, fmt, within="", unexplained="not yet explained")
+    return results.row(GAPS, name, want, got, fmt)
 
 
 def fig11_lines(rows: list[dict]) -> list[str]:
     lines = ["Output tokens/s over GPU's, closed loop at the batch (§VI), Gaussian lengths (std 0.25 x mean [S]), "
              "uniform top-2 routing; the paper's device counts (Table I).", "",
+             caption("Duplex Fig. 11: each system's output tokens/s over the GPU system's per model, lengths and "
+                     "batch"),
              "| model | L_in, L_out | batch | GPU tok/s | " + " | ".join(SYSTEMS[1:]) + " |",
              "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in SYSTEMS[1:]) + " |"]
     for r in rows:
@@ -104,7 +103,8 @@ def fig11_lines(rows: list[dict]) -> list[str]:
     duplex = [_r(r["Duplex"], r["GPU"]) for r in rows]
     pe = [_r(r["Duplex+PE"], r["Duplex"]) for r in rows]
     et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in rows]
-    lines += ["", *HEAD, _row("Duplex over GPU, max", paper.DUPLEX_MAX, np.nanmax(duplex)),
+    lines += ["", *head("Fig. 11's headline throughput ratios, paper vs model"),
+              _row("Duplex over GPU, max", paper.DUPLEX_MAX, np.nanmax(duplex)),
               _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, np.nanmean(pe)),
               _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, np.nanmax(et)),
               _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, np.nanmean(et))]
@@ -122,6 +122,7 @@ def fig12(requests: int) -> list[dict]:
 
 def fig12_lines(rows: list[dict], out: Path) -> list[str]:
     lines = [f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.", "",
+             caption(f"Duplex Fig. 12: Duplex+PE+ET's latency reductions on GLaM at batch {paper.GLAM_BATCH}"),
              "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |", "| --- | ---: | ---: | ---: |"]
     red = {"tbt": [], "e2e": [], "e2e2": []}
     for r in rows:
@@ -136,7 +137,8 @@ def fig12_lines(rows: list[dict], out: Path) -> list[str]:
                  "paper": {"p50 TBT vs GPU": paper.TBT_P50_VS_GPU, "E2E vs GPU": paper.E2E_VS_GPU,
                            "E2E vs 2xGPU": paper.E2E_VS_2GPU}},
                 "latency reduction", "Duplex Fig. 12 (model): GLaM, Duplex+PE+ET", out / "duplex_fig12.png")
-    lines += ["", *HEAD, _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
+    lines += ["", *head("Fig. 12's latency reductions, mean over the lengths, paper vs model"),
+              _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
               _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
               _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"), "",
               f"![Duplex Fig. 12]({p12.name})"]
@@ -171,6 +173,7 @@ def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
     lines = [f"Mixtral, Poisson arrivals, (L_in, L_out) = {paper.QPS_LENGTHS}, max batch {paper.QPS_MAX_BATCH}. "
              f"A system handles a QPS while its median T2FT stays within {paper.T2FT_BLOWUP:g}x its value at "
              f"{paper.QPS_VALUES[0]} QPS [S].", "",
+             caption("Duplex Fig. 13: TBT and T2FT of Mixtral under Poisson arrivals per offered load and system"),
              "| QPS | " + " | ".join(f"{s} p50 / p90 TBT ms, p50 T2FT s" for s in ("GPU", "2xGPU", "Duplex+PE+ET"))
              + " |",
              "| ---: | ---: | ---: | ---: |"]
@@ -178,7 +181,8 @@ def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
         cells = [f"{r['tbt50'] * 1e3:.1f} / {r['tbt90'] * 1e3:.1f}, {r['t2ft50']:.2f}" for r in rows if r["qps"] == q]
         lines.append(f"| {q} | " + " | ".join(cells) + " |")
     gpu, dup, two = (saturation_qps(rows, s) for s in ("GPU", "Duplex+PE+ET", "2xGPU"))
-    return lines + ["", f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).", "", *HEAD,
+    return lines + ["", f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).", "",
+                    *head("Fig. 13's saturation loads, paper vs model"),
                     _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
                     _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"), "",
                     f"![Duplex Fig. 13]({plot.name})"]
@@ -186,34 +190,43 @@ def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
 
 def plot_fig13(rows: list[dict], path: Path) -> Path:
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, (key, label, scale) in zip(axes, (("tbt50", "median TBT (ms)", 1e3), ("tbt90", "p90 TBT (ms)", 1e3),
                                               ("t2ft50", "median T2FT (s)", 1)), strict=True):
         for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
             pts = [r for r in rows if r["system"] == name]
             ax.plot([r["qps"] for r in pts], [r[key] * scale for r in pts], marker="o", ms=3, label=name)
-        ax.set_xlabel("QPS")
+        ax.set_xlabel("offered load (requests/s)")
         ax.set_ylabel(label)
+        ax.set_title(label.split(" (")[0], fontsize=10)
     axes[2].set_yscale("log")
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Duplex Fig. 13 (model): Mixtral, (4096, 512), max batch 128")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Duplex Fig. 13 (model): Mixtral under Poisson arrivals, (L_in, L_out) = (4096, 512), max batch 128")
+    fig.tight_layout()
     return save(fig, plt, path)
 
 
-def fig14_lines(requests: int, out: Path) -> list[str]:
-    mk = makers("mixtral-8x7b")
-    cells = {}
-    lines = ["Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement).", "",
-             "| L_in, L_out | batch | Duplex / Bank-PIM |", "| --- | ---: | ---: |"]
+def fig14(requests: int) -> list[dict]:
+    """Mixtral: Duplex's throughput over Bank-PIM's per (lengths, batch)."""
+    mk, rows = makers("mixtral-8x7b"), []
     for lengths in paper.LENGTHS:
         for batch in paper.BATCHES:
             d, b = (serve(mk[k], lengths, batch, requests) for k in ("Duplex", "Bank-PIM"))
-            cells[f"{lengths[0]}/{lengths[1]}\nb{batch}"] = d.throughput / b.throughput
-            lines.append(f"| {lengths[0]}, {lengths[1]} | {batch} | {d.throughput / b.throughput:.2f} |")
+            rows.append({"lengths": lengths, "batch": batch, "ratio": d.throughput / b.throughput})
+    return rows
+
+
+def fig14_lines(rows: list[dict], out: Path) -> list[str]:
+    lines = ["Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement).", "",
+             caption("Duplex Fig. 14: Duplex's throughput over Bank-PIM's on Mixtral per lengths and batch"),
+             "| L_in, L_out | batch | Duplex / Bank-PIM |", "| --- | ---: | ---: |"]
+    cells = {f"{r['lengths'][0]}/{r['lengths'][1]}\nb{r['batch']}": r["ratio"] for r in rows}
+    lines += [f"| {r['lengths'][0]}, {r['lengths'][1]} | {r['batch']} | {r['ratio']:.2f} |" for r in rows]
     ratios = list(cells.values())
     p14 = _bars({"Duplex / Bank-PIM": cells}, "throughput ratio", "Duplex Fig. 14 (model): Mixtral, over Bank-PIM",
                 out / "duplex_fig14.png")
-    return lines + ["", *HEAD, _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
+    return lines + ["", *head("Fig. 14's ratios over Bank-PIM, paper vs model"),
+                    _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
                     _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))), "",
                     f"![Duplex Fig. 14]({p14.name})"]
 
@@ -221,7 +234,9 @@ def fig14_lines(requests: int, out: Path) -> list[str]:
 def fig15_lines(out: Path) -> list[str]:
     """Energy per token of a steady decode stage (batch 64, 2048 cached tokens) [S: the paper's runs]."""
     lines = ["Energy per output token of a steady decode stage (batch 64, 2048 cached tokens), Duplex+PE+ET "
-             "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).", "", *HEAD]
+             "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).", "",
+             *head("Duplex Fig. 15: energy reduction per token against the GPU system, paper vs model (dynamic DRAM "
+                   "and ALU energy of a steady decode stage)")]
     red, model_red, paper_red = [], {}, {}
     for model in paper.SYSTEMS:
         e = {m: DuplexSystem(model, m).decode_energy_per_token(64, 2048) for m in ("gpu", "duplex+pe+et")}
@@ -240,28 +255,29 @@ def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Pa
     """Grouped bars: one group per key of the first series, one bar per series that has it."""
     plt = pyplot()
     keys = list(next(iter(series.values())))
-    fig, ax = plt.subplots(figsize=(7, 3))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.3 * len(keys) + 2), 3.8))
     width = 0.8 / len(series)
     for i, (name, vals) in enumerate(series.items()):
         xs = [j + i * width for j, k in enumerate(keys) if k in vals]
         ax.bar(xs, [vals[k] for k in keys if k in vals], width, label=name)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, fontsize=7)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, fontsize=8)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
     return save(fig, plt, path)
 
 
 def unit_lines() -> list[str]:
     peaks = logic_pim_peaks()
     lines = ["Derived, not typed in: 32 modules x 512 MACs x 2 x 650 MHz, and 32 pseudo-channels of bank bundles "
-             "(memory engine, HBM3 preset).", "", *HEAD,
+             "(memory engine, HBM3 preset).", "", *head("Logic-PIM's peaks derived from the units and the memory "
+                                                        "engine beside the paper's (inputs the paper states)"),
              _row("Logic-PIM TFLOPS per stack", 21.3, peaks["flops"] / 1e12),
              _row("Logic-PIM TB/s per stack", 2.66, peaks["bandwidth"] / 1e12),
              "", f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
              f"{STACKS} stacks per device."]
     recs = [r for r in characterization.load() if r.unit.startswith("duplex_")]
-    lines += ["", "Measured units (RTL testbench records, bit-exact against golden):", "",
+    lines += ["", caption("Duplex's measured units: RTL testbench records, bit-exact against golden"),
               "| unit | parameters | simulator | latency | II | probe (m, k, n): cycles, compute |",
               "| --- | --- | --- | ---: | ---: | --- |"]
     for r in recs:
@@ -292,7 +308,8 @@ def area_lines() -> list[str]:
         "", f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
         f"extrapolated along the line through each pair to {MODULES_PER_STACK} modules of {FULL.macs} MACs "
         f"({gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({soft:.3g}); buffers of one vector (SRAM is not logic).",
-        "", *HEAD, _row("GEMM modules : softmax unit", a["gemm"] / a["softmax"], gemm / soft),
+        "", *head("Logic-die area split, paper (7 nm) vs Yosys generic cells"),
+        _row("GEMM modules : softmax unit", a["gemm"] / a["softmax"], gemm / soft),
         "", f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
             f"{gemm * a['softmax'] / a['gemm'] / area_slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
             "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
@@ -302,16 +319,16 @@ def area_lines() -> list[str]:
 
 def plot_fig8(ops: tuple[int, ...], edap: dict[str, list[float]], path: Path) -> Path:
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(6, 4))
     for p, vals in edap.items():
         ax.plot(ops, [v / lg for v, lg in zip(vals, edap["logic"], strict=True)], marker="o", label=p)
     ax.axvline(paper.EDAP_CROSSOVER, color="k", lw=0.6, ls=":", label="paper crossover")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("Op/B (tokens)")
-    ax.set_ylabel("EDAP / Logic-PIM")
-    ax.set_title("Duplex Fig. 8 (model): 16384 x 4096 GEMM")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("operations per byte (tokens sharing each weight)")
+    ax.set_ylabel("EDAP over Logic-PIM's")
+    ax.set_title("Duplex Fig. 8 (model): EDAP of a 16384 x 4096 FP16 GEMM", fontsize=10)
+    ax.legend(fontsize=8)
     return save(fig, plt, path)
 
 
@@ -323,6 +340,8 @@ def fig8_lines(out: Path) -> list[str]:
              "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
              "(from §IV-C: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
              f"{paper.DRAM_AREA_FACTOR}x logic area [S: scaling in model.pim_area_mm2]). EDAP over Logic-PIM's:", "",
+             caption(f"Duplex Fig. 8: EDAP of a {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} GEMM per PIM over "
+                     "Logic-PIM's, by operations per byte"),
              "| PIM | " + " | ".join(f"{n} Op/B" for n in ops) + " |", "| --- |" + " ---: |" * len(ops)]
     lines += [f"| {p} | " + " | ".join(f"{e / lg:.2f}" for e, lg in zip(edap[p], edap["logic"], strict=True)) + " |"
               for p in PIMS]
@@ -331,34 +350,45 @@ def fig8_lines(out: Path) -> list[str]:
     cross = ops[i - 1] * (ops[i] / ops[i - 1]) ** (-rel[i - 1] / (rel[i] - rel[i - 1])) if i > 0 else float("nan")
     worse = "yes" if all(b > lg for b, lg in zip(edap["bankgroup"], edap["logic"], strict=True)) else "no"
     p8 = plot_fig8(ops, edap, out / "duplex_fig8.png")
-    return lines + ["", *HEAD, _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
+    return lines + ["", *head("Fig. 8's crossover, paper vs model"),
+                    _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
                     "", f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse}.",
                     "", f"![Duplex Fig. 8]({p8.name})"]
 
 
 def plot_fig11(rows: list[dict], path: Path) -> Path:
+    """Fig. 11: each system's throughput over GPU's, one panel per model, groups per (lengths, batch)."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(10, 3.6))
-    labels = [f"{r['model'].split('-')[0]}\n{r['lengths'][0]}/{r['batch']}" for r in rows]
-    x = np.arange(len(rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    fig, axes = plt.subplots(1, len(models), figsize=(3.6 * len(models), 4.2), sharey=True)
     width = 0.8 / (len(SYSTEMS) - 1)
-    for i, s in enumerate(SYSTEMS[1:]):
-        ax.bar(x + i * width, [_r(r[s], r["GPU"]) for r in rows], width, label=s)
-    ax.axhline(1, color="k", lw=0.6)
-    ax.set_xticks(x + 0.4 - width / 2, labels, fontsize=6)
-    ax.set_ylabel("throughput / GPU")
-    ax.set_title("Duplex Fig. 11 (model): L_in=L_out / batch")
-    ax.legend(fontsize=7, ncol=4)
+    for ax, model in zip(axes, models, strict=True):
+        pts = [r for r in rows if r["model"] == model]
+        x = np.arange(len(pts))
+        for i, s in enumerate(SYSTEMS[1:]):
+            ax.bar(x + i * width, [_r(r[s], r["GPU"]) for r in pts], width, label=s, color=f"C{i}")
+        ax.axhline(1, color="k", lw=0.6)
+        ax.set_xticks(x + 0.4 - width / 2, [f"{r['lengths'][0]}\nb{r['batch']}" for r in pts], fontsize=8)
+        ax.set_title(model, fontsize=10)
+        ax.set_xlabel("L_in = L_out, batch")
+    axes[0].set_ylabel("throughput / GPU's")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, bbox_to_anchor=(0.5, -0.03))
+    fig.suptitle("Duplex Fig. 11 (model): output tokens/s over the GPU system's, closed loop at the batch")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return save(fig, plt, path)
 
 
-def report_lines(out: Path, requests: int = 256) -> list[str]:
-    rows = fig11(requests)
+def report_lines(ctx) -> list[str]:
+    out, requests = ctx.out, ctx.requests
+    rows = ctx.grid("duplex-fig11", fig11, requests)
     p11 = plot_fig11(rows, out / "duplex_fig11.png")
     return ["### Logic-PIM", "", *unit_lines(), "", f"### Throughput (Fig. 11), up to {requests} requests per run",
             "", *fig11_lines(rows), "", f"![Duplex Fig. 11]({p11.name})", "", "### GLaM latency (Fig. 12)", "",
-            *fig12_lines(fig12(requests), out), "", f"### Serving load (Fig. 13), {requests} requests per point", "",
-            *fig13_lines(rows13 := fig13(requests), plot_fig13(rows13, out / "duplex_fig13.png")), "",
-            "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(requests, out), "",
+            *fig12_lines(ctx.grid("duplex-fig12", fig12, requests), out), "",
+            f"### Serving load (Fig. 13), {requests} requests per point", "",
+            *fig13_lines(rows13 := ctx.grid("duplex-fig13", fig13, requests),
+                         plot_fig13(rows13, out / "duplex_fig13.png")),
+            "", "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(ctx.grid("duplex-fig14", fig14, requests), out), "",
             "### Energy (Fig. 15)", "", *fig15_lines(out), "", "### EDAP against Bank-PIM and BankGroup-PIM (Fig. 8)",
             "", *fig8_lines(out), "", "### Logic-die area (§IV-C)", "", *area_lines()]

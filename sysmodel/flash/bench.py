@@ -27,6 +27,8 @@ from sysmodel import plots
 from sysmodel.devices import FlashModel
 from sysmodel.flash import paper
 from sysmodel.flash.store import BLOCK, open_file
+from sysmodel.outputs import write_text
+from sysmodel.progress import progress as progress_bar
 
 KIB = 1024
 CHUNKS = tuple(KIB << k for k in range(2, 11))  # 4 KiB .. 1 MiB
@@ -109,7 +111,7 @@ class BenchResult:
         return FlashModel(**self.fitted)
 
     def save(self, path: Path) -> Path:
-        path.write_text(json.dumps(asdict(self), indent=1))
+        write_text(path, json.dumps(asdict(self), indent=1))
         return path
 
     @classmethod
@@ -127,18 +129,20 @@ def run(out: Path, size: int = 512 << 20, chunks: tuple[int, ...] = CHUNKS, thre
         raise ValueError(f"chunks: {chunks} not allowed; multiples of {BLOCK} bytes")
     out.mkdir(parents=True, exist_ok=True)
     scratch = out / "flash_bench.scratch"
-    write_scratch(scratch, size)
-    fd, mode = open_file(scratch, direct=True)
     pairs = [(c, n) for n in threads for c in chunks]
-    if progress:
-        from tqdm import tqdm
-
-        pairs = tqdm(pairs, desc="flash-bench", unit="point")
-    try:
-        points = [(c, n, measure(fd, size, c, n, seconds, mode, seed)) for c, n in pairs]
+    try:  # the scratch file goes whatever happens, Ctrl-C included
+        write_scratch(scratch, size)
+        fd, mode = open_file(scratch, direct=True)
+        try:
+            with progress_bar(len(pairs), "flash-bench", progress) as bar:
+                points = []
+                for c, n in pairs:
+                    points.append((c, n, measure(fd, size, c, n, seconds, mode, seed)))
+                    bar.update()
+        finally:
+            os.close(fd)
     finally:
-        os.close(fd)
-        scratch.unlink()
+        scratch.unlink(missing_ok=True)
     res = BenchResult(points, asdict(fit(points)), mode, filesystem(out), size, seconds)
     res.save(out / "flash_bench.json")
     plot(res, out / "flash_bench.png")
@@ -162,7 +166,10 @@ def plot(res: BenchResult | None, path: Path) -> Path:
             line, = ax.plot([c / KIB for c, _ in xs], [v / 1e9 for _, v in xs], "o-",
                             label=f"this machine, {n} threads")
             ax.plot(grid / KIB, [model.throughput(c, n) / 1e9 for c in grid], ":", color=line.get_color())
-        ax.set_title(f"this machine: {res.filesystem}, {res.mode} reads (dotted: fitted model)", fontsize=9)
+        ax.set_title(f"LLM in a flash Fig. 2b beside this machine ({res.filesystem}, {res.mode} reads; dotted: the "
+                     "fitted model)", fontsize=9)
+    else:
+        ax.set_title("LLM in a flash Fig. 2b: random-read throughput vs chunk size (M1 Max)", fontsize=9)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("chunk size (KiB)")
     ax.set_ylabel("random-read throughput (GB/s)")

@@ -27,7 +27,7 @@ from functools import cache
 
 from sysmodel.devices import FlashModel
 from sysmodel.flash import paper
-from sysmodel.models import ModelConfig, load_model
+from sysmodel.models import ModelConfig, StageShape, load_model
 
 MS = 1e-3
 
@@ -49,7 +49,9 @@ def window_share(cfg: ModelConfig) -> tuple[float, str]:
         return paper.FFN_LIMIT[cfg.name], "[Q] App. C memory limit"
     w = weights(cfg)
     rest = (w["total"] - w["ffn"] + w["predictor"]) / w["total"]
-    return (paper.RESIDENT[cfg.name] - rest) * w["total"] / w["ffn"], "[D] the model's DRAM limit (App. C)"
+    if cfg.name in paper.RESIDENT:
+        return (paper.RESIDENT[cfg.name] - rest) * w["total"] / w["ffn"], "[D] the model's DRAM limit (App. C)"
+    return max(paper.DEFAULT_RESIDENT - rest, 0.0) * w["total"] / w["ffn"], "[S] half the model in DRAM (§6)"
 
 
 def dram_share(cfg: ModelConfig) -> float:
@@ -90,6 +92,9 @@ def increment(cfg: ModelConfig, backend: Backend) -> tuple[float, str]:
     """The FFN share loaded per token in "all": stated [Q], or implied by the paper's I/O cell [D, fit]."""
     if cfg.name in paper.INCREMENT:
         return paper.INCREMENT[cfg.name], "[Q] §3.1"
+    if (cfg.name, "cpu") not in paper.TABLE3:
+        inc = paper.FAMILY_INCREMENT.get(cfg.name.split("-")[0], paper.DEFAULT_INCREMENT)
+        return inc, "[S] the family's increment (OPT's for native ReLU, Falcon's otherwise)"
     io = paper.TABLE3[(cfg.name, "cpu")]["all"][0] * MS
     ffn_bytes = weights(cfg)["ffn"] * backend.value_bytes
     return io * backend.flash.throughput(bundle_bytes(cfg, backend.value_bytes)) / ffn_bytes, \
@@ -104,7 +109,7 @@ def latency(cfg: ModelConfig, backend: Backend, config: str) -> Latency:
     if config == "naive":
         return Latency(naive_io, 0.0, dense)
     if config == "hybrid":
-        return Latency(naive_io * (1 - paper.RESIDENT[cfg.name]), 0.0, dense)
+        return Latency(naive_io * (1 - paper.RESIDENT.get(cfg.name, paper.DEFAULT_RESIDENT)), 0.0, dense)
     if config != "all":
         raise ValueError(f"config: {config!r} not allowed; naive, hybrid, all")
     loaded = increment(cfg, backend)[0] * w["ffn"] * b
@@ -144,3 +149,112 @@ def calibration() -> dict[str, Backend]:
 FITTED = {("cpu", "naive", 2), ("cpu", "all", 1)} | {
     (b, c, p) for b in ("metal-m1", "metal-m2", "gpu") for c, p in (("naive", 2), ("all", 1), ("all", 2))} | {
     ("metal-m2", "naive", 0), ("metal-m2", "all", 0), ("gpu", "all", 0)}
+
+
+# --- LLM in a flash as a serving system --------------------------------------------------------------------
+
+class FlashSystem:
+    """LLM in a flash on the serving engine (`flash`): a device whose DRAM holds the non-FFN weights, the
+    predictors and the window's FFN neurons; each decode token loads the window's increment of FFN bundles
+    from flash, moves them into place and computes on the resident part (:func:`latency`, "all") — plus
+    decode attention over the request's KV cache at the backend's compute bandwidth [S: the paper's
+    latencies are for short contexts]. A prompt loads the FFN it does not hold once (as "hybrid" does) and
+    computes densely over its tokens (max of the weight read and the device's FLOP/s) [S: prompt processing
+    is outside the paper's scope, §6]. One request at a time (``max_batch`` 1: the paper is single-batch
+    inference, §6). DRAM: ``dram_gb`` (default half the device's memory, §4.1 "nearly half of the total
+    memory ... is allocated for model computations"); the resident part must fit it, the KV cache gets the
+    rest."""
+
+    max_batch = 1
+
+    def __init__(self, model: str, backend: str = "cpu", dram_gb: float = 0.0):
+        from sysmodel.cost import Infeasible
+        from sysmodel.devices import get_device
+
+        if backend not in paper.BACKEND_DEVICE:
+            raise ValueError(f"backend: {backend!r} not allowed; allowed: {', '.join(paper.BACKEND_DEVICE)}")
+        self.cfg, self.backend = load_model(model), calibration()[backend]
+        if self.cfg.experts > 1:
+            raise Infeasible(f"{model}: LLM in a flash loads dense FFN neurons by a predictor; MoE experts are "
+                             "outside its model (the paper runs dense models only)")
+        self.device = get_device(paper.BACKEND_DEVICE[backend])
+        self.dram = dram_gb * 1e9 or self.device.mem_bytes / 2
+        self.token = latency(self.cfg, self.backend, "all")
+        self.name = f"LLM in a flash ({backend})"
+        if self.kv_capacity() <= 0:
+            raise Infeasible(f"{model}: the resident {self.resident_bytes / 1e9:.1f} GB (window, attention, head) do "
+                             f"not fit {self.dram / 1e9:.0f} GB of DRAM ({self.device.name}, half its memory)")
+
+    @property
+    def resident_bytes(self) -> float:
+        return dram_share(self.cfg) * weights(self.cfg)["total"] * self.backend.value_bytes
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        from sysmodel.models import KV_BYTES
+
+        return self.cfg.kv_bytes_per_token(KV_BYTES)
+
+    def kv_capacity(self) -> float:
+        return self.dram - self.resident_bytes
+
+    def hardware(self) -> str:
+        return f"{self.device.name} ({self.dram / 1e9:.0f} GB DRAM for the model) + NVMe flash"
+
+    def _prefill(self, tokens):
+        import numpy as np
+
+        w, b = weights(self.cfg), self.backend
+        io = (1 - dram_share(self.cfg)) * (w["total"] - w["lookup"]) * 2 / b.naive_bw
+        dense = (w["total"] - w["lookup"]) * b.value_bytes / b.compute_bw
+        flops = 2.0 * np.asarray(tokens, float) * self.cfg.params() / self.device.peak_flops
+        return np.where(np.asarray(tokens) > 0, io + np.maximum(dense, flops), 0.0)
+
+    def stage_times(self, shape: StageShape):
+        import numpy as np
+
+        reqs = np.asarray(shape.decode_reqs, float)
+        attn = np.multiply(shape.decode_ctx, self.kv_bytes_per_token) / self.backend.compute_bw
+        return np.where(reqs > 0, self.token.total, 0.0) + attn + \
+            self._prefill(np.subtract(shape.tokens, shape.decode_reqs))
+
+    def usage(self, shape: StageShape):
+        import numpy as np
+
+        from sysmodel.energy import Usage, device_static_w
+
+        w, b, mem = weights(self.cfg), self.backend, self.device.memory
+        dec = np.asarray(shape.decode_reqs, float) > 0
+        pre = np.asarray(np.subtract(shape.tokens, shape.decode_reqs), float) > 0
+        loaded = increment(self.cfg, b)[0] * w["ffn"] * b.value_bytes
+        u = Usage(static_w=device_static_w(self.device.tdp_w))
+        u.read("nand", np.where(dec, loaded, 0.0) + np.where(pre, (1 - dram_share(self.cfg)) * w["total"] * 2, 0.0))
+        u.read(mem, np.where(dec, self.resident_bytes + 4 * loaded, 0.0))  # resident reads + memcpy in and out
+        u.read(mem, np.multiply(shape.decode_ctx, self.kv_bytes_per_token))
+        u.read(mem, np.where(pre, w["total"] * b.value_bytes, 0.0))
+        u.flops = np.where(dec, 2.0 * dram_share(self.cfg) * w["total"], 0.0) + \
+            2.0 * np.asarray(np.subtract(shape.tokens, shape.decode_reqs), float) * self.cfg.params()
+        return u
+
+    def energy(self, shape: StageShape, seconds=None):
+        from sysmodel.energy import joules
+
+        return joules(self.usage(shape), self.stage_times(shape) if seconds is None else seconds)
+
+    def area(self):
+        from sysmodel.systems import Area
+
+        return Area(0.0, "a software technique: nothing added")
+
+    def provenance(self):
+        from sysmodel.systems import Provenance
+
+        p = Provenance()
+        b = self.backend
+        p.constant("backend", {"compute_bw": b.compute_bw, "memcpy_bw": b.memcpy_bw, "naive_bw": b.naive_bw,
+                               "sparse_factor": b.sparse_factor}, "sysmodel/flash/latency.py calibration()")
+        p.constant("increment", increment(self.cfg, b)[0], increment(self.cfg, b)[1])
+        p.constant("window share", window_share(self.cfg)[0], window_share(self.cfg)[1])
+        p.fits += [f"{self.backend.name}: compute and memcpy bandwidths fitted to Table 3's OPT-6.7B cells "
+                   "(calibration())"]
+        return p

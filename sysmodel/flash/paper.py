@@ -44,6 +44,13 @@ WINDOW_TOKENS = 5  # [S] OPT: "k = 4" past tokens plus the current one (notes §
 DRAM_SHARE = {"opt-6.7b": 0.521, "falcon-7b": 0.5293}
 # Memory limits stated per model (App. C): the hybrid baseline keeps this share resident [Q]
 RESIDENT = {"opt-6.7b": 0.5, "falcon-7b": 0.5, "persimmon-8b": 0.5, "phi-2": 0.65, "llama2-7b": 0.55}
+DEFAULT_RESIDENT = 0.5  # [Q] §4.1: the method assumes "memory availability being half the size of the model" (§6)
+# [S] the loaded FFN share per token of a model the paper did not run: OPT's for native-ReLU models, Falcon's
+# (ReLU-fied) for the others
+FAMILY_INCREMENT = {"opt": INCREMENT["opt-6.7b"]}
+DEFAULT_INCREMENT = INCREMENT["falcon-7b"]
+# Backend -> device (§4.1): the M1 Max runs the CPU and Metal backends, the M2 Ultra Metal, the Linux box an RTX 4090
+BACKEND_DEVICE = {"cpu": "m1-max", "metal-m1": "m1-max", "metal-m2": "m2-ultra", "gpu": "rtx4090"}
 
 # Table 3: per-token latency in ms, (I/O, memory management, compute, total) [Q]
 TABLE3 = {

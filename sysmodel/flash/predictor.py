@@ -80,6 +80,10 @@ def load_dump(path: Path) -> Activations:
                          "(tokens, d_ff) with the same tokens")
     if act.dtype != bool:
         raise ValueError(f"activation dump {path}: active is {act.dtype}; bool")
+    if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
+        raise ValueError(f"activation dump {path}: x has non-finite or non-numeric values; finite floats")
+    if "pre" in data and not np.isfinite(data["pre"]).all():
+        raise ValueError(f"activation dump {path}: pre has non-finite values (NaN or Inf); finite floats")
     return Activations(x.astype(np.float32), act)
 
 
@@ -104,9 +108,12 @@ class Predictor:
 
 
 def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: float = 1e-2,
-          seed: int = 0) -> Predictor:
+          seed: int = 0, progress: bool = False) -> Predictor:
     """Balanced-BCE training with Adam (module docstring). ``epochs``, ``batch``, ``lr``: [S] (the paper's
-    2 epochs over 10,000 C4 samples on an A100 has no counterpart at this scale)."""
+    2 epochs over 10,000 C4 samples on an A100 has no counterpart at this scale). ``progress``: a bar over
+    epochs on a terminal."""
+    from sysmodel.progress import progress as progress_bar
+
     n, d = data.x.shape
     f = data.active.shape[1]
     if not 1 <= rank <= min(d, f):
@@ -119,7 +126,9 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
     m = [np.zeros_like(q) for q in params]
     v = [np.zeros_like(q) for q in params]
     step = 0
+    bar = progress_bar(epochs, "train predictor", progress)
     for _ in range(epochs):
+        bar.update()
         order = rng.permutation(n)  # a fresh shuffle per epoch, every minibatch drawn from it
         for lo in range(0, n, batch):
             sel = order[lo:lo + batch]
@@ -136,6 +145,7 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
                 vq *= 0.999
                 vq += 0.001 * gq ** 2
                 q -= lr * (mq / (1 - 0.9 ** step)) / (np.sqrt(vq / (1 - 0.999 ** step)) + 1e-12)
+    bar.close()
     return Predictor(*(q.astype(np.float32) for q in params))
 
 

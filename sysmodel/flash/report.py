@@ -18,7 +18,8 @@ from sysmodel.flash.cache import NeuronCache
 from sysmodel.flash.store import FFN
 from sysmodel.models import load_model
 from sysmodel.plots import pyplot, save
-from sysmodel.results import HEAD
+from sysmodel.report import caption
+from sysmodel.results import head
 
 GAPS = {
     "falcon-7b cpu naive": "Falcon-7B's dense compute is 22% faster per weight byte than OPT's on the same CPU "
@@ -36,7 +37,8 @@ def flash_lines() -> list[str]:
     m = FlashModel()
     lines = ["Flash reads (M1 Max SSD, 32 threads): thr(c) = min(6.1 GB/s, 32 c / (l0 + c / B)), l0 = "
              f"{m.l0 * 1e6:.0f} µs and B = {m.per_thread_bw / 1e6:.0f} MB/s fitted to the 8 and 16 KiB points "
-             "(notes §3.1): those two cells are fits, the others predictions.", "", *HEAD]
+             "(notes §3.1): those two cells are fits, the others predictions.", "",
+             *head("Flash read throughput by chunk size on the M1 Max SSD, paper vs the read model")]
     names = {8 * 1024: "8 KiB unbundled fp16 (fit)", 16 * 1024: "16 KiB bundled fp16 (fit)",
              32 * 1024: "32 KiB bundled fp32", 1 << 30: "sequential (the cap)"}
     for c, want in paper.FLASH_POINTS.items():
@@ -50,6 +52,8 @@ def table2_lines() -> list[str]:
              "throughput at the configuration's chunk (unbundled rows of d_model x 2 B = 8 KiB; bundles 16 KiB). "
              "The predictor and windowing rows read at the 8 KiB fit point, bundling at the 16 KiB one: this "
              "table checks the paper's arithmetic, it is not a prediction.", "",
+             caption("LLM in a flash Table 2: I/O per token of OPT-6.7B (fp16, M1 Max) per configuration, paper vs "
+                     "model"),
              "| configuration | GB per token | chunk | throughput (GB/s) | I/O paper (ms) | I/O model (ms) "
              "| model / paper |",
              "| --- | ---: | --- | ---: | ---: | ---: | ---: |"]
@@ -87,6 +91,8 @@ def table3_lines(rows: list) -> list[str]:
              "was computed from this cell), **input** (the loaded share is implied by this cell: the paper does "
              "not state it), **pred** (predicted). A row is a prediction only when no part is a fit or an "
              "input; only predictions count as reproduced, and only within 10%.", "",
+             caption("LLM in a flash Table 3: per-token latency (I/O, memory management, compute) per model, backend "
+                     "and configuration, paper vs model, each cell marked fit, input or prediction"),
              "| model | backend | config | I/O | mem | compute | total paper | total model | model / paper | status |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     predicted = within = 0
@@ -105,7 +111,7 @@ def table3_lines(rows: list) -> list[str]:
         lines.append(f"| {model} | {backend} | {config} | {' | '.join(cells)} | {want[3]} | {got.total * 1e3:.0f} "
                      f"| {ratio:.2f} | {status}; {gap} |")
     lines += ["", f"Predicted rows within 10% of the paper's total (reproduced): {within} of {predicted}.", "",
-              "Calibration constants (each computed from the OPT-6.7B cell named; Table 3, §4.2):", "",
+              caption("The calibration constants, each computed from the OPT-6.7B Table 3 cell named (fits)"),
               "| backend | compute bandwidth (GB/s) | memcpy (GB/s) | sparse-kernel factor | bundled read (GB/s) |",
               "| --- | ---: | ---: | ---: | ---: |"]
     opt = load_model("opt-6.7b")
@@ -120,13 +126,15 @@ def table3_lines(rows: list) -> list[str]:
 def headline_lines(rows: list) -> list[str]:
     tot = {(m, b, c): g.total for m, b, c, _, g, _ in rows}
     lines = ["Speedup over naive, OPT-6.7B (the paper's claims: 4-5x CPU, 7x Metal, 20-25x GPU; its Table 3 "
-             "totals give the values below; Metal and GPU rows rest on fitted cells):", "", *HEAD]
+             "totals give the values below; Metal and GPU rows rest on fitted cells):", "",
+             *head("Speedup over naive loading per backend, OPT-6.7B, paper vs model")]
     for label, backend in (("CPU", "cpu"), ("Metal M2 Ultra (fit)", "metal-m2"), ("GPU (fit)", "gpu")):
         want = paper.TABLE3[("opt-6.7b", backend)]
         got = tot[("opt-6.7b", backend, "naive")] / tot[("opt-6.7b", backend, "all")]
         lines.append(results.row(GAPS, f"{label} speedup over naive", want["naive"][3] / want["all"][3], got, ".1f"))
     lines += ["", "DRAM budget, share of the model (embeddings + attention + predictors + the window's FFN rows; "
-              "the predictor sizes from the paper's ranks, the window share [Q]):", "", *HEAD]
+              "the predictor sizes from the paper's ranks, the window share [Q]):", "",
+              *head("DRAM budget as a share of the model, paper vs model")]
     for model, want in paper.DRAM_SHARE.items():
         lines.append(results.row(GAPS, f"{model} DRAM (%)", want * 100, lat.dram_share(load_model(model)) * 100))
     return lines
@@ -140,8 +148,11 @@ def predictor_lines(quick: bool) -> list[str]:
     lines = [f"Low-rank predictor on synthetic activations (sysmodel/flash/predictor.py: latent rank {p.rank}, "
              f"noise {p.sigma}, d_model {p.d_model}, d_ff {p.d_ff}, {p.active:.1%} active; trained on {n} tokens, "
              f"evaluated on {data.x.shape[0] - n}). Not OPT-6.7B: the paper's rates are printed beside, not "
-             "reproduced.", "", "| predictor rank | false negatives | false positives | predicted active | "
-             "truly active |", "| ---: | ---: | ---: | ---: | ---: |",
+             "reproduced.", "",
+             caption("The low-rank predictor's error rates on synthetic activations beside the paper's on OPT-6.7B "
+                     "(illustration, not reproduction)"),
+             "| predictor rank | false negatives | false positives | predicted active | truly active |",
+             "| ---: | ---: | ---: | ---: | ---: |",
              f"| paper, OPT-6.7B (r = 128 .. 1024) | {paper.PREDICTOR_FNR:.1%} | {paper.PREDICTOR_FPR:.1%} | "
              f"~3x active | {paper.OPT_ACTIVE:.1%} |"]
     for rank in (p.rank // 2, 2 * p.rank):
@@ -150,6 +161,7 @@ def predictor_lines(quick: bool) -> list[str]:
         lines.append(f"| {rank} | {q.fnr:.1%} | {q.fpr:.1%} | {q.predicted:.1%} | {q.active:.1%} |")
     lines += ["", f"The neuron cache and window on the rank-{model.rank} predictor's masks for the same test tokens "
               "(the real mechanism, sysmodel/flash/cache.py, in-memory source; shares of the FFN):", "",
+              caption("The neuron cache's traffic against the window size on the predictor's masks"),
               "| window k (tokens) | loaded per token | held in DRAM (mean) | held (max, the Req_i to preallocate) |",
               "| ---: | ---: | ---: | ---: |"]
     ffn = FFN.random(p.d_model, p.d_ff, seed=2)
@@ -168,27 +180,34 @@ def plot_latency(rows: list, path: Path) -> Path:
     """Stacked I/O, memory management and compute per configuration, paper (hatched) beside model; the
     baselines and "all" in two panels, each on a linear scale."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [13, 8]})
-    for ax, sel in zip(axes, (lambda c: c != "all", lambda c: c == "all"), strict=True):
-        mine = [r for r in rows if sel(r[2])]
-        for x, (_, _, _, want, got, _) in enumerate(mine):
+    groups = [[r for r in rows if r[2] != "all"], [r for r in rows if r[2] == "all"]]
+    fig, axes = plt.subplots(2, 1, figsize=(9, 0.42 * sum(map(len, groups)) + 2.5),
+                             gridspec_kw={"height_ratios": [len(g) for g in groups]})
+    for ax, mine, title in zip(axes, groups, ("naive and hybrid loading", "the paper's method (\"all\")"),
+                               strict=True):
+        for y, (_, _, _, want, got, _) in enumerate(mine):
             ours = (got.io * 1e3, got.mem * 1e3, got.compute * 1e3)
             for k, (vals, hatch) in enumerate(((want[:3], "//"), (ours, ""))):
-                bottom = 0.0
-                for v, color, name in zip(vals, ("C0", "C1", "C2"), ("I/O", "memory mgmt", "compute"), strict=True):
-                    ax.bar(x + 0.4 * k, v, 0.38, bottom=bottom, color=color, hatch=hatch,
-                           label=name if x == 0 and k == 1 else None)
-                    bottom += v
-        ax.set_xticks(np.arange(len(mine)) + 0.2, [f"{m}\n{b} {c}" for m, b, c, *_ in mine], fontsize=6, rotation=60)
-        ax.set_ylabel("ms per token (hatched: paper; plain: model)")
-    axes[0].legend(fontsize=8)
+                left = 0.0
+                for v, color, name in zip(vals, ("C0", "C1", "C2"), ("I/O", "memory management", "compute"),
+                                          strict=True):
+                    ax.barh(y + 0.4 * k, v, 0.38, left=left, color=color, hatch=hatch,
+                            label=name if y == 0 and k == 1 else None)
+                    left += v
+        ax.set_yticks(np.arange(len(mine)) + 0.2, [f"{m}, {b}, {c}" for m, b, c, *_ in mine], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("ms per token (hatched: paper, upper bar; plain: model, lower bar)")
+        ax.set_title(f"LLM in a flash Table 3: latency per token, {title}", fontsize=10)
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
     return save(fig, plt, path)
 
 
-def report_lines(out: Path, quick: bool = False) -> list[str]:
+def report_lines(ctx) -> list[str]:
+    out, quick = ctx.out, ctx.quick
     rows = table3()
     lines = [*flash_lines(), "", *table2_lines(), "", *table3_lines(rows), "", *headline_lines(rows), "",
-             *predictor_lines(quick), ""]
+             *ctx.grid("flash-predictor", predictor_lines, quick), ""]
     measured = bench.OUT / "flash_bench.json"
     res = bench.BenchResult.load(measured) if measured.exists() else None
     bench.plot(res, out / "flash_throughput.png")

@@ -28,7 +28,7 @@ from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
 from hw.hermes import activation
 from sysmodel import characterization, memory
-from sysmodel.cost import ATTACC, Efficiency, Engine, stage_time
+from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
@@ -124,6 +124,9 @@ class Run:
     mlp_s: float = 0.0
     reloads: int = 0
     remaps: int = 0
+    attn_s: list[float] = field(default_factory=list)  # each token's decode attention (all layers)
+    gpu_bytes: float = 0.0  # weight bytes of hot neurons the GPU computed, all tokens and layers
+    dimm_bytes: float = 0.0  # weight bytes of cold neurons the DIMMs computed, likewise
 
     @property
     def tokens_per_s(self) -> float:
@@ -180,11 +183,22 @@ def _placements(cfg: ModelConfig, hw: Hardware, trace: Trace, batch: int, policy
     return dict(zip(keys, maps, strict=True))
 
 
+def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
+    """The NDP-DIMMs hold a full copy of the weights (hot neurons are reloaded from them and demoted ones
+    computed there): ``Infeasible`` when they do not fit (§V-E1: Falcon-40B's 84 GB needs four 32 GB DIMMs)."""
+    cap = hw.dimms * hw.dimm_bytes
+    if cfg.weight_bytes() > cap:
+        raise Infeasible(f"{cfg.name}: {cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {hw.dimms} NDP-DIMMs "
+                         f"x {hw.dimm_bytes / 1e9:.0f} GB ({cap / 1e9:.0f} GB)")
+
+
 def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), policy: str = "hermes",
              host: bool = False, rule: str = "state-or-correlation") -> Run:
     """Hermes (``policy`` one of POLICIES) or Hermes-host (``host``: the CPU computes the cold neurons
     and attention, as PowerInfer) over ``trace``'s generation."""
     cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
+    if not host:
+        require_dimms(cfg, hw)
     if policy not in POLICIES:
         raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
     for (_, b), a in trace.acts.items():
@@ -213,8 +227,11 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
                     prev = trace.acts[(layer - 1, b)][:, t] if layer else None
                     comp = sch.predicted(state[key], trace.parents.get(key), prev, rule).any(axis=0)
                 p = maps[key]
-                gpu = c.gpu * int((comp & p.on_gpu).sum()) + c.sync
+                hot = int((comp & p.on_gpu).sum())
+                gpu = c.gpu * hot + c.sync
                 cold = np.bincount(p.dimm[comp & ~p.on_gpu], minlength=units)
+                run.gpu_bytes += hot * c.bytes * scale
+                run.dimm_bytes += int(cold.sum()) * c.bytes * scale
                 block = max(gpu, c.dimm * cold.max()) + merge_time(cfg, hw, batch, b)
                 total += block
                 run.mlp_s += block * scale if b == "mlp" else 0.0
@@ -222,13 +239,15 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
                 state[key] = gh.update_states(state[key], act.any(axis=0))
                 if policy in ("adjustment", "hermes"):  # reloads ride the O-proj, half of it per block [S]
                     run.reloads += sch.adjust(p, state[key], int(t_o / 2 * hw.pcie.bw // c.bytes))
-            total += attention_time(cfg, hw, batch, t, host) + t_o
+            attn = attention_time(cfg, hw, batch, t, host)
+            total += attn + t_o
         if policy == "hermes" and not host and (t - trace.prefill + 1) % paper.WINDOW == 0:
             for key, p in maps.items():  # next window's remap, over DIMM-link during its O-proj phases
                 cap = int(paper.WINDOW * t_o / 2 * hw.link.bw // cs[key[1]].bytes)
                 run.remaps += sch.window_remap(p, activity[key], hw.dimms, cap)
                 activity[key][:] = 0
         run.token_s.append(total * scale + lm)
+        run.attn_s.append(attn * cfg.layers)  # the same every layer
     return run
 
 
@@ -297,3 +316,163 @@ def hermes_base_token(cfg: ModelConfig, hw: Hardware, batch: int, ctx: np.ndarra
 
 def with_multipliers(hw: Hardware, m: int) -> Hardware:
     return replace(hw, multipliers=m)
+
+
+# --- Hermes as a serving system ----------------------------------------------------------------------------
+
+CALIBRATION_BATCHES = (1, 2, 4, 8, 16)  # the batches the per-token model is run at (§V-B2's range)
+AREA_PER_CORE_MM2 = 1.23  # one NDP core, 7 nm (§V-E, Table II note; notes §2)
+
+
+class HermesSystem:
+    """Hermes on the serving engine (`hermes`): a decode stage of b requests costs the per-token model's
+    FC and LM-head time at batch b — :func:`simulate` over a generated activation trace of the model's
+    family (``workload.stats_for``) at :data:`CALIBRATION_BATCHES`, interpolated linearly between them —
+    plus decode attention on the DIMMs at the stage's mean context (:func:`attention_time`); prefill
+    chunks run on the GPU with the non-resident weights streamed over PCIe (:func:`prefill_time`'s rule),
+    before the stage's decodes [S]. The GEMV unit batches at most 16 sequences (``max_batch``). The DIMMs
+    hold a full copy of the weights (:func:`require_dimms`) and the KV cache in what is left."""
+
+    max_batch = hs.MAX_BATCH
+
+    def __init__(self, model: str | ModelConfig, dimms: int = paper.DIMMS, multipliers: int = hs.MULTIPLIERS,
+                 policy: str = "hermes", host: bool = False, seed: int = 1):
+        self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
+        if self.cfg.experts > 1:
+            raise Infeasible(f"{self.cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
+                             "are outside its model (the paper runs dense models only)")
+        if policy not in POLICIES:
+            raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
+        self.hw, self.policy, self.host, self.seed = replace(Hardware(), dimms=dimms, multipliers=multipliers), \
+            policy, host, seed
+        if not host:
+            require_dimms(self.cfg, self.hw)
+        elif self.cfg.weight_bytes() > paper.HOST_BYTES:
+            raise Infeasible(f"{self.cfg.name}: weights exceed the host's {paper.HOST_BYTES / 1e9:.0f} GB")
+        if hot_budget(self.cfg, self.hw) < 0:
+            raise Infeasible(f"{self.cfg.name}: W_O and the LM head alone exceed the GPU's "
+                             f"{self.hw.gpu_weight_bytes / 1e9:.0f} GB weight budget")
+        self.name = ("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})")
+        self._runs: dict[int, Run] = {}
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        return self.cfg.kv_bytes_per_token(KV_BYTES)
+
+    def kv_capacity(self) -> float:
+        cap = paper.HOST_BYTES if self.host else self.hw.dimms * self.hw.dimm_bytes
+        return cap - self.cfg.weight_bytes()
+
+    def hardware(self) -> str:
+        if self.host:
+            return f"{self.hw.gpu} + host CPU ({paper.HOST_BYTES / 1e9:.0f} GB DDR5)"
+        return (f"{self.hw.gpu} + {self.hw.dimms} NDP-DIMMs x {self.hw.dimm_bytes / 1e9:.0f} GB DDR4 "
+                f"({self.hw.multipliers} multipliers each)")
+
+    def run(self, batch: int) -> Run:
+        """The per-token model at ``batch`` on a generated trace of the paper's 128 + 128 tokens."""
+        if batch not in self._runs:
+            from sysmodel.hermes.workload import generate, stats_for
+
+            c = self.cfg
+            tr = generate({"attn": c.hidden, "mlp": c.intermediate}, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT,
+                          paper.L_IN, batch, stats_for(c.name), seed=self.seed, layers=c.layers)
+            self._runs[batch] = simulate(c, tr, self.hw, self.policy, self.host)
+        return self._runs[batch]
+
+    def _per_token(self, reqs: np.ndarray) -> np.ndarray:
+        """(FC + LM-head seconds, GPU weight bytes, DIMM weight bytes) per decode token at each batch."""
+        pts = {b: self.run(b) for b in self._needed(reqs)}
+        xs = np.array(sorted(pts), float)
+        cols = [[np.mean(np.subtract(r.token_s, r.attn_s)), r.gpu_bytes / len(r.token_s),
+                 r.dimm_bytes / len(r.token_s)] for r in (pts[b] for b in sorted(pts))]
+        ys = np.array(cols)
+        return np.stack([np.interp(reqs, xs, ys[:, j]) for j in range(3)])
+
+    def _needed(self, reqs: np.ndarray) -> set[int]:
+        cal = np.array(CALIBRATION_BATCHES)
+        out = set()
+        for r in np.unique(reqs[reqs > 0]):
+            i = int(np.searchsorted(cal, r))
+            out |= {int(cal[min(i, len(cal) - 1)]), int(cal[max(i - 1, 0)])} if cal[min(i, len(cal) - 1)] != r \
+                else {int(r)}
+        return out or {1}
+
+    def _attention(self, reqs: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        """Decode attention of all layers at the stage's mean context (linear in the requests)."""
+        mean = np.where(reqs > 0, ctx / np.maximum(reqs, 1), 0).round().astype(int)
+        per_req = {m: attention_time(self.cfg, self.hw, 1, int(m), self.host) for m in np.unique(mean) if m}
+        return reqs * np.array([per_req.get(m, 0.0) for m in mean]) * self.cfg.layers
+
+    def _fields(self, shape: StageShape) -> tuple[np.ndarray, ...]:
+        f = [np.atleast_1d(np.asarray(getattr(shape, k), float)) for k in
+             ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")]
+        n = max(len(x) for x in f)
+        return tuple(np.broadcast_to(x, (n,)) for x in f)
+
+    def _prefill(self, tokens: np.ndarray, pairs: np.ndarray, kv: np.ndarray) -> np.ndarray:
+        compute = np.asarray(stage_time(self.cfg, StageShape(tokens=tokens, prefill_pairs=pairs, prefill_kv=kv),
+                                        self.hw.engine), float)
+        streamed = max(self.cfg.weight_bytes() - self.hw.gpu_weight_bytes, 0.0) / self.hw.pcie.bw
+        return np.where(tokens > 0, np.maximum(compute, streamed), 0.0)
+
+    def stage_times(self, shape: StageShape) -> np.ndarray:
+        tokens, reqs, ctx, pairs, kv = self._fields(shape)
+        if reqs.max(initial=0) > self.max_batch:
+            raise ValueError(f"decode_reqs: {int(reqs.max())} not allowed; the GEMV unit batches <= {self.max_batch}")
+        fc = np.where(reqs > 0, self._per_token(reqs)[0], 0.0)
+        return fc + self._attention(reqs, ctx) + self._prefill(tokens - reqs, pairs, kv)
+
+    def usage(self, shape: StageShape):
+        from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w
+
+        c, hw = self.cfg, self.hw
+        tokens, reqs, ctx, pairs, kv = self._fields(shape)
+        _, gpu_b, dimm_b = np.where(reqs > 0, self._per_token(reqs), 0.0)
+        chips = 0 if self.host else hw.dimms * hw.dimm_bytes * 8 / (8 << 30)
+        gpu = get_device(hw.gpu)
+        u = Usage(static_w=device_static_w(gpu.tdp_w) + chips * DDR4_CHIP_STATIC_W)
+        dense = c.layers * c.hidden * c.hidden * 2 + c.vocab * c.hidden * 2  # W_O and the LM head, on the GPU
+        cold_mem, path = ("ddr5", "host") if self.host else ("ddr4", "buffer")
+        u.read(gpu.memory, np.where(reqs > 0, gpu_b + dense, 0.0))
+        u.read(cold_mem, dimm_b, path)
+        u.read(cold_mem, ctx * self.kv_bytes_per_token, path)  # the KV cache, read where attention runs
+        u.flops = (gpu_b + dimm_b + dense) * reqs + 4.0 * c.heads * c.head_dim * ctx * c.layers
+        vec = reqs * 2 * (c.hidden + 2 * c.kv_dim + c.hidden) * c.layers  # partials of QKV and the MLP
+        u.move(hw.pcie.name, vec)
+        if not self.host:
+            u.move(hw.link.name, vec * (hw.dimms - 1) / hw.dimms)
+        pre = tokens - reqs
+        streamed = max(c.weight_bytes() - hw.gpu_weight_bytes, 0.0)
+        u.read(gpu.memory, np.where(pre > 0, c.weight_bytes(), 0.0))
+        u.read(cold_mem, np.where(pre > 0, streamed, 0.0), "host")
+        u.move(hw.pcie.name, np.where(pre > 0, streamed, 0.0))
+        u.flops = u.flops + 2.0 * pre * c.params() + 4.0 * c.heads * c.head_dim * pairs * c.layers
+        return u
+
+    def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
+        from sysmodel.energy import joules
+
+        return joules(self.usage(shape), self.stage_times(shape) if seconds is None else seconds)
+
+    def area(self):
+        from sysmodel.systems import Area
+
+        if self.host:
+            return Area(0.0, "Hermes-host: nothing added")
+        return Area(AREA_PER_CORE_MM2 * self.hw.dimms, "[Q] Hermes §V: 1.23 mm2 per NDP core (7 nm) x DIMMs")
+
+    def provenance(self):
+        from sysmodel.hermes.workload import stats_for
+        from sysmodel.systems import Provenance
+
+        p = Provenance()
+        if not self.host:
+            p.record("hermes_gemv", "hw/hermes/gemv.py", "golden/hermes.py")
+            p.record("hermes_activation", "hw/hermes/activation.py", "golden/hermes.py")
+        p.constant("activation statistics", str(stats_for(self.cfg.name)), "sysmodel/hermes/workload.py "
+                   "FAMILY_STATS (Hermes §II-B, §III-B; family end of the 70-90% range [S])")
+        p.constant("NDP-DIMM bandwidth", self.hw.dimm_bw, "sysmodel.memory, rank-level mode, Hermes DDR4 preset")
+        for name in ("T_SYNC", "GPU_WEIGHT_BYTES", "PCIE"):
+            p.constant(name, getattr(paper, name), "sysmodel/hermes/paper.py")
+        return p

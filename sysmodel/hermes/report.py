@@ -20,7 +20,8 @@ from sysmodel.hermes import workload as wl
 from sysmodel.models import load_model
 from sysmodel.plots import pyplot, save
 from sysmodel.progress import progress
-from sysmodel.results import HEAD, area_extrapolate
+from sysmodel.report import caption
+from sysmodel.results import area_extrapolate, head
 
 # The named modelling difference behind each result more than 10% off the paper's
 GAPS = {
@@ -74,6 +75,7 @@ def setup_lines() -> list[str]:
     lines = ["Derived inputs (not assumed): one NDP-DIMM's bandwidth from the memory engine (rank-level mode, "
              "Hermes DDR4 preset, streaming with refresh); the GEMV rate from the bit-serial multiplier's "
              "measured initiation interval.", "",
+             caption("Hermes' derived inputs: what the model computes from the memory engine and the measured RTL"),
              "| input | value | source |", "| --- | ---: | --- |",
              f"| NDP-DIMM internal bandwidth | {hw.dimm_bw / 1e9:.1f} GB/s | sysmodel.memory, 4 ranks x 25.6 GB/s "
              "peak (notes §2.3) |",
@@ -106,7 +108,9 @@ def workload_lines() -> list[str]:
     s = wl.solve(st)
     return ["Generated activations (LLaMA2-70B shapes, MLP block, one sequence): the generator's parameters "
             f"are solved from the paper's statistics (mu {s.mu:.2f}, sigma {s.sigma:.2f}, drift {s.drift:.2f}, "
-            f"AR {s.ar:.3f}, layer coupling {s.coupling} [S]; sysmodel/hermes/workload.py).", "", *HEAD,
+            f"AR {s.ar:.3f}, layer coupling {s.coupling} [S]; sysmodel/hermes/workload.py).", "",
+            *head("The generated activations' statistics against the paper's (LLaMA2-70B MLP block, one sequence; "
+                  "inputs of the generator, shown as a check, not a prediction)"),
             _row("sparsity", st.sparsity, 1 - float(a.mean())),
             _row("work of the top 20% of neurons", st.hot_work, float(f[: len(f) // 5].sum() / f.sum())),
             _row("adjacent-token similarity", st.adjacent_similarity, sim(1)),
@@ -121,9 +125,11 @@ def predictor_lines() -> list[str]:
                                       r) for r in sch.RULES}
     best = rows["state-or-correlation"]
     lines = ["Predictor (state table + top-2 correlation, golden.hermes), LLaMA2-70B MLP layer 1, batch 1. "
-             "Timing uses `state-or-correlation` [S].", "", *HEAD,
+             "Timing uses `state-or-correlation` [S].", "",
+             *head("The activation predictor's accuracy, paper vs model (LLaMA2-70B MLP layer 1, batch 1)"),
              _row("predictor accuracy", paper.PREDICTOR_ACCURACY, best.accuracy, ".3f"),
-             "", "| rule | accuracy | recall | precision |", "| --- | ---: | ---: | ---: |"]
+             "", caption("Each prediction rule's accuracy, recall and precision on the same tokens"),
+             "| rule | accuracy | recall | precision |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {r} | {a.accuracy:.3f} | {a.recall:.3f} | {a.precision:.3f} |" for r, a in rows.items()]
     return lines
 
@@ -144,6 +150,8 @@ def ilp_lines() -> list[str]:
     toy_c = [sch.Costs(1.0, 8.0, 1.0, 0.5) for _ in toy_f]
     lines = ["Offline partition (Eqs. 1-7 with the assignment constraint, HiGHS via scipy.optimize.milp). Objective: "
              "sum over (layer, block) of max(T_GPU, slowest DIMM) on the profile frequencies.", "",
+             caption("The offline partition's objective and solve time: exact ILP, its decomposition and a greedy "
+                     "split, on a toy and on LLaMA2-70B's simulated layers"),
              "| case | method | objective | vs exact / decomposed | solve s |", "| --- | --- | ---: | ---: | ---: |"]
     ref = None
     for name, fn in (("exact", lambda: _proven(sch.exact_ilp(toy_f, toy_c, 20.0, 1e9, 2))),
@@ -205,13 +213,14 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
     names = ["Hermes", "Hermes-host", *hm.BASELINES]
     lines = [f"End-to-end tokens/s (B x {paper.L_OUT} / (prompt + decode), {paper.L_IN} in / {paper.L_OUT} out, "
              "§V-A4); FlexGen and Deja Vu on the OPT models only, as in the paper.", "",
+             caption(f"Tokens/s of Hermes and its baselines per model and batch, {paper.L_IN} in / {paper.L_OUT} out"),
              "| model | batch | " + " | ".join(names) + " |",
              "| --- | ---: | " + " | ".join("---:" for _ in names) + " |"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['batch']} | " + " | ".join(f"{r[n]:.2f}" if n in r else "-" for n in names)
                      + " |")
     b1 = {r["model"]: r["Hermes"] for r in rows if r["batch"] == 1}
-    lines += ["", *HEAD,
+    lines += ["", *head("Hermes' headline tokens/s and its average speedups over the baselines, paper vs model"),
               _row("LLaMA2-70B tokens/s, batch 1", paper.TOKENS_S["llama2-70b"], b1["llama2-70b"]),
               _row("OPT-66B tokens/s, batch 1", paper.TOKENS_S["opt-66b"], b1["opt-66b"]),
               _row("over Deja Vu, batch 1-16", paper.OVER_DEJAVU, _mean(rows, "Deja Vu", paper.OPT_MODELS)),
@@ -227,58 +236,88 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
 
 
 def plot_throughput(rows: list[dict], names: list[str], path: Path) -> Path:
+    """§V-B (Figs. 9-10 style): tokens/s against batch, one panel per model, a line per system."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(12, 4))
-    x = np.arange(len(rows))
-    for i, n in enumerate(names):
-        ax.bar(x + i * 0.12, [r.get(n, np.nan) for r in rows], 0.12, label=n)
-    ax.set_xticks(x + 0.36, [f"{r['model']}\nB{r['batch']}" for r in rows], fontsize=6)
-    ax.set_yscale("log")
-    ax.set_ylabel("tokens/s")
-    ax.legend(fontsize=7, ncol=4)
-    save(fig, plt, path)
-    return path
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    cols = min(3, len(models))
+    fig, axes = plt.subplots(-(-len(models) // cols), cols, figsize=(4.4 * cols, 3.4 * -(-len(models) // cols)),
+                             squeeze=False, sharey=True)
+    for ax, model in zip(axes.flat, models, strict=False):
+        pts = [r for r in rows if r["model"] == model]
+        for i, n in enumerate(names):
+            xs = [r["batch"] for r in pts if n in r]
+            if xs:
+                ax.plot(xs, [r[n] for r in pts if n in r], marker="os^v<>D"[i % 7], label=n, color=f"C{i}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(model, fontsize=10)
+        ax.set_xlabel("batch (sequences)")
+        ax.grid(True, which="both", lw=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("output tokens/s")
+    for ax in axes.flat[len(models):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(f"Hermes §V-B (model): end-to-end tokens/s, {paper.L_IN} in / {paper.L_OUT} out")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return save(fig, plt, path)
 
 
-def ablation_lines(out: Path) -> list[str]:
+def ablation() -> dict[str, float]:
+    """MLP-block seconds per step of LLaMA2-70B at batch 1 under each of the ablation's policies."""
     tr, hw = trace("llama2-70b", 1), hm.Hardware()
-    mlp = {p: hm.simulate("llama2-70b", tr, hw, p).mlp_s for p in hm.POLICIES}
+    return {p: hm.simulate("llama2-70b", tr, hw, p).mlp_s for p in hm.POLICIES}
+
+
+def ablation_lines(mlp: dict[str, float], out: Path) -> list[str]:
     names = {"partition": "partition over random", "adjustment": "adjustment over partition",
              "hermes": "window remap over adjustment"}
     lines = ["Ablation (§V-C): MLP-block latency per step, LLaMA2-70B batch 1 [S: the paper's model for Fig. 13 is "
-             "not named].", "", *HEAD]
+             "not named].", "", *head("The ablation's step-over-step MLP-block speedups, paper vs model "
+                                      "(LLaMA2-70B, batch 1)")]
     for prev, cur in zip(hm.POLICIES, hm.POLICIES[1:], strict=False):
         lines.append(_row(names[cur], paper.ABLATION[cur], mlp[prev] / mlp[cur]))
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(6, 3.8))
     ax.bar(list(mlp), [mlp["random"] / v for v in mlp.values()], color="tab:blue", label="model")
     cum = np.cumprod([1.0, *paper.ABLATION.values()])
     ax.plot(list(mlp), cum, "ko--", label="paper")
-    ax.set_ylabel("MLP speedup over random")
+    ax.set_xlabel("mapping policy (cumulative)")
+    ax.set_ylabel("MLP-block speedup over random")
+    ax.set_title("Hermes Fig. 13 (model): ablation, LLaMA2-70B batch 1", fontsize=9)
     ax.legend()
     save(fig, plt, out / "hermes_ablation.png")
     return lines + ["", "![Hermes ablation](hermes_ablation.png)"]
 
 
-def dse_lines(out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
+def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[list[float]]:
+    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count."""
     m, hw = paper.DSE_MODEL, hm.Hardware()
-    curves = {b: [hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults]
-              for b in (1, 16)}
+    return [[hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults] for b in (1, 16)]
+
+
+def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
+    m = paper.DSE_MODEL
+    curves = dict(zip((1, 16), tokens, strict=True))
     lines = [f"Multiplier sweep (§V-E3), {m}: tokens/s over {mults[0]} multipliers.", "",
+             caption(f"{m}'s tokens/s over {mults[0]} multipliers' at each GEMV multiplier count, batches 1 and 16"),
              "| batch | " + " | ".join(str(k) for k in mults) + " |",
              "| ---: | " + " | ".join("---:" for _ in mults) + " |"]
     lines += [f"| {b} | " + " | ".join(f"{v / c[0]:.2f}" for v in c) + " |" for b, c in curves.items()]
     c1 = curves[1]
     sat = next(k for k, v in zip(mults, c1, strict=True) if v >= 0.98 * c1[-1])
-    lines += ["", *HEAD, _row("multipliers 32 -> 512, batch 16", paper.DSE_SPEEDUP, curves[16][-1] / curves[16][0]),
+    lines += ["", *head(f"The multiplier sweep's claims, paper vs model ({m})"),
+              _row("multipliers 32 -> 512, batch 16", paper.DSE_SPEEDUP, curves[16][-1] / curves[16][0]),
               _row("batch 1 saturates at (multipliers, within 2%)", paper.DSE_SATURATES, sat, ".0f")]
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(6, 3.8))
     for b, c in curves.items():
         ax.plot(mults, [v / c[0] for v in c], "o-", label=f"batch {b}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("multipliers per GEMV unit")
-    ax.set_ylabel("speedup over 32")
+    ax.set_ylabel(f"tokens/s over {mults[0]} multipliers'")
+    ax.set_title(f"Hermes §V-E3 (model): multiplier sweep, {m}", fontsize=9)
     ax.legend()
     save(fig, plt, out / "hermes_multipliers.png")
     return lines + ["", "![Hermes multiplier sweep](hermes_multipliers.png)"]
@@ -286,24 +325,28 @@ def dse_lines(out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list
 
 def trt_lines(rows: list[dict]) -> list[str]:
     got = {r["batch"]: r["Hermes"] / r["TensorRT-LLM"] for r in rows if r["model"] == "llama2-70b"}
-    return ["Hermes against TensorRT-LLM on 5 x A100-40GB, LLaMA2-70B (§V-F).", "", *HEAD,
+    return ["Hermes against TensorRT-LLM on 5 x A100-40GB, LLaMA2-70B (§V-F).", "",
+            *head("Hermes' throughput as a share of TensorRT-LLM's on 5 x A100-40GB, paper vs model (LLaMA2-70B)"),
             *[_row(f"TensorRT-LLM share, batch {b}", want, got[b]) for b, want in paper.TRT_SHARE.items()]]
 
 
 QUICK = {"models": ("llama2-70b", "opt-66b"), "batches": (1, 16), "multipliers": (32, 64, 512)}
 
 
-def report_lines(out: Path, quick: bool = False) -> list[str]:
-    """The section; ``quick``: the smoke-run grid (QUICK) instead of every model, batch and multiplier count."""
+def report_lines(ctx) -> list[str]:
+    """The section; ``ctx.quick``: the smoke-run grid (QUICK) instead of every model, batch and multiplier count."""
+    out, quick = ctx.out, ctx.quick
     grid = QUICK if quick else {"models": paper.MODELS, "batches": paper.BATCHES, "multipliers": paper.DSE_MULTIPLIERS}
-    rows = runs(grid["models"], grid["batches"])
+    rows = ctx.grid("hermes-runs", runs, grid["models"], grid["batches"])
     note = [f"Quick grid (--quick): {', '.join(grid['models'])} at batches {grid['batches']}; averages over it only.",
             ""] if quick else []
+    mlp = ctx.grid("hermes-ablation", ablation)
+    tokens = ctx.grid("hermes-dse", dse, grid["multipliers"])
     return [*note, "### Setup", "", *setup_lines(), "", "### Workload", "", *workload_lines(), "", "### Predictor", "",
             *predictor_lines(), "", "### Offline partition", "", *ilp_lines(), "", "### Throughput", "",
-            *throughput_lines(rows, out), "", "### Ablation", "", *ablation_lines(out), "", "### Multipliers", "",
-            *dse_lines(out, grid["multipliers"]), "", "### TensorRT-LLM", "", *trt_lines(rows), "",
-            "### NDP core area", "", *area_lines()]
+            *throughput_lines(rows, out), "", "### Ablation", "", *ablation_lines(mlp, out), "",
+            "### Multipliers", "", *dse_lines(tokens, out, grid["multipliers"]), "", "### TensorRT-LLM", "",
+            *trt_lines(rows), "", "### NDP core area", "", *area_lines()]
 
 
 def area_lines(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
@@ -324,6 +367,8 @@ def area_lines(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
              f"and gemv_m8; the parallel column swaps the bit-serial multipliers for M x {rate:.2f} parallel "
              f"ones (equal throughput); the activation unit ({act:.3g} cells at {hs.ACT_LANES} lanes, "
              "extrapolated the same way) is the same in every row.", "",
+             caption("The NDP core's area proxy per multiplier count: bit-serial against parallel multipliers at "
+                     "equal throughput (Yosys generic cells)"),
              "| multipliers | bit-serial GEMV + activation | parallel at equal throughput | parallel / bit-serial |",
              "| ---: | ---: | ---: | ---: |"]
     for m in mults:

@@ -62,6 +62,21 @@ class ActivationStats:
             raise ValueError(f"stats.hot_work: {self.hot_work} not allowed; in (hot_neurons, 1)")
 
 
+# Per model family [Q Hermes §II-B: 70-90% of activations are zero; §V-A3: OPT has native ReLU, LLaMA2 and Falcon
+# are ReLU-fied (SparseLLM checkpoints)]: native ReLU at the sparse end of the range (Deja Vu reports ~85%+
+# contextual MLP sparsity on OPT), ReLU-fied models at its middle [S: which point each family takes; the lower
+# end cannot hold "20% of neurons do 80% of the work", which needs at most 20% active]; Falcon's adjacent tokens
+# share 95% of their active neurons [Q §III-B1, Fig. 4a].
+FAMILY_STATS = {"opt": ActivationStats(sparsity=0.9), "llama": ActivationStats(sparsity=0.8),
+                "falcon": ActivationStats(sparsity=0.8, adjacent_similarity=0.95)}
+RELU_FIED = FAMILY_STATS["llama"]  # any other model runs on Hermes ReLU-fied, as LLaMA2 and Falcon do [S]
+
+
+def stats_for(model: str) -> ActivationStats:
+    """The activation statistics of ``model``'s family (:data:`FAMILY_STATS`)."""
+    return FAMILY_STATS.get(model.split("-")[0].rstrip("0123456789"), RELU_FIED)
+
+
 def _both_above(q: np.ndarray | float, rho: float) -> np.ndarray:
     """P(X > q, Y > q) for standard normals of correlation rho (vectorised over q)."""
     q = np.atleast_1d(np.asarray(q, float))
@@ -231,7 +246,14 @@ def load_trace(path: Path) -> Trace:
                              "neurons) per block")
     if len({acts[(0, b)].shape[:2] for b in BLOCKS}) != 1:
         raise ValueError(f"trace {path}: attn and mlp arrays differ in (batch, tokens)")
-    prefill = int(data["prefill"])
+    pf = data["prefill"]
+    if pf.ndim != 0 or not np.issubdtype(pf.dtype, np.integer):
+        raise ValueError(f"trace {path}: prefill is {pf.dtype} {pf.shape}; one integer (prompt tokens)")
+    prefill = int(pf)
+    for layer, b in parents:
+        if layer == 0 or (layer, b) not in acts:
+            raise ValueError(f"trace {path}: parents_layer{layer}_{b} not allowed; parents name a neuron's correlated "
+                             "neurons in the previous layer, so only layers >= 1 of the trace's blocks have them")
     tokens = acts[(0, "mlp")].shape[1]
     if not 0 < prefill < tokens:
         raise ValueError(f"trace {path}: prefill {prefill} not allowed; in [1, {tokens - 1}] (tokens {tokens})")
@@ -244,7 +266,8 @@ def load_trace(path: Path) -> Trace:
             if p is None:
                 prev = acts[(layer - 1, b)][:, :prefill].reshape(-1, acts[(layer - 1, b)].shape[2])
                 p = correlation_table(prev, prompt)
-            elif p.shape != (a.shape[2], 2) or p.min() < 0 or p.max() >= acts[(layer - 1, b)].shape[2]:
+            elif p.shape != (a.shape[2], 2) or not np.issubdtype(p.dtype, np.integer) or p.min() < 0 \
+                    or p.max() >= acts[(layer - 1, b)].shape[2]:
                 raise ValueError(f"trace {path}: parents_layer{layer}_{b} {p.shape} not allowed; ({a.shape[2]}, 2) "
                                  "indices into the previous layer")
             tr.parents[(layer, b)] = p

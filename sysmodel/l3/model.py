@@ -31,13 +31,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from golden.l3_spec import FULL, MAX_TOKENS
+from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
 from hw.l3 import rank
 from sysmodel import memory
-from sysmodel.cost import ACT_BYTES, ATTACC, Engine, Infeasible, tp_allreduce
+from sysmodel.cost import ACT_BYTES, ATTACC, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device
+from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w, joules
 from sysmodel.l3 import paper
 from sysmodel.models import KV_BYTES, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.systems import Area, Provenance
 
 TCK_S = memory.DDR4_3200.timing.tck_ns * 1e-9
 RANK_BW = memory.pim_view(memory.DDR4_3200, "all_bank").peak_bw() / memory.DDR4_3200.org.ranks  # 204.8 GB/s
@@ -144,6 +146,60 @@ class L3System:
             gpu, host = self.layer_parts(shape, moe)
             total = total + count * (np.maximum(gpu, host) if self.scheduler else gpu + host)
         return total
+
+    # --- what a comparison needs (sysmodel.systems.System) ---------------------------------------------
+
+    def hardware(self) -> str:
+        host = f"{self.host.capacity / self.dp / 1e12:.2g} TB DDR4 DIMM-PIM ({self.ranks:g} ranks)"
+        return f"{self.tp} x {paper.GPU} + {host}" + (f" (one of {self.dp} DP replicas)" if self.dp > 1 else "")
+
+    def usage(self, shape: StageShape) -> Usage:
+        """GPU operators on HBM; decode attention's KV from the DIMMs on the path its PUs sit on (L3: in-bank,
+        R-PIM: the buffer chip, CPU offload: over the channel); q, k, v, outputs and prefill KV over PCIe;
+        static: the GPUs and the DIMMs' background power."""
+        cfg, gpu = self.cfg, self.gpu.device
+        chips = self.host.capacity / self.dp * 8 / paper.CHIP_BITS
+        u = Usage(static_w=device_static_w(gpu.tdp_w, self.tp) + chips * DDR4_CHIP_STATIC_W)
+        path = {"l3": "bank", "r-pim": "buffer", "cpu": "host"}[self.attention]
+        for moe, count in layer_groups(cfg):
+            for op in layer_ops(cfg, shape, moe):
+                u.flops = np.add(u.flops, np.multiply(count, op.flops))
+                if op.name == "attn_decode":
+                    u.read("ddr4", np.multiply(count, op.bytes), path)
+                else:
+                    u.read(gpu.memory, np.multiply(count, op.bytes))
+            moved = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) + \
+                np.multiply(np.subtract(shape.tokens, shape.decode_reqs), 2 * cfg.kv_dim * KV_BYTES)
+            u.move(paper.HOST_LINK, np.multiply(count, moved))
+            if self.tp > 1:
+                u.move(gpu.link, count * tp_allreduce_bytes(cfg, shape, self.tp))
+        return u
+
+    def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
+        return joules(self.usage(shape), self.stage_times(shape) if seconds is None else seconds)
+
+    def area(self) -> Area:
+        """Table 5 (28 nm): a rank PU (re-layout, adder and softmax units) per rank, and a bank PU per bank of
+        every chip, at 10x in the DRAM process (Table 5's footnote); R-PIM: rank PUs only."""
+        a = paper.AREA_UM2
+        rank_pu = a["l3_relayout"] + a["l3_adder_unit"] + a["l3_softmax_unit"]
+        bank_pus = 0 if self.attention == "r-pim" else CHIPS * BANKS * a["l3_bank_pu"] * paper.DRAM_AREA_FACTOR
+        if self.attention == "cpu":
+            return Area(0.0, "CPU offload: nothing added")
+        return Area(self.ranks * (rank_pu + bank_pus) * 1e-6,
+                    "[D] L3 Table 5 areas x units per rank x ranks (bank PUs at 10x, DRAM process)")
+
+    def provenance(self) -> Provenance:
+        p = Provenance()
+        if self.attention == "l3":
+            p.record("l3_rank", "hw/l3/rank.py", "golden/l3.py", banks=FULL.banks, d_head=FULL.d_head,
+                     max_tokens=64)
+            p.cycle_model("l3_rank run_cycles", "hw/l3/rank.py", "head cycles from the rank's cycle model, which "
+                          "the record above asserts cycle-exact")
+        p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
+        for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
+            p.constant(name, getattr(paper, name), "sysmodel/l3/paper.py")
+        return p
 
     def prefill_budget(self, decode_reqs: int, decode_ctx: int) -> float:
         """Prompt tokens for this stage (a multiple of 16): the most whose GPU time stays within the PIM's

@@ -32,3 +32,6 @@ TBT_16_RANKSETS = (0.29, 0.53)  # Fig. 11: TBT at 16 ranksets over GPU-only's, G
 TBT_CONTEXT = 6144
 # Table 5 (28 nm): area in um^2
 AREA_UM2 = {"l3_relayout": 948, "l3_adder_unit": 3446, "l3_softmax_unit": 18506, "l3_bank_pu": 3323}
+DRAM_AREA_FACTOR = 10  # Table 5's footnote: "Implementation with DRAM process would lead to 10x area overhead"
+CHIP_BITS = 8 << 30  # [S] 8 Gb DDR4 chips fill the 2 TB host (for the DIMMs' background power)
+HOST_LINK = "pcie4x16"  # the GPUs' links to the host (energy of the transfers)

@@ -14,7 +14,8 @@ from sysmodel.cost import Infeasible
 from sysmodel.l3 import paper
 from sysmodel.l3.model import HostConfig, L3System, dram_efficiency, head_cycles, train_predictors
 from sysmodel.models import StageShape
-from sysmodel.plots import pyplot
+from sysmodel.plots import pyplot, save
+from sysmodel.report import caption
 from sysmodel.serving import Result, make_trace, simulate
 
 BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
@@ -90,6 +91,8 @@ def fig8_lines(rows: list[dict]) -> list[str]:
     lines = ["Throughput (output tokens/s, all DP replicas) and L3's speedup over each baseline. A system rejects "
              "the requests whose KV cache can never fit next to its weights (as vLLM does) and serves the rest; "
              "OOM: the trace's mean request does not fit (the paper normalizes GPU-only's OOM cells to L3).", "",
+             caption("L3 Fig. 8: L3's output tokens/s and its speedup over each baseline per model and trace (L3 "
+                     "Table 3 TP/DP, Table 4 traces)"),
              "| model | trace | L3 tok/s | " + " | ".join(f"vs {b}" for b in BASELINES)
              + " | batch L3 / GPU | GPU-only rejects |",
              "| --- | --- | ---: | " + " | ".join("---:" for _ in BASELINES) + " | ---: | ---: |"]
@@ -98,7 +101,8 @@ def fig8_lines(rows: list[dict]) -> list[str]:
         lines.append(f"| {r['model']} | {r['trace']} | {r['L3']:.0f} | "
                      + " | ".join(_ratio(r["L3"], r[b]) for b in BASELINES)
                      + f" | {_ratio(r['L3 batch'], r['GPU-only batch'])} | {'-' if rej is None else f'{rej:.1%}'} |")
-    lines += ["", "| headline (max over cells) | paper | model | model / paper | gap |",
+    lines += ["", caption("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
+              "| headline (max over cells) | paper | model | model / paper | gap |",
               "| --- | ---: | ---: | ---: | --- |"]
     for b, want in paper.HEADLINE.items():
         got = max((r["L3"] / r[b] for r in rows if r[b]), default=float("nan"))
@@ -134,6 +138,7 @@ def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
 def study_lines(got: dict[str, dict[str, float]]) -> list[str]:
     lines = ["GPT-175B on OpenR1. Scalability over the base (512 GB, 2 ranksets); ablation over the naive design "
              "(no sub-batch interleaving, no communication overlap), cumulative.", "",
+             caption("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, OpenR1)"),
              "| study | point | paper | model | model / paper | gap |", "| --- | --- | ---: | ---: | ---: | --- |"]
     for study, want in (("scalability", paper.SCALABILITY), ("ablation", paper.ABLATION)):
         for name, w in want.items():
@@ -165,7 +170,9 @@ def tbt_ratios() -> dict[tuple[int, int], float]:
 
 
 def tbt_lines(ratios: dict[tuple[int, int], float]) -> list[str]:
-    lines = ["| ranksets | " + " | ".join(f"batch {b}" for b in TBT_BATCHES) + " |",
+    lines = [caption("L3 Fig. 11: L3's TBT over GPU-only's (unbounded HBM) per rankset count and batch, GPT-89B "
+                     "decoding 6K-token requests"),
+             "| ranksets | " + " | ".join(f"batch {b}" for b in TBT_BATCHES) + " |",
              "| ---: | " + " | ".join("---:" for _ in TBT_BATCHES) + " |"]
     lines += [f"| {rs} | " + " | ".join(f"{ratios[rs, b]:.2f}" for b in TBT_BATCHES) + " |" for rs in TBT_RANKSETS]
     at16 = [v for (rs, _), v in ratios.items() if rs == 16]
@@ -183,6 +190,7 @@ def area_lines() -> list[str]:
     lines = ["Table 5 (28 nm, Design Compiler) against Yosys generic cells (tb/area.py; no technology mapping, so "
              "ratios between units, normalized to the bank PU, are what compares). The softmax unit is synthesized "
              "with one chunk of exp buffer (the rank PU's 256 KB score buffer is SRAM outside Table 5's SU).", "",
+             caption("L3 Table 5: the units' areas relative to the bank PU, paper (28 nm) vs Yosys generic cells"),
              "| unit | paper um^2 | paper / bank PU | cells | flip-flops | cells / bank PU | model / paper |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for unit, um2 in paper.AREA_UM2.items():
@@ -220,50 +228,53 @@ def plot_fig8(rows: list[dict], path: Path) -> Path:
     over L3's (as the paper does), and an OOM system gets no bar."""
     plt = pyplot()
     names = (*BASELINES, "L3")
-    fig, ax = plt.subplots(figsize=(12, 3.6))
+    fig, ax = plt.subplots(figsize=(12, 4.2))
     width = 0.8 / len(names)
     for k, name in enumerate(names):
         ys = [(r[name] or 0) / (r["GPU-only"] or r["L3"]) for r in rows]
         ax.bar(np.arange(len(rows)) + (k - (len(names) - 1) / 2) * width, ys, width, label=name)
     ax.set_xticks(np.arange(len(rows)), [f"{r['model']}\n{r['trace']}" for r in rows], fontsize=7)
-    ax.set_ylabel("throughput / GPU-only")
-    ax.legend(fontsize=7, ncol=len(names))
-    ax.set_title("L3 Fig. 8 (model): normalized throughput; no bar = OOM", fontsize=9)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    ax.set_xlabel("model and trace (L3 Table 4)")
+    ax.set_ylabel("throughput / GPU-only's")
+    ax.legend(fontsize=8, ncol=len(names), loc="upper left")
+    ax.set_title("L3 Fig. 8 (model): output tokens/s over GPU-only's (over L3's where GPU-only is OOM; no bar: OOM)",
+                 fontsize=10)
+    return save(fig, plt, path)
 
 
 def plot_studies(got: dict[str, dict[str, float]], tbt: dict[tuple[int, int], float], path: Path) -> Path:
     """Fig. 9-11 style: the scalability and ablation ratios beside the paper's, and TBT against ranksets
     with the paper's 16-rankset range."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
-    for ax, (study, want) in zip(axes, (("scalability", paper.SCALABILITY), ("ablation", paper.ABLATION)),
-                                 strict=False):
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    for ax, (study, want, ylabel) in zip(axes, (
+            ("scalability", paper.SCALABILITY, "throughput over the base (512 GB, 2 ranksets)"),
+            ("ablation", paper.ABLATION, "throughput over the naive design")), strict=False):
         x = np.arange(len(want))
         ax.bar(x - 0.2, list(want.values()), 0.4, label="paper")
         ax.bar(x + 0.2, [got[study][k] for k in want], 0.4, label="model")
-        ax.set_xticks(x, list(want), fontsize=7)
-        ax.set_title(f"{study} (GPT-175B, OpenR1)", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_xticks(x, [k.replace(" (", "\n(") for k in want], fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"Fig. {9 if study == 'scalability' else 10}: {study}, GPT-175B on OpenR1", fontsize=10)
+        ax.legend(fontsize=8)
     ax = axes[2]
     for b in TBT_BATCHES:
         ax.plot(TBT_RANKSETS, [tbt[rs, b] for rs in TBT_RANKSETS], marker="o", label=f"batch {b}")
-    ax.fill_between([14, 18], *paper.TBT_16_RANKSETS, color="grey", alpha=0.3, label="paper at 16")
+    ax.fill_between([14, 18], *paper.TBT_16_RANKSETS, color="grey", alpha=0.3, label="paper at 16 ranksets")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("ranksets")
-    ax.set_ylabel("TBT / GPU-only")
-    ax.set_title("TBT (GPT-89B, 6K tokens)", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    ax.set_ylabel("TBT over GPU-only's")
+    ax.set_title("Fig. 11: TBT, GPT-89B, 6K-token decodes", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.suptitle("L3 Figs. 9-11 (model beside paper)")
+    fig.tight_layout()
+    return save(fig, plt, path)
 
 
-def report_lines(out: Path, requests: int = paper.REQUESTS) -> list[str]:
-    rows = fig8(requests)
-    got, tbt = studies(requests, rows), tbt_ratios()
+def report_lines(ctx) -> list[str]:
+    out, requests = ctx.out, ctx.requests
+    rows = ctx.grid("l3-fig8", fig8, requests)
+    got, tbt = ctx.grid("l3-studies", studies, requests, rows), tbt_ratios()
     p8, ps = plot_fig8(rows, out / "l3_fig8.png"), plot_studies(got, tbt, out / "l3_studies.png")
     lines = ["### The rank", "", *rank_lines(), "", f"### Throughput (Fig. 8), {requests} requests per run", ""]
     lines += [*fig8_lines(rows), "", f"![L3 Fig. 8]({p8.name})"]

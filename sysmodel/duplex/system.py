@@ -1,0 +1,30 @@
+"""Duplex as a serving system (`duplex`): H100-class xPUs whose HBM3 logic dies carry Logic-PIM, the
+experts and decode attention co-processed (:class:`sysmodel.duplex.model.DuplexSystem`, Duplex §IV-§VI).
+
+Registry defaults: the paper's best mode (``duplex+pe+et``) on Logic-PIM; nodes and devices per node from
+Table I for the paper's models, else one node of four devices [S] (``--set devices=8`` for a larger model).
+"""
+
+from __future__ import annotations
+
+from sysmodel.systems import Param, register
+
+
+@register("duplex", "H100-class xPUs + Logic-PIM on the HBM3 logic die: MoE experts and decode attention "
+          "co-processed (Duplex §IV-§VI; the GEMM module's and softmax unit's cycle models)",
+          (Param("mode", "duplex+pe+et", "gpu, duplex, duplex+pe, duplex+pe+et",
+                 choices=("gpu", "duplex", "duplex+pe", "duplex+pe+et")),
+           Param("pim", "logic", "logic (Logic-PIM), bank (Bank-PIM), bankgroup",
+                 choices=("logic", "bank", "bankgroup")),
+           Param("nodes", 0, "nodes (0: Table I's for the paper's models, else 1)", minimum=0, maximum=64),
+           Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
+           Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
+           Param("seed", 1, "uniform routing seed")),
+          records=(("duplex_gemm_module", {"buffer_bytes": 8192, "lanes": 8, "rows": 64}),
+                   ("duplex_softmax_unit", {"buffer_bytes": 131072, "lanes": 64})))
+def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int):
+    from pathlib import Path
+
+    from sysmodel.duplex.model import DuplexSystem
+
+    return DuplexSystem(model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None)

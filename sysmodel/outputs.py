@@ -1,0 +1,81 @@
+"""Every file membound writes goes through here, so a failed or interrupted run leaves nothing half-written.
+
+* :func:`atomic` yields a temporary path beside the target (same suffix, so matplotlib and pyarrow pick the
+  format from it); on success it is renamed over the target (``os.replace``: atomic on POSIX), on any
+  exception — Ctrl-C included — it is removed. :func:`write_text` and
+  ``sysmodel.plots.save`` use it.
+* :func:`output_dir` checks a ``--out`` directory before any work starts — not a file, its parent exists,
+  writable (probed by creating a file: root ignores permission bits) — creates it, and removes it again if
+  the command fails while it is still empty. The default output directories (under ``build/``) are created
+  with their parents; a user's ``--out`` needs an existing parent, so a typo is an error, not a new tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic(path: Path) -> Iterator[Path]:
+    """A temporary file to write ``path``'s contents into; renamed over ``path`` when the block succeeds."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: Path, text: str) -> Path:
+    with atomic(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
+
+
+def check_dir(path: Path, option: str = "--out", parents: bool = False) -> None:
+    """Raise ``ValueError`` naming ``option`` unless ``path`` is (or can be made) a writable directory."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option}: {path} is a file, not a directory")
+    probe = path
+    while not probe.exists():
+        if not parents and probe == path and not path.parent.exists():
+            raise ValueError(f"{option}: {path.parent} does not exist (create it, or choose another directory)")
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{option}: {probe} is a file, not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".membound-probe.", dir=probe)
+    except OSError as e:
+        raise ValueError(f"{option}: {probe} is not writable ({e.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def output_dir(path: Path, option: str = "--out", default: bool = False) -> Iterator[Path]:
+    """Check and create ``path``; if the block fails, remove what this call created while still empty.
+    ``default``: the command's own default directory, created with its parents."""
+    path = Path(path)
+    check_dir(path, option, parents=default)
+    created = []
+    probe = path
+    while not probe.exists():
+        created.append(probe)
+        probe = probe.parent
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    except BaseException:
+        for d in created:  # innermost first
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only if empty
+        raise

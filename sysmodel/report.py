@@ -1,0 +1,174 @@
+"""`membound report`: every section in one list (:data:`SECTIONS`), each a function of one
+:class:`Context`, assembled into ``report.md`` and ``report.html``.
+
+Adding a design's section adds one :class:`Section` here: its key (``--paper``), title and the dotted path of
+its ``report_lines(ctx)`` (imported only when the section runs, so a one-paper report loads one paper).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sysmodel.outputs import write_text
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every section gets: where plots go, serving runs' request count, and the grid size (``quick``:
+    smoke-run grids; ``full``: rerun every cached serving grid instead of reading the committed cache)."""
+
+    out: Path
+    requests: int = 1000
+    quick: bool = False
+    full: bool = False
+
+    def grid(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, a long serving grid: from the committed cache (``sysmodel.cache``) when its key —
+        the arguments and the sources ``fn``'s module can import — matches and ``--full`` is not given; rerun
+        and stored otherwise. Quick reports (smoke runs) always compute and never touch the cache."""
+        if self.quick:
+            return fn(*args)
+        from sysmodel import cache
+
+        return cache.cached(name, list(args), (fn.__module__,), lambda: fn(*args), refresh=self.full)
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    lines: str  # "module:function" taking a Context
+
+    def run(self, ctx: Context) -> list[str]:
+        mod, fn = self.lines.split(":")
+        return getattr(importlib.import_module(mod), fn)(ctx)
+
+
+SECTIONS = (
+    Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.characterization:report_lines"),
+    Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.memory:report_lines"),
+    Section("baselines", "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
+            "sysmodel.baselines:report_lines"),
+    Section("compare", "Across designs: every registered system on one model and trace",
+            "sysmodel.compare:report_lines"),
+    Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
+    Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
+    Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
+    Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
+    Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
+)
+PAPERS = {s.key: s.title for s in SECTIONS}
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+_INLINE = [(re.compile(r"`([^`]+)`"), r"<code>\1</code>"), (re.compile(r"\*\*([^*]+)\*\*"), r"<strong>\1</strong>")]
+
+
+def inline(text: str) -> str:
+    """Escape, then render the report's inline Markdown: `code` and **bold**."""
+    out = html.escape(text)
+    for pat, rep in _INLINE:
+        out = pat.sub(rep, out)
+    return out
+
+
+def to_html(markdown: str) -> str:
+    """The report's Markdown subset (headings, tables, lists, images, paragraphs, inline code and bold) as a
+    standalone page with a table of contents linking every section and figure."""
+    out, toc, table, figure = [], [], False, 0
+    for line in markdown.splitlines():
+        if line.startswith("|") and set(line.replace("|", "").strip()) <= set("-: "):
+            continue  # table rule
+        if line.startswith("|"):
+            cells = [inline(c.strip()) for c in line.strip("|").split("|")]
+            tag = "th" if not table else "td"
+            out.append(("<table>" if not table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
+                       + "</tr>")
+            table = True
+            continue
+        if table:
+            out.append("</table>")
+            table = False
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            text = line.lstrip("#").strip()
+            anchor = slug(text)
+            if level in (2, 3):
+                toc.append((level, anchor, text))
+            out.append(f'<h{level} id="{anchor}">{inline(text)}</h{level}>')
+        elif line.startswith("- "):
+            out.append(f"<li>{inline(line[2:])}</li>")
+        elif "![" in line:
+            for alt, src in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", line):
+                figure += 1
+                anchor = f"figure-{figure}"
+                toc.append((4, anchor, alt))
+                out.append(f'<figure id="{anchor}"><img src="{src}" alt="{html.escape(alt)}">'
+                           f"<figcaption>{inline(alt)}</figcaption></figure>")
+        elif line.startswith("**Table "):
+            out.append(f'<p class="caption">{inline(line)}</p>')
+        elif line.strip():
+            out.append(f"<p>{inline(line)}</p>")
+    if table:
+        out.append("</table>")
+    items = "".join(f'<li class="l{lvl}"><a href="#{a}">{inline(t)}</a></li>' for lvl, a, t in toc)
+    style = ("body{font-family:sans-serif;max-width:75em;margin:auto;padding:1em;text-align:left}"
+             "table{border-collapse:collapse;margin:0.8em 0}td,th{border:1px solid #ccc;padding:3px 8px}"
+             "td{text-align:right}td:first-child,th{text-align:left}img{max-width:100%}figure{margin:1em 0}"
+             "figcaption{font-size:90%;color:#444}code{background:#f3f3f3;padding:0 2px}"
+             "nav li.l3{margin-left:1.5em}nav li.l4{margin-left:3em;font-size:90%}p.caption{margin-bottom:0.2em}")
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>membound report</title><style>{style}</style>"
+            f"</head><body><nav><h2>Contents</h2><ul>{items}</ul></nav>{''.join(out)}</body></html>")
+
+
+CAPTION = "Table: "  # a section's line before a table: its caption, numbered by :func:`number`
+
+
+def caption(text: str) -> str:
+    """The caption line a section puts right before a table: what is compared, on what workload."""
+    return CAPTION + text
+
+
+def number(lines: list[str]) -> list[str]:
+    """Number the captions: ``Table: x`` -> ``**Table N:** x``, ``![x](f)`` -> ``![Figure N: x](f)``."""
+    out, tables, figures = [], 0, 0
+    for line in lines:
+        if line.startswith(CAPTION):
+            tables += 1
+            line = f"**Table {tables}:** {line[len(CAPTION):]}"
+        elif "![" in line:
+            def fig(m: re.Match) -> str:
+                nonlocal figures
+                figures += 1
+                return f"![Figure {figures}: {m.group(1)}]({m.group(2)})"
+            line = re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", fig, line)
+        out.append(line)
+    return out
+
+
+def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
+    """Run the sections ``keys`` and write report.md and report.html (atomically) under ``ctx.out``."""
+    lines = ["# membound report", ""]
+    for s in SECTIONS:
+        if s.key in keys:
+            start = time.perf_counter()
+            lines += [f"## {s.title}", "", *s.run(ctx), ""]
+            print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    text = "\n".join(number(lines))
+    path = write_text(ctx.out / "report.md", text)
+    write_text(ctx.out / "report.html", to_html(text))
+    if echo:
+        print(text)
+    print(f"wrote {path} and {ctx.out / 'report.html'}")
+    return path

@@ -1,0 +1,229 @@
+"""The System protocol and the registry of systems: everything the serving engine, `membound compare`,
+`membound serve` and the report know of a design.
+
+A design provides three things (README, "Adding a design"):
+
+1. a class satisfying :class:`System` — KV bytes per token and capacity, ``stage_times`` (seconds of a
+   vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.energy``'s one basis),
+   ``area`` (silicon it adds, with the source), ``hardware`` (a one-line description) and ``provenance``;
+2. a module ``sysmodel/<design>/system.py`` (or, for the shared baselines, ``sysmodel/baselines.py``) that
+   calls :func:`register` with a name, a one-line description, its parameters (:class:`Param`, the
+   paper's values as defaults) and the characterization records it reads;
+3. nothing else: :func:`entries` discovers every ``sysmodel.*.system`` module, so no code outside the
+   design names it. Registration modules import their model lazily (inside the factory), so listing the
+   systems does not load Amaranth or SciPy.
+
+Optional members a system may have: ``max_batch`` (a hardware limit on requests per stage: the engine
+never batches more) and ``prefill_budget(decode_reqs, decode_ctx)`` (the system's own chunked-prefill
+scheduler).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from sysmodel.models import StageShape
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Area:
+    """Silicon a system adds over the parts it is built from (mm²), and where the number comes from."""
+
+    mm2: float
+    source: str
+
+
+@dataclass
+class Provenance:
+    """What fed a system's numbers: characterization records (with hashes of the hardware and golden
+    sources they were measured on), constants with their sources, and which inputs are fits."""
+
+    records: list[dict] = field(default_factory=list)
+    constants: list[dict] = field(default_factory=list)
+    fits: list[str] = field(default_factory=list)
+
+    def record(self, unit: str, hw: str, golden: str, **params) -> None:
+        """Add the snapshot's record of ``unit`` at ``params`` with hashes of ``hw`` and ``golden`` (repo
+        paths of the unit's Amaranth file and its golden model)."""
+        from sysmodel import characterization
+
+        rec = characterization.lookup(unit, **params)
+        self.records.append({"unit": unit, "params": rec.params, "latency": rec.latency, "ii": rec.ii,
+                             "cycles_per_transaction": rec.cycles_per_transaction, "simulator": rec.simulator,
+                             "date": rec.date, "hw": hw, "hw_sha256": file_hash(hw), "golden": golden,
+                             "golden_sha256": file_hash(golden)})
+
+    def cycle_model(self, name: str, hw: str, note: str) -> None:
+        """A unit whose documented cycle model (asserted cycle-exact by its testbench) is used directly."""
+        self.records.append({"unit": name, "cycle_model": note, "hw": hw, "hw_sha256": file_hash(hw)})
+
+    def constant(self, name: str, value: Any, source: str) -> None:
+        self.constants.append({"name": name, "value": value, "source": source})
+
+    def to_dict(self) -> dict:
+        return {"records": self.records, "constants": self.constants, "fits": self.fits}
+
+
+def file_hash(repo_path: str) -> str:
+    return hashlib.sha256((ROOT / repo_path).read_bytes()).hexdigest()[:16]
+
+
+@runtime_checkable
+class System(Protocol):
+    """What the serving engine and the comparison need of a system (module docstring)."""
+
+    name: str
+
+    @property
+    def kv_bytes_per_token(self) -> float: ...
+
+    def kv_capacity(self) -> float: ...
+
+    def stage_times(self, shape: StageShape) -> np.ndarray: ...
+
+    def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray: ...
+
+    def area(self) -> Area: ...
+
+    def hardware(self) -> str: ...
+
+    def provenance(self) -> Provenance: ...
+
+
+@dataclass(frozen=True)
+class Param:
+    """A design parameter `--set name=value` may change: its type, default, meaning and allowed values."""
+
+    name: str
+    default: Any
+    help: str
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def parse(self, text: Any) -> Any:
+        """``text`` (a string from the command line, or a value) as this parameter's type, validated."""
+        kind = type(self.default)
+        try:
+            if kind is bool:
+                if str(text).lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                v: Any = str(text).lower() in ("true", "1", "yes")
+            elif kind is int:
+                f = float(text)
+                if f != int(f):
+                    raise ValueError
+                v = int(f)
+            else:
+                v = kind(text)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name}: {text!r} is not a {kind.__name__}{self.allowed()}") from None
+        if isinstance(v, float) and not np.isfinite(v):
+            raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
+        if self.choices and v not in self.choices:
+            raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
+        if (self.minimum is not None and v < self.minimum) or (self.maximum is not None and v > self.maximum):
+            raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
+        return v
+
+    def allowed(self) -> str:
+        if self.choices:
+            return f"; allowed: {', '.join(map(str, self.choices))}"
+        lo = "" if self.minimum is None else f">= {self.minimum:g}"
+        hi = "" if self.maximum is None else f"<= {self.maximum:g}"
+        return f"; allowed: {' and '.join(x for x in (lo, hi) if x)}" if lo or hi else ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered system: ``factory(model, **params)`` builds it."""
+
+    name: str
+    description: str
+    factory: Callable[..., System]
+    params: tuple[Param, ...] = ()
+    records: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # (unit, params) it reads
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise ValueError(f"--set {name}: system {self.name} has no such parameter; its parameters: {known}")
+
+    def settings(self, pairs: list[str] | dict) -> dict[str, Any]:
+        """``key=value`` strings (or a dict) validated against the parameters."""
+        items = pairs.items() if isinstance(pairs, dict) else [_split(s) for s in pairs]
+        return {k: self.param(k).parse(v) for k, v in items}
+
+    def build(self, model: str, settings: list[str] | dict | None = None) -> System:
+        values = {p.name: p.default for p in self.params}
+        values.update(self.settings(settings or {}))
+        return self.factory(model, **values)
+
+
+def _split(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--set: {text!r} is not key=value")
+    return key.strip(), value.strip()
+
+
+_REGISTRY: dict[str, Entry] = {}
+_DISCOVERED = False
+
+
+def register(name: str, description: str, params: tuple[Param, ...] = (),
+             records: tuple[tuple[str, dict], ...] = ()) -> Callable:
+    """Decorator: register ``factory(model, **params) -> System`` under ``name``."""
+    def wrap(factory: Callable[..., System]) -> Callable[..., System]:
+        if name in _REGISTRY and _REGISTRY[name].factory is not factory:
+            raise ValueError(f"system: {name!r} registered twice")
+        recs = tuple((u, tuple(sorted(p.items()))) for u, p in records)
+        _REGISTRY[name] = Entry(name, description, factory, tuple(params), recs)
+        return factory
+    return wrap
+
+
+def entries() -> dict[str, Entry]:
+    """Every registered system, the shared baselines first, then the designs' packages in name order."""
+    global _DISCOVERED
+    if not _DISCOVERED:
+        import sysmodel
+
+        importlib.import_module("sysmodel.baselines")
+        for mod in sorted(m.name for m in pkgutil.iter_modules(sysmodel.__path__) if m.ispkg):
+            try:
+                importlib.import_module(f"sysmodel.{mod}.system")
+            except ModuleNotFoundError as e:
+                if e.name != f"sysmodel.{mod}.system":
+                    raise
+        _DISCOVERED = True
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Entry:
+    es = entries()
+    if name not in es:
+        raise ValueError(f"system: unknown {name!r}; registered: {', '.join(es)}")
+    return es[name]
+
+
+def build(name: str, model: str, settings: list[str] | dict | None = None) -> System:
+    """The system ``name`` for ``model`` with its defaults overridden by ``settings`` (``key=value``)."""
+    return get(name).build(model, settings)
+
+
+def required_records() -> dict[str, list[tuple[str, dict]]]:
+    """(unit, params) records each registered system reads from the characterization snapshot."""
+    return {n: [(u, dict(p)) for u, p in e.records] for n, e in entries().items()}
