@@ -5,7 +5,7 @@ PYTEST := $(PY) -m pytest
 JOBS   ?= auto
 export SIM
 
-.PHONY: setup test sim fuzz verilog bench report characterize area lint clean
+.PHONY: setup test test-full sim fuzz verilog bench report report-full characterize area lint clean
 
 setup: $(VENV)/.installed
 	@command -v iverilog >/dev/null 2>&1 || { \
@@ -17,6 +17,8 @@ setup: $(VENV)/.installed
 	    echo "setup: Icarus Verilog (iverilog) is missing and cannot be installed here (needs root and apt-get)."; \
 	    echo "       Install it yourself (e.g. 'sudo apt-get install iverilog'), or use SIM=verilator."; exit 1; \
 	  fi; }
+	@command -v ccache >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache >/dev/null 2>&1 || true); } || true
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,7 +27,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: setup
-	$(PYTEST) -n $(JOBS) -m "not full"
+	$(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
+
+test-full: setup
+	$(PYTEST) -n $(JOBS) -m fullreport --durations=20
 
 sim: setup
 	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
@@ -33,7 +38,7 @@ sim: setup
 
 RTL_FUZZ ?= 40
 fuzz: setup
-	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog
@@ -43,7 +48,10 @@ bench: setup
 	$(PY) -m tb.cli bench --part $(PART)
 
 report: setup
-	$(VENV)/bin/membound report
+	$(VENV)/bin/membound report --brief
+
+report-full: setup
+	$(VENV)/bin/membound report --brief --full
 
 area: setup
 	@command -v yosys >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq yosys >/dev/null) \

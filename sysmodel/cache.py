@@ -4,7 +4,10 @@ serving grids instead of rerunning them, and knows when it must not.
 A key is the SHA-256 of: the cache entry's name, its inputs (JSON), the source of every membound module the
 computation can reach — the *import closure* of the modules named, found from their import statements
 (:func:`closure`; lazy imports inside functions count) — and the data it reads (the model zoo and the
-characterization snapshot). Change any of those and the key changes.
+characterization snapshot). Change any of those and the key changes. Presentation modules (:data:`PRESENTATION`:
+how the report is written, captions, plots, progress bars) are left out of closures: they shape no number, and
+a caption's wording should not force a rerun. The slow grids live in modules of their own
+(``sysmodel/<paper>/grids.py``) for the same reason.
 
 * :data:`COMMITTED` (``sysmodel/data/report_cache/``, in git): the report's serving grids. ``membound report``
   uses an entry whose key matches, recomputes (and rewrites) one that does not, and ``--full`` recomputes
@@ -26,6 +29,8 @@ from sysmodel.outputs import write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("hw", "golden", "sysmodel")
+PRESENTATION = frozenset({"sysmodel.report", "sysmodel.results", "sysmodel.plots", "sysmodel.outputs",
+                          "sysmodel.progress", "sysmodel.ledger"})  # the ledger only labels numbers
 COMMITTED = ROOT / "sysmodel" / "data" / "report_cache"
 LOCAL = Path("build/cache")
 DATA = (ROOT / "sysmodel" / "data" / "characterization.json", *sorted((ROOT / "sysmodel" / "data" / "models").glob(
@@ -64,7 +69,7 @@ def closure(modules: Iterable[str]) -> list[Path]:
     while todo:
         m = todo.pop()
         path = _file(m)
-        if m in seen or path is None:
+        if m in seen or path is None or m in PRESENTATION:
             continue
         seen[m] = path
         todo += sorted(_imports(path))

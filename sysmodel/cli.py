@@ -162,7 +162,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
-    from sysmodel import compare, systems
+    from sysmodel import compare, compare_report, systems
 
     known = list(systems.entries())
     names = known if a.systems == "all" else [n.strip() for n in a.systems.split(",") if n.strip()]
@@ -181,11 +181,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
         rows, prov = compare.run(a.model, trace, names, settings, a.max_batch)
         title = f"{a.model} on {trace.name} ({len(trace)} requests)"
         print(title)
-        print("\n".join(compare.terminal_lines(rows)))
-        paths = compare.write(rows, prov, title, out)
+        print("\n".join(compare_report.terminal_lines(rows)))
+        paths = compare_report.write(rows, prov, title, out)
         if a.provenance:
             print("\nProvenance (full record in compare_provenance.json):")
-            print("\n".join(compare.provenance_lines(prov)))
+            print("\n".join(compare_report.provenance_lines(prov)))
         print(f"wrote {', '.join(p.name for p in paths)} to {out}")
     return 0
 

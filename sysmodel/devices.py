@@ -44,6 +44,11 @@ DEVICES = {d.name: d for d in (
            memory="gddr6x", tdp_w=450),
     Device("rtx4090-hermes", 330e12, 936e9, 24e9, "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
            "tensor TFLOPS FP16 (§V-A); the real part: rtx4090", sms=128, link="pcie4x16", memory="gddr6x", tdp_w=450),
+    Device("t4-hermes", 65e12, 320e9, 16e9, "Tesla T4 as Hermes §V-E2 prints it: 16 GB, 320 GB/s, 65 tensor TOPS "
+           "FP16; 70 W (NVIDIA datasheet)", sms=40, link="pcie4x16", memory="gddr6", tdp_w=70),
+    Device("rtx3090-hermes", 142e12, 936e9, 24e9, "RTX 3090 as Hermes §V-E2 prints it: 'almost the same graphic memory "
+           "and bandwidth as RTX 4090' (24 GB, 936 GB/s), 142 tensor TOPS FP16; 350 W (NVIDIA datasheet)", sms=82,
+           link="pcie4x16", memory="gddr6x", tdp_w=350),
     Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W", sms=142,
            link="pcie4x16", memory="gddr6", tdp_w=300),
     Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet "

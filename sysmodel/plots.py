@@ -25,12 +25,29 @@ def pyplot():
     return plt
 
 
+def log_axis(axis) -> None:
+    """A log axis labelled at 1-2-5 steps in plain numbers (minor ticks unlabelled): readable at any span,
+    where matplotlib's default labels every minor tick of a short span in colliding scientific notation."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis._set_axes_scale("log")
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _drawn(axis, coord: int) -> list:
+    """An axis' tick labels that are drawn: matplotlib keeps labels for ticks just outside the view."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [t for t in axis.get_ticklabels(which="both") if lo <= t.get_position()[coord] <= hi]
+
+
 def _texts(fig) -> list:
     out = [*fig.texts, fig._suptitle]
     for ax in fig.axes:
         out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
         if ax.name != "3d":  # a 3-D axis projects its tick labels; their 2-D boxes mean little
-            out += [*ax.get_xticklabels(), *ax.get_yticklabels()]
+            out += _drawn(ax.xaxis, 0) + _drawn(ax.yaxis, 1)
         if ax.get_legend() is not None:
             out += list(ax.get_legend().get_texts())
     for legend in fig.legends:

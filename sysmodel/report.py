@@ -29,16 +29,20 @@ class Context:
     requests: int = 1000
     quick: bool = False
     full: bool = False
+    cache_dir: Path | None = None  # where grids are cached (default: the committed sysmodel/data/report_cache)
+    commit: bool = True  # a complete default report refreshes the committed ledger (tests say False)
 
-    def grid(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def grid(self, name: str, fn: Callable[..., Any], *args: Any, modules: tuple[str, ...] = ()) -> Any:
         """``fn(*args)``, a long serving grid: from the committed cache (``sysmodel.cache``) when its key —
-        the arguments and the sources ``fn``'s module can import — matches and ``--full`` is not given; rerun
-        and stored otherwise. Quick reports (smoke runs) always compute and never touch the cache."""
+        the arguments and the sources ``fn``'s module (and ``modules``: what it reaches dynamically) can
+        import — matches and ``--full`` is not given; rerun and stored otherwise. Quick reports (smoke runs)
+        always compute and never touch the cache."""
         if self.quick:
             return fn(*args)
         from sysmodel import cache
 
-        return cache.cached(name, list(args), (fn.__module__,), lambda: fn(*args), refresh=self.full)
+        return cache.cached(name, list(args), (fn.__module__, *modules), lambda: fn(*args),
+                            self.cache_dir or cache.COMMITTED, refresh=self.full)
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ SECTIONS = (
     Section("baselines", "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
             "sysmodel.baselines:report_lines"),
     Section("compare", "Across designs: every registered system on one model and trace",
-            "sysmodel.compare:report_lines"),
+            "sysmodel.compare_report:report_lines"),
     Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
     Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
     Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
@@ -66,6 +70,7 @@ SECTIONS = (
     Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
 )
 PAPERS = {s.key: s.title for s in SECTIONS}
+PAPER_ORDER = ["deca", "hermes", "l3", "duplex", "flash"]
 
 
 def slug(text: str) -> str:
@@ -158,17 +163,36 @@ def number(lines: list[str]) -> list[str]:
 
 
 def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
-    """Run the sections ``keys`` and write report.md and report.html (atomically) under ``ctx.out``."""
-    lines = ["# membound report", ""]
+    """Run the sections ``keys`` and write report.md and report.html (atomically) under ``ctx.out``, with the
+    validation ledger (``ledger.csv``, ``ledger.parquet``) of every paper number the sections compared: its
+    summary heads the report and each section. A complete, non-quick report also refreshes the committed
+    ledger (``sysmodel/data/ledger.csv``)."""
+    from sysmodel import ledger
+
+    ledger.reset()
+    body = []
     for s in SECTIONS:
         if s.key in keys:
-            start = time.perf_counter()
-            lines += [f"## {s.title}", "", *s.run(ctx), ""]
+            start, first = time.perf_counter(), len(ledger.rows())
+            lines = s.run(ctx)
+            mine = ledger.rows()[first:]
+            head = [*ledger.summary_lines(mine), ""] if mine else []
+            body += [f"## {s.title}", "", *head, *lines, ""]
             print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    text = "\n".join(number(lines))
+    rows = ledger.rows()
+    top = ["## Validation ledger", "", "Every number of the five papers this report compares, in `ledger.csv`: paper, "
+           "location, quantity, workload, paper and model values, ratio, kind (prediction, fit, input), the "
+           "stated direction and whether the model agrees, and for each prediction outside [0.9, 1.1] or the "
+           "wrong way, its named cause.", "", *ledger.summary_lines(rows, PAPER_ORDER), ""] if rows else []
+    text = "\n".join(number(["# membound report", "", *top, *body]))
     path = write_text(ctx.out / "report.md", text)
     write_text(ctx.out / "report.html", to_html(text))
+    written = [path, ctx.out / "report.html"]
+    if rows:
+        written += ledger.write(rows, ctx.out)
+        if set(keys) == set(PAPERS) and not ctx.quick and ctx.commit:
+            written.append(ledger.write_committed(rows))
     if echo:
         print(text)
-    print(f"wrote {path} and {ctx.out / 'report.html'}")
+    print(f"wrote {', '.join(str(p) for p in written)}")
     return path

@@ -21,9 +21,22 @@ def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%
     return within if abs(ratio - 1) <= 0.1 or not math.isfinite(ratio) else gaps.get(name, unexplained)
 
 
-def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", **kw: str) -> str:
+def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", kind: str | None = None) -> str:
+    """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the ledger with
+    the model's value (``kind`` overrides the claim's). Fits and inputs say so in the gap column, never
+    "within 10%"."""
+    from sysmodel import ledger
+
     ratio = got / want
-    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {gap(gaps, name, ratio, **kw)} |"
+    if isinstance(want, ledger.Claim):
+        kind = kind or want.kind
+        rec = ledger.record(want, got, gaps.get(name, ""), kind)
+        note = {"fit": "fit (a constant was fitted to this value)", "input": "input (taken as given)"}.get(kind)
+        text = note or (gap(gaps, name, ratio) if rec.direction_agrees != "no" else
+                        f"wrong direction: {gaps.get(name, 'unexplained')}")
+    else:
+        text = gap(gaps, name, ratio)
+    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"
 
 
 def area_slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:

@@ -212,6 +212,12 @@ def entries() -> dict[str, Entry]:
     return dict(_REGISTRY)
 
 
+def modules() -> tuple[str, ...]:
+    """The modules that register systems (what :func:`entries` imports by name, unseen by import graphs)."""
+    entries()
+    return tuple(sorted({e.factory.__module__ for e in _REGISTRY.values()}))
+
+
 def get(name: str) -> Entry:
     es = entries()
     if name not in es:

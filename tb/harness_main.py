@@ -150,7 +150,7 @@ def build(spec: runner.TbSpec) -> Path:
     """Verilate ``spec`` (a harness spec) with the C++ main; returns the binary (cached by source hash)."""
     if not spec.harness:
         raise ValueError(f"{spec.tag}: the C++ main drives hw/harness.py; the spec has harness=False")
-    key = hashlib.sha256(f"{runner.source_hash()}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
+    key = hashlib.sha256(f"{runner.source_hash(spec)}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
                          ).hexdigest()[:16]
     out = runner.BUILD / "sim" / "verilator-main" / f"{spec.hardware_tag}-{key}"
     binary = out / "harness_main"

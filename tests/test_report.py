@@ -1,21 +1,28 @@
 """`membound report` runs from the committed snapshots and writes Markdown, HTML and plots a reviewer can
 paste from: numbered captions on every table and figure, no empty cells, a table of contents, no text that
-collides in any plot; its long serving grids come from a committed cache that must be fresh."""
+collides in any plot; its long serving grids come from a committed cache that must be fresh, and its ledger is
+the committed one. `make test-full` reruns every grid (`--full`) and checks it reproduces the cache."""
 
+import json
 import re
 
-from sysmodel import cache, plots
-from sysmodel.cli import main
-from sysmodel.report import PAPERS
+import pytest
+
+from sysmodel import cache, ledger, plots
+from sysmodel.report import PAPERS, Context, report
 
 
 def test_report_all(tmp_path) -> None:
+    """The default report, its serving grids read from the committed cache (stale entries fail here at once
+    rather than rerun for minutes), reproduces the committed ledger row for row."""
+    assert cache.stale() == [], "stale report cache: run `make report-full` and commit sysmodel/data/report_cache"
     plots.CHECK, plots.FOUND[:] = True, []
     try:
-        assert main(["report", "--paper", "all", "--out", str(tmp_path), "--requests", "40", "--quick",
-                     "--brief"]) == 0
+        report(list(PAPERS), Context(tmp_path, commit=False), echo=False)
     finally:
         plots.CHECK = False
+    assert ledger.load(tmp_path / "ledger.csv") == ledger.load(), \
+        "the committed ledger is stale: run `make report` and commit sysmodel/data/ledger.csv"
     assert plots.FOUND == [], "text collides in the report's figures:\n" + "\n".join(plots.FOUND)
     md = (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
@@ -29,10 +36,11 @@ def test_report_all(tmp_path) -> None:
     assert "| GEMM modules : softmax unit | 1.84 |" in md  # Duplex: Yosys cells from the area snapshot
     assert "| LLaMA2-70B tokens/s, batch 1 | 13.75 |" in md  # Hermes: paper value beside the model's
     assert all((tmp_path / f"hermes_{n}.png").exists() for n in ("tokens", "ablation", "multipliers"))
-    assert "| speedup over GPU-only | 5.0 |" in md  # L3: paper value beside the model's
+    assert "| speedup over GPU-only | 5.00 |" in md  # L3: paper value beside the model's
     assert "| fpmul | fmt_in=bf16 | 2 | 1 |" in md  # measured RTL cycles from the snapshot
     assert (tmp_path / "deca_bords.png").exists() and 'src="deca_bords.png"' in page
     assert "| hermes | " in md and "compare_llama2-70b_gaussian_energy.png" in md  # the cross-design section
+    assert "## Validation ledger" in md and (tmp_path / "ledger.parquet").exists()
     assert page.count("<table>") == page.count("</table>") >= 8
 
     lines = md.splitlines()
@@ -60,6 +68,17 @@ def test_committed_report_cache_is_fresh() -> None:
     entries = sorted(p.stem for p in cache.COMMITTED.glob("*.json"))
     assert {"l3-fig8", "duplex-fig11", "hermes-runs", "compare-llama2-70b-gaussian"} <= set(entries)
     assert cache.stale() == [], "stale report cache: run `membound report --full` (or `make report-full`) and commit"
+
+
+@pytest.mark.fullreport
+def test_full_report_reproduces_the_cache(tmp_path) -> None:
+    """`make test-full`: every serving grid rerun (`--full`, into a scratch cache) gives the committed values."""
+    scratch = tmp_path / "cache"
+    report(list(PAPERS), Context(tmp_path / "out", full=True, cache_dir=scratch, commit=False), echo=False)
+    for path in sorted(cache.COMMITTED.glob("*.json")):
+        assert json.loads((scratch / path.name).read_text())["value"] == json.loads(path.read_text())["value"], \
+            path.name
+    assert ledger.load(tmp_path / "out" / "ledger.csv") == ledger.load()
 
 
 def test_cache_key_follows_the_import_closure(tmp_path) -> None:

@@ -10,15 +10,9 @@ from sysmodel.report import Context
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
-def test_table2_within_5_percent(row: dict) -> None:
-    """R-L everywhere and R-S with libxsmm-derived VO within 5%, except MXFP4, whose derived VO is half the
-    paper's (the report's stated gap: R-S 2.0x); the MEM/VEC classification matches the paper's text."""
-    assert row["rl_model"] == pytest.approx(row["rl_paper"], rel=0.05)
-    if row["kernel"] == "MXFP4":
-        assert row["rs_model"] / row["rs_paper"] == pytest.approx(2.0, rel=0.05)
-    else:
-        assert row["rs_model"] == pytest.approx(row["rs_paper"], rel=0.05)
-    # where the paper's R-S equals its R-L, the kernel is MEM-bound (Table 2 text); otherwise VEC
+def test_table2_bound_classification(row: dict) -> None:
+    """Where the paper's R-S equals its R-L the kernel is MEM-bound (Table 2's text), otherwise VEC-bound: the
+    model classifies every kernel so. (The values themselves are ledger rows: tests/test_ledger.py.)"""
     assert row["bound"] == ("MEM" if row["rs_paper"] == row["rl_paper"] else "VEC")
 
 
@@ -71,27 +65,19 @@ def test_dse_claims() -> None:
     under, best, over = (res[k] for k in deca.DSE_POINTS)
     assert len(under["vec_bound"]) >= 10  # under-provisioned leaves the kernels VEC-bound
     assert over["vec_bound"] == []
-    assert best["geomean_tflops"] / under["geomean_tflops"] == pytest.approx(2.0, rel=0.1)
-    assert over["geomean_tflops"] / best["geomean_tflops"] <= 1.03
+    assert under["geomean_tflops"] < best["geomean_tflops"] <= over["geomean_tflops"]  # the values: the ledger
     # best leaves at most the sparsest kernel on the VEC|MTX edge (16 vOp-cycles = 16 TMUL cycles)
     assert set(best["vec_bound"]) <= {"BF8_5%"}
 
 
-def test_table6_latencies() -> None:
-    """Both models, N = 1 and 16: every cell within [0.85, 1.05] of the paper (Table 4 derating, zoo
-    attention, a Table 1-calibrated per-layer cost) but software-only Q4 (~0.6: the MXFP4 VO gap); DECA
-    always faster. N = 64 is reported, not claimed."""
+def test_table6_structure() -> None:
+    """Both models at N = 1, 16, 64; DECA never slower than software-only (at N=64 both can sit on the TMUL
+    bound); the two Q16 Llama2-70B cells at N=1 and 16 share Table 1's calibration. (Paper values: the ledger.)"""
     rows = deca.table6()
     assert {(r["model"], r["n"]) for r in rows} == {(m, n) for m in ("llama2-70b", "opt-66b") for n in (1, 16, 64)}
     for r in rows:
-        if r["deca_paper"]:  # never slower; at N=64 both can sit on the TMUL bound
-            assert r["deca_model"] < r["sw_model"] or (r["n"] == 64 and r["deca_model"] <= r["sw_model"])
-        if r["n"] == 64:
-            continue
-        lo = 0.55 if r["scheme"] == "Q4" else 0.85  # software-only Q4 inherits the stated MXFP4 VO gap
-        assert lo <= r["sw_model"] / r["sw_paper"] <= 1.05, r
         if r["deca_paper"]:
-            assert 0.85 <= r["deca_model"] / r["deca_paper"] <= 1.05, r
+            assert r["deca_model"] < r["sw_model"] or (r["n"] == 64 and r["deca_model"] <= r["sw_model"])
     assert sum(r["calibrated"] for r in rows) == 2
 
 

@@ -1,5 +1,8 @@
 """DECA (MICRO '25) published numbers the model is checked against, each with its table or section.
-Data only: the model (sysmodel.deca.model) and the report (sysmodel.deca.report) import it."""
+Data only: the model (sysmodel.deca.model) and the report (sysmodel.deca.report) import it; the functions at the
+end give each number as a ledger claim (sysmodel.ledger) with where it stands."""
+
+from sysmodel.ledger import Claim
 
 TABLE2 = {  # kernel: (R-L, R-S, measured) TFLOPS, N=16, SPR-HBM — DECA Table 2
     "MXFP4": (25.2, 11.5, 10.6), "BF8": (13.3, 13.3, 10.0), "BF8_50%": (21.2, 16.1, 13.0),
@@ -24,3 +27,26 @@ TABLE6 = {  # (model, N, scheme): (SW-only, DECA) ms, SPR-HBM, 128 in / 128 out 
     ("opt-66b", 16, "Q8 30%"): (111.7, 75.5), ("opt-66b", 64, "Q16"): (470.0, None),
     ("opt-66b", 64, "Q4"): (436.4, 236.5), ("opt-66b", 64, "Q8 30%"): (407.3, 230.6),
 }
+SPEEDUP_RANGE = (1.6, 1.9)  # abstract: DECA cuts the next-token time of Llama2-70B and OPT-66B by 1.6x-1.9x
+
+
+def table2(kernel: str, column: int) -> Claim:
+    """Table 2's roofline (column 0) or Roof-Surface (1) limit of a kernel, TFLOPS, N=16, SPR-HBM."""
+    return Claim(TABLE2[kernel][column], "deca", "Table 2", f"{kernel} {('R-L', 'R-S')[column]} (TFLOPS)",
+                 "SPR-HBM, N=16, software-only")
+
+
+def table6(model: str, n: int, scheme: str, deca: bool) -> Claim:
+    """Table 6's next-token latency, software-only or with DECA, ms."""
+    return Claim(TABLE6[model, n, scheme][deca], "deca", "Table 6",
+                 f"{model} N={n} {scheme} {'DECA' if deca else 'software-only'} (ms)", "SPR-HBM, 128 in / 128 out")
+
+
+DSE_CLAIM = {"best/under": Claim(DSE_CLAIMS["best/under"], "deca", "§8.2", "DSE geomean, {32,8} over {8,4}",
+                                 "SPR-HBM, N=16, Table 2 kernels", ratio=True),
+             # "less than 3% faster": a bound, compared as the value it does not exceed
+             "over/best max": Claim(DSE_CLAIMS["over/best max"], "deca", "§8.2", "DSE geomean, {64,64} over {32,8} "
+                                    "(at most)", "SPR-HBM, N=16, Table 2 kernels")}
+SPEEDUP = tuple(Claim(v, "deca", "abstract", f"DECA over software-only next-token time, {end} of Table 6's "
+                      "compressed cells", "Llama2-70B and OPT-66B, SPR-HBM, N=1-64", ratio=True)
+                for end, v in zip(("lowest", "highest"), SPEEDUP_RANGE, strict=True))

@@ -9,7 +9,7 @@ from pathlib import Path
 from golden import deca as gdeca
 from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
-from sysmodel import characterization
+from sysmodel import characterization, ledger
 from sysmodel.deca import libxsmm, paper
 from sysmodel.deca.model import (
     CALIBRATION_FAMILY,
@@ -38,6 +38,26 @@ from sysmodel.deca.model import (
 )
 from sysmodel.plots import pyplot, save
 from sysmodel.report import caption
+
+# The named modelling difference behind each prediction more than 10% off the paper's
+_MXFP4 = ("the software MXFP4 kernel runs at half the instructions per VO slot of the others: 7 of its 15 vector "
+          "instructions per 64 outputs are port-5-only shuffles and compares on one dependency chain, which an "
+          "instruction count cannot see (the derived VO/tile is 0.50 of what the paper's data imply)")
+GAPS = {
+    "MXFP4 R-S": _MXFP4,
+    "software Q4": "inherits the MXFP4 software VO gap: " + _MXFP4,
+    "N=64": "the paper's N=64 latencies exceed every Roof-Surface bound by 2-4x (even Q16 with no decompression "
+            "implies ~400 ms of FC time against a 174 ms memory and a 62 ms TMUL bound); what its libxsmm/TPP "
+            "kernels do past N=16 (16-row TMUL blocking, tile-register pressure, extra weight traffic) is not in "
+            "its text",
+    "N=16": "the model's DECA latency grows ~8 ms from N=1 to N=16 where the paper's grows ~16 ms: the Roof-Surface "
+            "takes the max of memory, decompression and TMUL time per tile, while the real kernel (TEPL invocations, "
+            "AMX tile loads) partly serializes them once each tile feeds a full 16-row TMUL operation; the model "
+            "charges no such overlap loss",
+    "speedup range": "software-only Q4 is too fast (the MXFP4 VO gap) and the N=64 cells are not reproduced, so the "
+                     "range of DECA's speedups over Table 6's cells is not the paper's",
+}
+
 
 # --- plots ---------------------------------------------------------------------------------------------
 
@@ -130,6 +150,9 @@ def report_lines(ctx) -> list[str]:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for r in table2(m):
         fit = " (fitted)" if r["fitted"] else ""
+        ledger.record(paper.table2(r["kernel"], 0), r["rl_model"], GAPS.get(f"{r['kernel']} R-L", ""))
+        ledger.record(paper.table2(r["kernel"], 1), r["rs_model"], GAPS.get(f"{r['kernel']} R-S", ""),
+                      "fit" if r["fitted"] else None)
         lines.append(f"| {r['kernel']} | {r['rl_paper']} | {r['rl_model']:.2f} | {_ratio(r['rl_model'], r['rl_paper'])}"
                      f" | {r['rs_paper']} | {r['rs_model']:.2f} | {_ratio(r['rs_model'], r['rs_paper'])} | "
                      f"{r['bound']}{fit} | {r['real']} |")
@@ -211,6 +234,8 @@ def report_lines(ctx) -> list[str]:
     lines += ["", f"Geomeans over the {len(common)} kernels every design point runs; a format a PE rejects "
               "(its scale group is narrower than W: `bad_cfg`) gets no throughput at that point."]
     under, best, over = (res[k]["geomean_tflops"] for k in DSE_POINTS)
+    ledger.record(paper.DSE_CLAIM["best/under"], best / under, GAPS.get("best/under", ""))
+    ledger.record(paper.DSE_CLAIM["over/best max"], over / best, GAPS.get("over/best", ""))
     lines += ["", f"- best/under: paper {paper.DSE_CLAIMS['best/under']}x, model {best / under:.2f}x, "
               f"ratio {best / under / paper.DSE_CLAIMS['best/under']:.3f}",
               f"- over/best: paper < {paper.DSE_CLAIMS['over/best max']}x, model {over / best:.3f}x",
@@ -228,8 +253,17 @@ def report_lines(ctx) -> list[str]:
         dm = "-" if r["deca_model"] is None else f"{r['deca_model']:.1f}"
         dr = "-" if r["deca_model"] is None else _ratio(r["deca_model"], r["deca_paper"])
         cal = "*" if r["calibrated"] else ""
+        sw_cause = GAPS["N=64"] if r["n"] == 64 else GAPS["software Q4"] if r["scheme"] == "Q4" else ""
+        ledger.record(paper.table6(r["model"], r["n"], r["scheme"], False), r["sw_model"], sw_cause,
+                      "fit" if r["calibrated"] else None)
+        if r["deca_paper"]:
+            ledger.record(paper.table6(r["model"], r["n"], r["scheme"], True), r["deca_model"],
+                          GAPS[f"N={r['n']}"] if r["n"] > 1 else "")
         lines.append(f"| {r['model']} | {r['n']} | {r['scheme']}{cal} | {r['sw_paper']} | {r['sw_model']:.1f} | "
                      f"{_ratio(r['sw_model'], r['sw_paper'])} | {r['deca_paper'] or '-'} | {dm} | {dr} |")
+    speed = [r["sw_model"] / r["deca_model"] for r in table6(m) if r["deca_model"]]
+    ledger.record(paper.SPEEDUP[0], min(speed), GAPS["speedup range"])
+    ledger.record(paper.SPEEDUP[1], max(speed), GAPS["speedup range"])
     low = [r for r in table6(m) if r["n"] != 64]
     ratios = [r["deca_model"] / r["deca_paper"] for r in low if r["deca_paper"]] + \
         [r["sw_model"] / r["sw_paper"] for r in low if r["scheme"] != "Q4"]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from sysmodel.ledger import Claim, claims
+
 XPU = "h100-sxm"  # "equivalent to H100" (§VI); specs from the AttAcc simulator's H100 (notes §2.8.1)
 DEVICE_BYTES = 80e9  # 80 GB per device, equal across systems (§VI)
 IB_BW = 50e9  # [S] "400 GB/s Infiniband" read as 400 Gb/s per node pair per direction (notes §2.8.5)
@@ -14,24 +16,32 @@ LENGTHS = ((256, 256), (4096, 4096))  # the ends of Fig. 11's (L_in, L_out) rang
 BATCHES = (32, 128)  # Fig. 11's batch range
 
 # Fig. 11 throughput over GPU
-DUPLEX_MAX = 2.51  # best case: Mixtral (4096, 4096)
-PE_OVER_DUPLEX = 1.04  # average
-ET_MAX_OVER_GPU = 2.67
-AVG_OVER_GPU = 2.07  # Duplex+PE+ET, average (conclusion)
+_f11 = claims("duplex", "§VII-A, Fig. 11", "Mixtral, GLaM, Grok1, OPT-66B, Llama3-70B; (L_in, L_out) 256-4096, "
+              "batch 32-128", ratio=True)
+DUPLEX_MAX = _f11(2.51, "Duplex over GPU, max")  # best case: Mixtral (4096, 4096)
+PE_OVER_DUPLEX = _f11(1.04, "Duplex+PE over Duplex, mean")
+ET_MAX_OVER_GPU = _f11(2.67, "Duplex+PE+ET over GPU, max", where="abstract, Fig. 11")
+AVG_OVER_GPU = _f11(2.07, "Duplex+PE+ET over GPU, mean", where="§IX, Fig. 11")
 # Fig. 12: GLaM, batch 64, (L_in, L_out) 512-2048: reductions vs GPU and 2xGPU
 GLAM_BATCH, GLAM_LENGTHS = 64, ((512, 512), (2048, 2048))
-TBT_P50_VS_GPU = 0.583
-E2E_VS_GPU, E2E_VS_2GPU = 0.6020, 0.3538
+_f12 = claims("duplex", "§VII-A, Fig. 12", "GLaM, batch 64, (L_in, L_out) 512-2048")
+TBT_P50_VS_GPU = _f12(0.583, "median TBT reduction vs GPU")
+E2E_VS_GPU, E2E_VS_2GPU = _f12(0.6020, "E2E reduction vs GPU"), _f12(0.3538, "E2E reduction vs 2xGPU")
 # Fig. 14: Duplex over Bank-PIM on Mixtral
-BANK_PIM_MAX, BANK_PIM_AVG = 1.80, 1.49
+_f14 = claims("duplex", "§VII-C, Fig. 14", "Mixtral, (L_in, L_out) 256-4096, batch 32-128", ratio=True)
+BANK_PIM_MAX, BANK_PIM_AVG = _f14(1.80, "Duplex over Bank-PIM, max"), _f14(1.49, "Duplex over Bank-PIM, mean")
 # Fig. 15: energy reductions vs GPU
-ENERGY = {"mixtral-8x7b": 0.3328, "glam-143b": 0.4203, "grok-1": 0.3459}
-ENERGY_AVG = 0.2819
+_f15 = claims("duplex", "§VII-D, Fig. 15", "energy per token, (L_in, L_out) 256-4096, batch 32-128")
+ENERGY = {"mixtral-8x7b": _f15(0.3328, "energy reduction, mixtral-8x7b"),
+          "glam-143b": _f15(0.4203, "energy reduction, glam-143b"),
+          "grok-1": _f15(0.3459, "energy reduction, grok-1")}
+ENERGY_AVG = _f15(0.2819, "energy reduction, mean of 5 models", where="§IX")
 # Fig. 13: Mixtral, Poisson arrivals at 4-16 QPS, (L_in, L_out) = (4096, 512), max batch 128: the GPU saturates
 # above 9 requests/s, Duplex at about 14 (§VII-B)
 QPS_MODEL, QPS_LENGTHS, QPS_MAX_BATCH = "mixtral-8x7b", (4096, 512), 128
 QPS_VALUES = tuple(range(4, 17))
-GPU_SAT_QPS, DUPLEX_SAT_QPS = 9, 14
+_f13 = claims("duplex", "§VII-B, Fig. 13", "Mixtral under Poisson arrivals, (4096, 512), max batch 128")
+GPU_SAT_QPS, DUPLEX_SAT_QPS = _f13(9, "GPU saturation QPS"), _f13(14, "Duplex saturation QPS")
 # [S] a system "handles" a QPS while its median T2FT stays within this factor of its median T2FT at 4 QPS
 # (the paper: T2FT "skyrockets due to the queuing delay" past saturation)
 T2FT_BLOWUP = 3.0
@@ -41,4 +51,18 @@ AREA_MM2 = {"tsv": 10.89, "gemm": 3.02, "buffers": 2.26, "softmax": 1.64}
 LOGIC_DIE_MM2, AREA_SHARE = 121.0, 0.1471
 DRAM_AREA_FACTOR = 10  # "the DRAM process 10x larger than logic" for DRAM-die PIM area (§VI)
 # Fig. 8: EDAP of a 16384 x 4096 FP16 GEMM by Op/B: Logic-PIM best above 8 Op/B, Bank-PIM below
-EDAP_SHAPE, EDAP_CROSSOVER = (16384, 4096), 8
+EDAP_SHAPE = (16384, 4096)
+EDAP_CROSSOVER = Claim(8, "duplex", "§IV-B, Fig. 8", "Bank-PIM / Logic-PIM EDAP crossover, Op/B",
+                       "a 16384 x 4096 FP16 GEMM on one stack")
+PC_BANDWIDTH = Claim(83.2, "duplex", "§IV-C (4x of 20.8 GB/s)", "bank-bundle bandwidth per pseudo-channel (GB/s)",
+                     "HBM3 (AttAcc's preset), one pseudo-channel")  # the memory engine's bank-bundle mode predicts it
+BANKGROUP_WORSE = Claim(float("nan"), "duplex", "§IV-B, Fig. 8", "BankGroup-PIM EDAP over Logic-PIM's, lowest over "
+                        "Op/B (the paper: worse at every Op/B)", "a 16384 x 4096 FP16 GEMM on one stack, 1-64 Op/B",
+                        ratio=True, above=True)
+# Logic-PIM's composition (§IV-C) fixes these peaks: inputs, shown beside the model's derivation
+PEAK_TFLOPS = Claim(21.3, "duplex", "§IV-C", "Logic-PIM TFLOPS per stack", "32 modules x 512 MACs at 650 MHz",
+                    kind="input")
+PEAK_TBS = Claim(2.66, "duplex", "§IV-C", "Logic-PIM TB/s per stack", "32 pseudo-channels of bank bundles",
+                 kind="input")
+GEMM_OVER_SOFTMAX = Claim(AREA_MM2["gemm"] / AREA_MM2["softmax"], "duplex", "§IV-C", "GEMM modules : softmax unit",
+                          "logic-die area per stack, 7 nm (paper) vs Yosys generic cells (model)")

@@ -4,6 +4,8 @@ choice where the paper is silent."""
 
 from __future__ import annotations
 
+from sysmodel.ledger import Claim
+
 GB = 1e9
 KIB = 1024
 
@@ -73,3 +75,33 @@ BACKEND_BYTES = {"cpu": 4, "metal-m1": 2, "metal-m2": 2, "gpu": 2}  # CPU float3
 PREDICTOR_FNR, PREDICTOR_FPR = 0.05, 0.07
 OPT_ACTIVE = 0.033  # average share of FFN neurons active per token (Table 6: 3.30%)
 PREDICTOR_THRESHOLD = 0.5  # [S] sigmoid threshold (0.7 only for Persimmon)
+
+# The tables above as ledger claims (sysmodel.ledger): where each number stands and what it measures. Their kind
+# (fit, input, prediction) is the model's business: the report records it with each.
+PARTS = ("I/O", "memory management", "compute", "total")
+
+
+def flash_point(chunk: int) -> Claim:
+    size = "sequential" if chunk >= 1 << 30 else f"{chunk // KIB} KiB"
+    return Claim(FLASH_POINTS[chunk], "flash", "§2.2, Table 2" if chunk != 32 * KIB else "§4.2 [D]",
+                 f"read throughput, {size} chunks (GB/s)", "M1 Max SSD, 32 threads")
+
+
+def table2(config: str) -> Claim:
+    return Claim(TABLE2[config][2], "flash", "Table 2", f"I/O per token, {config} (ms)",
+                 "OPT-6.7B fp16, M1 Max, half the memory")
+
+
+def table3(model: str, backend: str, config: str, part: int) -> Claim:
+    return Claim(TABLE3[(model, backend)][config][part], "flash", "Table 3",
+                 f"{model} {backend} {config}: {PARTS[part]} (ms)", f"{model}, the {backend} backend, per token")
+
+
+def speedup(backend: str) -> Claim:
+    cells = TABLE3[("opt-6.7b", backend)]
+    return Claim(cells["naive"][3] / cells["all"][3], "flash", "Table 3 totals; §4 (4-5x CPU, 7x Metal, 20-25x GPU)",
+                 f"{backend} speedup over naive", "OPT-6.7B", ratio=True)
+
+
+def dram_share_claim(model: str) -> Claim:
+    return Claim(DRAM_SHARE[model] * 100, "flash", "§3.1 [D]", f"{model} DRAM budget (% of the model)", model)

@@ -318,6 +318,12 @@ def with_multipliers(hw: Hardware, m: int) -> Hardware:
     return replace(hw, multipliers=m)
 
 
+def on_gpu(hw: Hardware, gpu: str) -> Hardware:
+    """``hw`` with another GPU; its weight budget scales with its memory (the paper's 20 GB of the 4090's 24) [S]."""
+    return replace(hw, gpu=gpu, gpu_weight_bytes=paper.GPU_WEIGHT_BYTES * get_device(gpu).mem_bytes /
+                   get_device(paper.GPU).mem_bytes)
+
+
 # --- Hermes as a serving system ----------------------------------------------------------------------------
 
 CALIBRATION_BATCHES = (1, 2, 4, 8, 16)  # the batches the per-token model is run at (§V-B2's range)

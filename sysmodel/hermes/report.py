@@ -6,7 +6,6 @@ the model's and their ratio."""
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +16,9 @@ from sysmodel.hermes import model as hm
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
 from sysmodel.hermes import workload as wl
+from sysmodel.hermes.grids import ablation, dse, gpus, runs, trace
 from sysmodel.models import load_model
 from sysmodel.plots import pyplot, save
-from sysmodel.progress import progress
 from sysmodel.report import caption
 from sysmodel.results import area_extrapolate, head
 
@@ -35,6 +34,15 @@ GAPS = {
                                 "the paper measured the real system; the ratio implies its effective bandwidth",
     "over Hermes-host, batch 1-16": "the host's cold part is memory-bound at 89.6 GB/s and at batch 16 compute-bound "
                                     "at the [EXT] AVX2 peak; PowerInfer's real kernels are slower than both",
+    "over Hermes-host, batch 1, lowest model": "same as over Hermes-host, batch 1-16: the host's cold part at "
+                                               "89.6 GB/s is only 2-4x slower than 8 DIMMs' in the model",
+    "over Hermes-host, batch 1, highest model": "same as over Hermes-host, batch 1-16",
+    "token generation's share of the run, LLaMA2-70B batch 1": "the prompt streams the 118 GB not resident on the "
+        "GPU over PCIe at 32 GB/s per direction (notes A20): 3.7 s, against the 3.07 s the paper's 33% implies "
+        "(~38 GB/s effective)",
+    "RTX 4090 over RTX 3090": "the two GPUs as the paper prints them have the same 936 GB/s; the model's decode is "
+                              "bandwidth-bound on the GPU part and the DIMMs, and the prompt is bound by the PCIe "
+                              "weight stream, so the 3090's 142 vs 330 tensor TOPS do not show",
     "over Hermes-base, mean": "Hermes-base runs whole layers dense at the roofline; the paper's 5.17x also "
                               "includes its measured GPU kernels",
     "partition over random": "the generator's layers are statistically alike and a random mapping already "
@@ -59,15 +67,12 @@ GAPS = {
 }
 
 
-def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
-    return results.row(GAPS, name, want, got, fmt)
+def self_row(gaps: dict[str, str]):
+    """A row maker over ``gaps`` (the module's GAPS plus causes computed at report time)."""
+    return lambda name, want, got, fmt=".2f": results.row(gaps, name, want, got, fmt)
 
 
-@lru_cache(maxsize=4)
-def trace(model: str, batch: int, seed: int = 1) -> wl.Trace:
-    cfg = load_model(model)
-    return wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT,
-                       paper.L_IN, batch, seed=seed, layers=cfg.layers)
+_row = self_row(GAPS)
 
 
 def setup_lines() -> list[str]:
@@ -96,7 +101,7 @@ def setup_lines() -> list[str]:
 
 
 def workload_lines() -> list[str]:
-    st, tr = wl.ActivationStats(), trace("llama2-70b", 1)
+    st, tr, w = wl.stats_for("llama2-70b"), trace("llama2-70b", 1), paper.WORKLOAD
     a = tr.acts[(1, "mlp")][0]
     f = np.sort(a.mean(axis=0))[::-1]
 
@@ -111,12 +116,13 @@ def workload_lines() -> list[str]:
             f"AR {s.ar:.3f}, layer coupling {s.coupling} [S]; sysmodel/hermes/workload.py).", "",
             *head("The generated activations' statistics against the paper's (LLaMA2-70B MLP block, one sequence; "
                   "inputs of the generator, shown as a check, not a prediction)"),
-            _row("sparsity", st.sparsity, 1 - float(a.mean())),
-            _row("work of the top 20% of neurons", st.hot_work, float(f[: len(f) // 5].sum() / f.sum())),
-            _row("adjacent-token similarity", st.adjacent_similarity, sim(1)),
-            _row("similarity at distance 10 (~70%)", 0.70, sim(10)),
-            _row("similarity at distance 25 (flat beyond)", 0.70, sim(25)),
-            _row("profiled hot neurons leaving the sequence's hot set", st.dynamic_hot, 1 - len(top & seq) / len(top))]
+            _row("sparsity", w["sparsity"], 1 - float(a.mean())),
+            _row("work of the top 20% of neurons", w["hot_work"], float(f[: len(f) // 5].sum() / f.sum())),
+            _row("adjacent-token similarity", w["adjacent"], sim(1)),
+            _row("similarity at distance 10 (~70%)", w["distance10"], sim(10)),
+            _row("similarity at distance 25 (flat beyond)", w["distance25"], sim(25)),
+            _row("profiled hot neurons leaving the sequence's hot set", w["dynamic_hot"],
+                 1 - len(top & seq) / len(top))]
 
 
 def predictor_lines() -> list[str]:
@@ -181,26 +187,11 @@ def ilp_lines() -> list[str]:
     return lines
 
 
-def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
-    hw, rows = hm.Hardware(), []
-    bar = progress(len(models) * len(batches), "hermes")
-    for m in models:
-        for b in batches:
-            tr = trace(m, b)
-            row = {"model": m, "batch": b, "Hermes": hm.simulate(m, tr, hw).tokens_per_s,
-                   "Hermes-host": hm.simulate(m, tr, hw, host=True).tokens_per_s}
-            for name in hm.BASELINES:
-                if name in ("FlexGen", "Deja Vu") and m not in paper.OPT_MODELS:
-                    continue
-                row[name] = hm.baseline(name, m, hw, b, tr).tokens_per_s
-            rows.append(row)
-            bar.update()
-    bar.close()
-    return rows
-
-
-def _mean(rows: list[dict], other: str, models: tuple[str, ...] = paper.MODELS) -> float:
-    return float(np.mean([r["Hermes"] / r[other] for r in rows if r["model"] in models and other in r]))
+def _mean(rows: list[dict], other: str, models: tuple[str, ...] = paper.MODELS, of: str = "Hermes",
+          batches: tuple[int, ...] | None = None) -> float:
+    """Mean over the rows (models, batches) of ``of``'s tokens/s over ``other``'s."""
+    return float(np.mean([r[of] / r[other] for r in rows if r["model"] in models and other in r and of in r
+                          and (batches is None or r["batch"] in batches)]))
 
 
 def implied_bw(rows: list[dict], name: str, ratio: float) -> float:
@@ -219,14 +210,46 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
     for r in rows:
         lines.append(f"| {r['model']} | {r['batch']} | " + " | ".join(f"{r[n]:.2f}" if n in r else "-" for n in names)
                      + " |")
-    b1 = {r["model"]: r["Hermes"] for r in rows if r["batch"] == 1}
+    b1 = {r["model"]: r for r in rows if r["batch"] == 1}
+    opt, one = paper.OPT_MODELS, (1,)
+    pcie = hm.Hardware().pcie.bw / 1e9
+    acc_bw = pcie * _mean(rows, "Accelerate", opt, batches=one) / paper.OVER_ACCELERATE_B1
+    flex_bw = pcie * _mean(rows, "FlexGen", opt, batches=one) / paper.OVER_FLEXGEN_B1
+    accelerate = (f"the model's Accelerate streams the offloaded weights at the full {pcie:.0f} GB/s of PCIe; the "
+                  f"paper's measured speedup implies about {acc_bw:.1f} GB/s effective (pageable copies, no overlap), "
+                  "so the model's Accelerate is several times too fast")
+    flexgen = (f"the model's FlexGen streams at the full {pcie:.0f} GB/s, overlapped; the paper's measured speedup "
+               f"implies about {flex_bw:.1f} GB/s effective")
+    _row = self_row({**GAPS, "over Accelerate, OPT, batch 1": accelerate, "over FlexGen, OPT, batch 1": flexgen,
+                     "Deja Vu over FlexGen, OPT, batch 1": "the model's Deja Vu moves only predicted-active neurons at "
+                     "the full PCIe rate (the paper's spends 89% of its time communicating, §V-D); with FlexGen also "
+                     "at the full rate the ratio is the sparse share of the bytes, twice the paper's",
+                     "Hermes-host over Accelerate, batch 1": accelerate,
+                     "Hermes-host over FlexGen, OPT, batch 1": flexgen,
+                     "Hermes-base over Accelerate, batch 1": accelerate})
+    host_b1 = [b1[m]["Hermes"] / b1[m]["Hermes-host"] for m in b1]
     lines += ["", *head("Hermes' headline tokens/s and its average speedups over the baselines, paper vs model"),
-              _row("LLaMA2-70B tokens/s, batch 1", paper.TOKENS_S["llama2-70b"], b1["llama2-70b"]),
-              _row("OPT-66B tokens/s, batch 1", paper.TOKENS_S["opt-66b"], b1["opt-66b"]),
-              _row("over Deja Vu, batch 1-16", paper.OVER_DEJAVU, _mean(rows, "Deja Vu", paper.OPT_MODELS)),
-              _row("over FlexGen, batch 1-16", paper.OVER_FLEXGEN, _mean(rows, "FlexGen", paper.OPT_MODELS)),
+              _row("LLaMA2-70B tokens/s, batch 1", paper.TOKENS_S["llama2-70b"], b1["llama2-70b"]["Hermes"]),
+              _row("OPT-66B tokens/s, batch 1", paper.TOKENS_S["opt-66b"], b1["opt-66b"]["Hermes"]),
+              _row("over Accelerate, OPT, batch 1", paper.OVER_ACCELERATE_B1, _mean(rows, "Accelerate", opt,
+                                                                                      batches=one)),
+              _row("over FlexGen, OPT, batch 1", paper.OVER_FLEXGEN_B1, _mean(rows, "FlexGen", opt, batches=one)),
+              _row("Deja Vu over FlexGen, OPT, batch 1", paper.DEJAVU_OVER_FLEXGEN_B1,
+                   _mean(rows, "FlexGen", opt, "Deja Vu", one)),
+              _row("Hermes-host over Accelerate, batch 1", paper.HOST_OVER_ACCELERATE,
+                   _mean(rows, "Accelerate", of="Hermes-host", batches=one)),
+              _row("Hermes-host over FlexGen, OPT, batch 1", paper.HOST_OVER_FLEXGEN,
+                   _mean(rows, "FlexGen", opt, "Hermes-host", one)),
+              _row("Hermes-base over Accelerate, batch 1", paper.BASE_OVER_ACCELERATE,
+                   _mean(rows, "Accelerate", of="Hermes-base", batches=one)),
+              _row("over Hermes-base, mean", paper.OVER_BASE, _mean(rows, "Hermes-base", batches=one)),
+              _row("over Hermes-host, batch 1, lowest model", paper.OVER_HOST_B1[0], min(host_b1)),
+              _row("over Hermes-host, batch 1, highest model", paper.OVER_HOST_B1[1], max(host_b1)),
+              _row("over Deja Vu, batch 1-16", paper.OVER_DEJAVU, _mean(rows, "Deja Vu", opt)),
+              _row("over FlexGen, batch 1-16", paper.OVER_FLEXGEN, _mean(rows, "FlexGen", opt)),
               _row("over Hermes-host, batch 1-16", paper.OVER_HOST, _mean(rows, "Hermes-host")),
-              _row("over Hermes-base, mean", paper.OVER_BASE, _mean(rows, "Hermes-base")),
+              _row("token generation's share of the run, LLaMA2-70B batch 1", paper.DECODE_SHARE,
+                   b1["llama2-70b"]["decode share"], ".3f"),
               "", f"Implied effective PCIe bandwidth of the paper's measured baselines [D]: FlexGen "
               f"{implied_bw(rows, 'FlexGen', paper.OVER_FLEXGEN) / 1e9:.1f} GB/s, Deja Vu "
               f"{implied_bw(rows, 'Deja Vu', paper.OVER_DEJAVU) / 1e9:.1f} GB/s (model: 32 GB/s); an upper "
@@ -257,17 +280,15 @@ def plot_throughput(rows: list[dict], names: list[str], path: Path) -> Path:
         ax.set_ylabel("output tokens/s")
     for ax in axes.flat[len(models):]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    seen = {}
+    for ax in axes.flat:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, h)
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=len(seen), fontsize=8,
+               bbox_to_anchor=(0.5, -0.02))
     fig.suptitle(f"Hermes §V-B (model): end-to-end tokens/s, {paper.L_IN} in / {paper.L_OUT} out")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return save(fig, plt, path)
-
-
-def ablation() -> dict[str, float]:
-    """MLP-block seconds per step of LLaMA2-70B at batch 1 under each of the ablation's policies."""
-    tr, hw = trace("llama2-70b", 1), hm.Hardware()
-    return {p: hm.simulate("llama2-70b", tr, hw, p).mlp_s for p in hm.POLICIES}
 
 
 def ablation_lines(mlp: dict[str, float], out: Path) -> list[str]:
@@ -289,12 +310,6 @@ def ablation_lines(mlp: dict[str, float], out: Path) -> list[str]:
     ax.legend()
     save(fig, plt, out / "hermes_ablation.png")
     return lines + ["", "![Hermes ablation](hermes_ablation.png)"]
-
-
-def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[list[float]]:
-    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count."""
-    m, hw = paper.DSE_MODEL, hm.Hardware()
-    return [[hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults] for b in (1, 16)]
 
 
 def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
@@ -323,6 +338,16 @@ def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = pap
     return lines + ["", "![Hermes multiplier sweep](hermes_multipliers.png)"]
 
 
+def gpu_lines(tokens: dict[str, float]) -> list[str]:
+    """§V-E2: the RTX 4090's throughput over the T4's and the 3090's (each as Hermes prints it)."""
+    base = tokens["rtx4090-hermes"]
+    return ["GPU sensitivity (§V-E2): Hermes' tokens/s at batch 1, mean of OPT-13B and OPT-30B, on each GPU as the "
+            "paper describes it (sysmodel/devices.py); the GPU's weight budget scales with its memory [S].", "",
+            *head("The RTX 4090's throughput over other GPUs', paper vs model (OPT-13B and OPT-30B, batch 1)"),
+            _row("RTX 4090 over Tesla T4", paper.GPU_SENSITIVITY["t4"], base / tokens["t4-hermes"]),
+            _row("RTX 4090 over RTX 3090", paper.GPU_SENSITIVITY["rtx3090"], base / tokens["rtx3090-hermes"])]
+
+
 def trt_lines(rows: list[dict]) -> list[str]:
     got = {r["batch"]: r["Hermes"] / r["TensorRT-LLM"] for r in rows if r["model"] == "llama2-70b"}
     return ["Hermes against TensorRT-LLM on 5 x A100-40GB, LLaMA2-70B (§V-F).", "",
@@ -345,7 +370,8 @@ def report_lines(ctx) -> list[str]:
     return [*note, "### Setup", "", *setup_lines(), "", "### Workload", "", *workload_lines(), "", "### Predictor", "",
             *predictor_lines(), "", "### Offline partition", "", *ilp_lines(), "", "### Throughput", "",
             *throughput_lines(rows, out), "", "### Ablation", "", *ablation_lines(mlp, out), "",
-            "### Multipliers", "", *dse_lines(tokens, out, grid["multipliers"]), "", "### TensorRT-LLM", "",
+            "### Multipliers", "", *dse_lines(tokens, out, grid["multipliers"]), "", "### GPUs", "",
+            *gpu_lines(ctx.grid("hermes-gpus", gpus)), "", "### TensorRT-LLM", "",
             *trt_lines(rows), "", "### NDP core area", "", *area_lines()]
 
 

@@ -36,6 +36,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from sysmodel.hermes import paper
+
 BLOCKS = ("attn", "mlp")
 _X = np.linspace(-9, 9, 2001)  # quadrature grid for the N(0, 1) expectations below
 _W = norm.pdf(_X) * (_X[1] - _X[0])
@@ -45,12 +47,12 @@ _W = norm.pdf(_X) * (_X[1] - _X[0])
 class ActivationStats:
     """The paper's activation statistics, each a named parameter with its source."""
 
-    sparsity: float = 0.8  # §II-B: "70%-90%" of activations are zero; the midpoint [S]
+    sparsity: float = float(paper.WORKLOAD["sparsity"])  # §II-B: "70%-90%" of activations are zero; the midpoint [S]
     hot_neurons: float = 0.2  # §I, §III-A: ~20% of neurons ...
-    hot_work: float = 0.8  # ... account for ~80% of the computation
-    adjacent_similarity: float = 0.9  # §III-B1: adjacent tokens share >90% of activated neurons
-    dynamic_hot: float = 0.52  # §III-B: ~52% of the initial hot neurons vary (LLaMA2-70B); read as leaving
-    #                            the sequence's hot set [S]
+    hot_work: float = float(paper.WORKLOAD["hot_work"])  # ... account for ~80% of the computation
+    adjacent_similarity: float = float(paper.WORKLOAD["adjacent"])  # §III-B1: adjacent tokens share >90%
+    dynamic_hot: float = float(paper.WORKLOAD["dynamic_hot"])  # §III-B: ~52% of the initial hot neurons vary
+    #                                                            (LLaMA2-70B); read as leaving the hot set [S]
     layer_coupling: float = 0.6  # [S] weight of the two planted parents; §III-B2 gives only an example (>90%)
 
     def __post_init__(self) -> None:

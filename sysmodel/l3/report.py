@@ -8,17 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sysmodel import characterization
-from sysmodel.baselines import GpuOnly, HbmPim
-from sysmodel.cost import Infeasible
+from sysmodel import characterization, ledger, results
+from sysmodel.baselines import GpuOnly
 from sysmodel.l3 import paper
+from sysmodel.l3.grids import BASELINES, fig8, studies
 from sysmodel.l3.model import HostConfig, L3System, dram_efficiency, head_cycles, train_predictors
 from sysmodel.models import StageShape
 from sysmodel.plots import pyplot, save
 from sysmodel.report import caption
-from sysmodel.serving import Result, make_trace, simulate
 
-BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
 # The named modelling difference behind each result more than 10% off the paper's
 _RESERVE = ("KV admission: the serving engine reserves each request's whole KV at admission (sysmodel/serving.py); "
             "the paper's vLLM-style paging holds only the live context, which roughly doubles a capacity-bound "
@@ -30,6 +28,13 @@ GAPS = {
     "Cap-only (4 TB)": "balance at the base point: at 2 ranksets the model's PIM time already exceeds the GPU's at "
                        "512 GB's batch, and a bandwidth-bound PIM's throughput does not grow with the batch",
     "Bw-Cap": "same: the model's 2-rankset base is PIM-bound, so 8x bandwidth with 8x batch scales nearly 8x",
+    "speedup over R-PIM": _RESERVE,
+    "batch size over GPU-only": _RESERVE + " (the reservation caps L3's batch far more than the GPU's, whose KV is "
+                                "small anyway)",
+    "TBT over GPU-only's at 16 ranksets, lowest": "at 16 ranksets the model's L3 stage is bound by the GPUs' FC layers "
+        "(decode attention shrinks with the ranksets); the paper's TBT is ~25% higher at both ends of its range, "
+        "which per-layer synchronisation or transfer latency (not charged by the model) would explain",
+    "TBT over GPU-only's at 16 ranksets, highest": "same as the lowest",
     "+ scheduler": "sub-batch interleaving is modelled as perfect overlap, max(T_GPU, T_PIM) per layer, "
                    "with no bubbles from sub-batch imbalance",
     "+ overlap": "transfer volume: q, k, v, outputs and prefill KV over 8 x PCIe 4.0 x16 at 25 GB/s "
@@ -38,49 +43,14 @@ GAPS = {
 }
 
 
-def _gap(name: str, ratio: float) -> str:
-    return "within 10%" if abs(ratio - 1) <= 0.1 else GAPS.get(name, "unexplained")
+AREA_GAP = ("generic cells count a flip-flop as one cell while a 28 nm flip-flop is several NAND2 equivalents, "
+            "and the RU is mostly its 2-beat double buffer (a permutation is wiring); the SU's lane count and exp "
+            "algorithm are unstated (notes §1.8.5): ours has chunk = 16 exp lanes (hw/arith's exp), 16 normalizing "
+            "multipliers and a reciprocal, which the paper's 5.6x of a bank PU suggests it shares")
 
 
-def systems(model: str, host: HostConfig | None = None) -> dict:
-    """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP)."""
-    tp, dp = paper.MODELS[model]
-    host = host or HostConfig()
-    return {"L3": lambda: L3System(model, tp, dp, host),
-            "GPU-only": lambda: GpuOnly(model, paper.GPU, tp),
-            "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp),
-            "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False),
-            "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu")}
-
-
-def serve(make, model: str, trace: str, requests: int, seed: int = 1) -> Result | None:
-    """One DP replica serving its share of ``requests``. A request whose KV cache can never fit is rejected
-    (as vLLM does; counted in ``meta["rejected"]``) and the rest served; the system is OOM (None) when the
-    trace's mean request does not fit [S: the paper reports OOM per trace without its criterion]."""
-    tr = make_trace(trace, max(1, requests // paper.MODELS[model][1]), seed)
-    try:
-        sys = make()
-        if (tr.prompt + tr.output).mean() * sys.kv_bytes_per_token > sys.kv_capacity():
-            return None
-        return simulate(tr, sys, oversize="reject")
-    except Infeasible:
-        return None
-
-
-def fig8(requests: int) -> list[dict]:
-    rows = []
-    for model, (_tp, dp) in paper.MODELS.items():
-        makers = systems(model)
-        for trace in paper.TRACES:
-            res = {name: serve(make, model, trace, requests) for name, make in makers.items()}
-            row = {"model": model, "trace": trace}
-            for name, r in res.items():
-                row[name] = None if r is None else r.throughput * dp
-                row[f"{name} batch"] = None if r is None else float(np.average(r.iter_decode, weights=r.iter_time))
-                rej = None if r is None else r.meta["rejected"] / (len(r.trace) + r.meta["rejected"])
-                row[f"{name} rejected"] = rej
-            rows.append(row)
-    return rows
+def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
+    return results.row(GAPS, name, want, got, fmt)
 
 
 def _ratio(a, b) -> str:
@@ -101,49 +71,21 @@ def fig8_lines(rows: list[dict]) -> list[str]:
         lines.append(f"| {r['model']} | {r['trace']} | {r['L3']:.0f} | "
                      + " | ".join(_ratio(r["L3"], r[b]) for b in BASELINES)
                      + f" | {_ratio(r['L3 batch'], r['GPU-only batch'])} | {'-' if rej is None else f'{rej:.1%}'} |")
-    lines += ["", caption("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
-              "| headline (max over cells) | paper | model | model / paper | gap |",
-              "| --- | ---: | ---: | ---: | --- |"]
+    lines += ["", *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model")]
     for b, want in paper.HEADLINE.items():
-        got = max((r["L3"] / r[b] for r in rows if r[b]), default=float("nan"))
-        name = f"speedup over {b}"
-        lines.append(f"| {name} | {want:.1f} | {got:.2f} | {got / want:.2f} | {_gap(name, got / want)} |")
+        lines.append(_row(f"speedup over {b}", want, max((r["L3"] / r[b] for r in rows if r[b]),
+                                                           default=float("nan"))))
     got = max((r["L3 batch"] / r["GPU-only batch"] for r in rows if r["GPU-only batch"]), default=float("nan"))
-    name, want = "batch size over GPU-only", paper.BATCH_RATIO
-    lines.append(f"| {name} | {want:.1f} | {got:.2f} | {got / want:.2f} | {_gap(name, got / want)} |")
-    return lines
-
-
-def _l3_throughput(requests: int, host: HostConfig, **kw) -> float:
-    model = "gpt3-175b"
-    tp, dp = paper.MODELS[model]
-    r = serve(lambda: L3System(model, tp, dp, host, **kw), model, "openr1", requests)
-    return float("nan") if r is None else r.throughput * dp
-
-
-def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
-    """GPT-175B on OpenR1: scalability over the base (512 GB, 2 ranksets), the ablation over the naive
-    design (cumulative), and tFAW enforced over the default — each a throughput ratio. The full design's
-    throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the same ``requests``)."""
-    full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
-    base = _l3_throughput(requests, HostConfig(paper.SCALE_BASE["ranksets"], paper.SCALE_BASE["capacity"]))
-    naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
-    return {"scalability": {name: _l3_throughput(requests, HostConfig(rs, cap)) / base
-                            for name, (cap, rs) in paper.SCALE_POINTS.items()},
-            "ablation": {"+ scheduler": _l3_throughput(requests, HostConfig(), overlap=False) / naive,
-                         "+ overlap": full / naive},
-            "tFAW": {"tFAW enforced": _l3_throughput(requests, HostConfig(), tfaw=True) / full}}
+    return lines + [_row("batch size over GPU-only", paper.BATCH_RATIO, got)]
 
 
 def study_lines(got: dict[str, dict[str, float]]) -> list[str]:
     lines = ["GPT-175B on OpenR1. Scalability over the base (512 GB, 2 ranksets); ablation over the naive design "
              "(no sub-batch interleaving, no communication overlap), cumulative.", "",
-             caption("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, OpenR1)"),
-             "| study | point | paper | model | model / paper | gap |", "| --- | --- | ---: | ---: | ---: | --- |"]
+             *results.head("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, "
+                           "OpenR1)")]
     for study, want in (("scalability", paper.SCALABILITY), ("ablation", paper.ABLATION)):
-        for name, w in want.items():
-            g = got[study][name]
-            lines.append(f"| {study} | {name} | {w:.2f} | {g:.2f} | {g / w:.2f} | {_gap(name, g / w)} |")
+        lines += [_row(name, w, got[study][name]) for name, w in want.items()]
     eff = dram_efficiency(tfaw=True)
     lines += ["", f"tFAW switch (notes §1.8.4): enforcing tFAW on the all-bank ACT (16 bank ACTs, 4 per tFAW) "
               f"lowers the all-bank DRAM efficiency from {dram_efficiency():.3f} to {eff:.3f} and L3's throughput "
@@ -176,9 +118,9 @@ def tbt_lines(ratios: dict[tuple[int, int], float]) -> list[str]:
              "| ---: | " + " | ".join("---:" for _ in TBT_BATCHES) + " |"]
     lines += [f"| {rs} | " + " | ".join(f"{ratios[rs, b]:.2f}" for b in TBT_BATCHES) + " |" for rs in TBT_RANKSETS]
     at16 = [v for (rs, _), v in ratios.items() if rs == 16]
-    lo, hi, want = min(at16), max(at16), paper.TBT_16_RANKSETS
-    return lines + ["", f"TBT at 16 ranksets over GPU-only: paper {want[0]:.2f}-{want[1]:.2f}, model {lo:.2f}-{hi:.2f} "
-                        f"(ratio of range midpoints {(lo + hi) / (want[0] + want[1]):.2f})."]
+    lo, hi = paper.TBT_16_RANKSETS
+    return lines + ["", *results.head("Fig. 11's range at 16 ranksets, paper vs model"),
+                    _row(lo.quantity, lo, min(at16)), _row(hi.quantity, hi, max(at16))]
 
 
 def area_lines() -> list[str]:
@@ -195,14 +137,12 @@ def area_lines() -> list[str]:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for unit, um2 in paper.AREA_UM2.items():
         cells = area[unit]["cells"]
-        want, got = um2 / paper.AREA_UM2[ref], cells["total"] / area[ref]["cells"]["total"]
+        want, got = paper.AREA_RATIO.get(unit, 1.0), cells["total"] / area[ref]["cells"]["total"]
         ffs = sum(v for k, v in cells.items() if "DFF" in k)
         lines.append(f"| {unit} | {um2} | {want:.2f} | {cells['total']} | {ffs} | {got:.2f} | {got / want:.2f} |")
-    return lines + ["", "Gaps: generic cells count a flip-flop as one cell while a 28 nm flip-flop is several NAND2 "
-                        "equivalents, and the RU is mostly its 2-beat double buffer (a permutation is wiring); the "
-                        "SU's lane count and exp algorithm are unstated (notes §1.8.5): ours has chunk = 16 exp "
-                        "lanes (hw/arith's exp), 16 normalizing multipliers and a reciprocal, which the paper's "
-                        "5.6x of a bank PU suggests it shares."]
+        if unit in paper.AREA_RATIO:
+            ledger.record(want, got, GAPS.get(want.quantity, AREA_GAP))
+    return lines + ["", f"Gaps: {AREA_GAP}."]
 
 
 def rank_lines() -> list[str]:

@@ -1,0 +1,138 @@
+"""The comparison written out (README "Compare designs"): the terminal table, Markdown and CSV, the two plots
+(tokens/s against J/token with the Pareto front; p99 TBT against tokens/s), the provenance sidecar, and the
+report's cross-design section. The rows come from :mod:`sysmodel.compare`.
+
+Columns: system; hardware; tokens/s (output tokens over the makespan); TBT p50/p99 (ms, over every decode
+token); T2FT p50/p99 (s, arrival to first token); J/token (the run's energy over its output tokens); added area
+(mm², silicon the design adds to stock parts); feasible, and the reason when not.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from sysmodel import systems
+from sysmodel.compare import COLUMNS, pareto, rows_of
+from sysmodel.outputs import atomic, write_text
+from sysmodel.plots import log_axis, pyplot, save
+
+
+def _cell(row: dict, key: str, fmt: str) -> str:
+    v = row.get(key)
+    if key == "feasible":
+        return "yes" if v else f"no: {row['reason']}"
+    if v is None or v == "" or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return format(v, fmt) if fmt else str(v)
+
+
+def table_lines(rows: list[dict]) -> list[str]:
+    head = [c for c, _, _ in COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "| --- | --- | " + " | ".join("---:" for _ in head[2:-1]) + " | --- |"]
+    return lines + ["| " + " | ".join(_cell(r, k, f) for _, k, f in COLUMNS) + " |" for r in rows]
+
+
+def terminal_lines(rows: list[dict]) -> list[str]:
+    """The table in aligned plain text (what the terminal shows)."""
+    cells = [[c for c, _, _ in COLUMNS]] + [[_cell(r, k, f) for _, k, f in COLUMNS] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS) - 1)]
+    out = []
+    for c in cells:
+        out.append("  ".join(c[i].rjust(widths[i]) if i >= 2 else c[i].ljust(widths[i])
+                             for i in range(len(widths))) + "  " + c[-1])
+    return out
+
+
+def write_csv(rows: list[dict], path: Path) -> Path:
+    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source"]
+    with atomic(path) as tmp, tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list[Path]:
+    """tokens/s against J/token with the Pareto front, and p99 TBT against tokens/s."""
+    plt = pyplot()
+    ok = [r for r in rows if r["feasible"]]
+    front = sorted(pareto(rows), key=lambda r: r["joules_per_token"])
+    paths = []
+    for name, (xk, xl), (yk, yl) in (
+            ("energy", ("joules_per_token", "energy per output token (J)"), ("throughput_tok_s", "output tokens/s")),
+            ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)"))):
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        for i, r in enumerate(ok):
+            ax.scatter(r[xk], r[yk], s=36, color=f"C{i % 10}", label=r["system"], zorder=3)
+        if name == "energy" and front:
+            ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
+        log_axis(ax.xaxis)
+        log_axis(ax.yaxis)
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.set_title(f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(True, which="both", lw=0.3)
+        paths.append(save(fig, plt, out / f"{stem}_{name}.png"))
+    return paths
+
+
+def write(rows: list[dict], prov: dict, title: str, out: Path, stem: str = "compare") -> list[Path]:
+    """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON)."""
+    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", *table_lines(rows), ""]))
+    paths = [md, write_csv(rows, out / f"{stem}.csv"), *plot(rows, title, out, stem)]
+    paths.append(write_text(out / f"{stem}_provenance.json", json.dumps(prov, indent=1, default=str) + "\n"))
+    return paths
+
+
+def provenance_lines(prov: dict) -> list[str]:
+    lines = []
+    for name, p in prov.items():
+        recs = ", ".join(f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw "
+                         f"{r['hw_sha256']})" for r in p["records"]) or "none (analytical model)"
+        lines.append(f"- {name}: records {recs}; {len(p['constants'])} constants; fits: "
+                     f"{'; '.join(p['fits']) or 'none'}")
+    return lines
+
+
+
+# --- the report's cross-design section -------------------------------------------------------------------
+
+WORKLOADS = (  # (model, trace kind, prompt, output): a conversational and a long-context trace [S]
+    ("llama2-70b", "gaussian", 512, 256),
+    ("llama2-70b", "longbench", 0, 0),
+    ("mixtral-8x7b", "gaussian", 512, 256),
+)
+
+QUICK_WORKLOADS = (WORKLOADS[0], WORKLOADS[2])  # the smoke run: one dense and one MoE model, few requests
+
+
+
+def report_lines(ctx) -> list[str]:
+    from sysmodel.report import caption
+
+    names = list(systems.entries())
+    n = 4 if ctx.quick else min(ctx.requests, 200)
+    lines = [f"Every registered system ({', '.join(names)}) with its paper's defaults on the same trace: {n} "
+             "requests arriving at t = 0, served by the one engine (sysmodel/serving.py); energy on the one basis "
+             "(sysmodel/energy.py, table below), added area from each design's source. A system that cannot "
+             "hold the model or a request's KV cache shows why. `membound compare` runs the same for any model "
+             "and trace.", ""]
+    for model, kind, prompt, output in QUICK_WORKLOADS if ctx.quick else WORKLOADS:
+        label = f"{model}, {kind}" + (f" {prompt}/{output} tokens" if prompt else " (L3 Table 4 lengths)")
+        rows = ctx.grid(f"compare-{model}-{kind}", rows_of, model, kind, n, prompt, output, names,
+                        modules=systems.modules())
+        stem = f"compare_{model}_{kind}"
+        pe, pl = plot(rows, label, ctx.out, stem)
+        lines += [f"### {label}", "", caption(f"Every registered system on {label}, {n} requests at t = 0: "
+                                              "throughput, latency percentiles, energy and added silicon"),
+                  *table_lines(rows), "", f"![{label}: tokens/s against J/token]({pe.name}) "
+                  f"![{label}: p99 TBT against tokens/s]({pl.name})", ""]
+    from sysmodel.energy import table_lines as energy_lines
+
+    return lines + ["### The energy basis", "", *energy_lines()]
+

@@ -1,0 +1,78 @@
+"""Duplex's serving grids (the report's slow part, cached by ``sysmodel.report.Context.grid``): Figs. 11-14."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sysmodel.cost import Infeasible
+from sysmodel.duplex import paper
+from sysmodel.duplex.model import DuplexSystem
+from sysmodel.serving import Result, make_trace, simulate
+
+SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
+
+
+def makers(model: str) -> dict:
+    nodes, devs = paper.SYSTEMS[model]
+    two = (nodes * 2, devs) if devs == 8 else (nodes, devs * 2)
+    return {"GPU": lambda: DuplexSystem(model, "gpu"),
+            "2xGPU": lambda: DuplexSystem(model, "gpu", nodes=two[0], devices=two[1]),
+            "Duplex": lambda: DuplexSystem(model, "duplex"),
+            "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe"),
+            "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et"),
+            "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank")}
+
+
+def serve(make, lengths: tuple[int, int], batch: int, requests: int, seed: int = 1) -> Result | None:
+    """Closed loop at ``batch`` requests in the system (§VI), Gaussian lengths; None if it cannot fit."""
+    n = max(1, min(requests, 2 * batch))
+    tr = make_trace("gaussian", n, seed, prompt=lengths[0], output=lengths[1])
+    try:
+        return simulate(tr, make(), max_batch=batch, concurrency=min(batch, n), oversize="reject")
+    except Infeasible:
+        return None
+
+
+def fig11(requests: int) -> list[dict]:
+    rows = []
+    for model in paper.SYSTEMS:
+        mk = makers(model)
+        for lengths in paper.LENGTHS:
+            for batch in paper.BATCHES:
+                res = {name: serve(mk[name], lengths, batch, requests) for name in SYSTEMS}
+                rows.append({"model": model, "lengths": lengths, "batch": batch,
+                             **{k: None if r is None else r.throughput for k, r in res.items()}})
+    return rows
+
+
+def fig12(requests: int) -> list[dict]:
+    mk, rows = makers("glam-143b"), []
+    for lengths in paper.GLAM_LENGTHS:
+        res = {name: serve(mk[name], lengths, paper.GLAM_BATCH, requests) for name in ("GPU", "2xGPU", "Duplex+PE+ET")}
+        rows.append({"lengths": lengths, **{k: (r.tbt_percentiles()[50], float(np.mean(r.e2e)))
+                                            for k, r in res.items()}})
+    return rows
+
+
+def fig13(requests: int) -> list[dict]:
+    """Mixtral under Poisson arrivals: per system and QPS, the median and p90 TBT and the median T2FT."""
+    mk, rows = makers(paper.QPS_MODEL), []
+    for q in paper.QPS_VALUES:
+        tr = make_trace("gaussian", requests, 1, qps=float(q), prompt=paper.QPS_LENGTHS[0], output=paper.QPS_LENGTHS[1])
+        for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
+            res = simulate(tr, mk[name](), max_batch=paper.QPS_MAX_BATCH, oversize="reject")
+            t = res.tbt_percentiles((50, 90))
+            rows.append({"system": name, "qps": q, "tbt50": t[50], "tbt90": t[90],
+                         "t2ft50": float(np.median(res.t2ft))})
+    return rows
+
+
+def fig14(requests: int) -> list[dict]:
+    """Mixtral: Duplex's throughput over Bank-PIM's per (lengths, batch)."""
+    mk, rows = makers("mixtral-8x7b"), []
+    for lengths in paper.LENGTHS:
+        for batch in paper.BATCHES:
+            d, b = (serve(mk[k], lengths, batch, requests) for k in ("Duplex", "Bank-PIM"))
+            rows.append({"lengths": lengths, "batch": batch, "ratio": d.throughput / b.throughput})
+    return rows
+

@@ -1,0 +1,77 @@
+"""L3's serving grids (the report's slow part, cached by ``sysmodel.report.Context.grid``): Fig. 8 over the
+models and traces, and the scalability, ablation and tFAW studies."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sysmodel.baselines import GpuOnly, HbmPim
+from sysmodel.cost import Infeasible
+from sysmodel.l3 import paper
+from sysmodel.l3.model import HostConfig, L3System
+from sysmodel.serving import Result, make_trace, simulate
+
+BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
+
+
+def systems(model: str, host: HostConfig | None = None) -> dict:
+    """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP)."""
+    tp, dp = paper.MODELS[model]
+    host = host or HostConfig()
+    return {"L3": lambda: L3System(model, tp, dp, host),
+            "GPU-only": lambda: GpuOnly(model, paper.GPU, tp),
+            "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp),
+            "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False),
+            "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu")}
+
+
+def serve(make, model: str, trace: str, requests: int, seed: int = 1) -> Result | None:
+    """One DP replica serving its share of ``requests``. A request whose KV cache can never fit is rejected
+    (as vLLM does; counted in ``meta["rejected"]``) and the rest served; the system is OOM (None) when the
+    trace's mean request does not fit [S: the paper reports OOM per trace without its criterion]."""
+    tr = make_trace(trace, max(1, requests // paper.MODELS[model][1]), seed)
+    try:
+        sys = make()
+        if (tr.prompt + tr.output).mean() * sys.kv_bytes_per_token > sys.kv_capacity():
+            return None
+        return simulate(tr, sys, oversize="reject")
+    except Infeasible:
+        return None
+
+
+def fig8(requests: int) -> list[dict]:
+    rows = []
+    for model, (_tp, dp) in paper.MODELS.items():
+        makers = systems(model)
+        for trace in paper.TRACES:
+            res = {name: serve(make, model, trace, requests) for name, make in makers.items()}
+            row = {"model": model, "trace": trace}
+            for name, r in res.items():
+                row[name] = None if r is None else r.throughput * dp
+                row[f"{name} batch"] = None if r is None else float(np.average(r.iter_decode, weights=r.iter_time))
+                rej = None if r is None else r.meta["rejected"] / (len(r.trace) + r.meta["rejected"])
+                row[f"{name} rejected"] = rej
+            rows.append(row)
+    return rows
+
+
+def _l3_throughput(requests: int, host: HostConfig, **kw) -> float:
+    model = "gpt3-175b"
+    tp, dp = paper.MODELS[model]
+    r = serve(lambda: L3System(model, tp, dp, host, **kw), model, "openr1", requests)
+    return float("nan") if r is None else r.throughput * dp
+
+
+def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
+    """GPT-175B on OpenR1: scalability over the base (512 GB, 2 ranksets), the ablation over the naive
+    design (cumulative), and tFAW enforced over the default — each a throughput ratio. The full design's
+    throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the same ``requests``)."""
+    full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
+    base = _l3_throughput(requests, HostConfig(paper.SCALE_BASE["ranksets"], paper.SCALE_BASE["capacity"]))
+    naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
+    return {"scalability": {name: _l3_throughput(requests, HostConfig(rs, cap)) / base
+                            for name, (cap, rs) in paper.SCALE_POINTS.items()},
+            "ablation": {"+ scheduler": _l3_throughput(requests, HostConfig(), overlap=False) / naive,
+                         "+ overlap": full / naive},
+            "tFAW": {"tFAW enforced": _l3_throughput(requests, HostConfig(), tfaw=True) / full}}
+

@@ -1,0 +1,193 @@
+"""The validation ledger: every number the five papers state that the kit computes, with its model value, ratio,
+kind and direction, in one table (``ledger.csv`` and ``ledger.parquet`` beside the report; the committed copy
+``sysmodel/data/ledger.csv`` is what ``tests/test_ledger.py`` checks).
+
+* A :class:`Claim` is a paper's number with where it stands (section, table or figure — for a value read off a
+  plot's axis, the reading is said), what it measures, on what workload, and its **kind**: ``prediction`` (the
+  model computes it from other inputs), ``fit`` (a constant was fitted to this very number) or ``input`` (the
+  model takes it, or the facts that fix it, as given — shown as a check, never as a reproduction). A claim that
+  compares two systems (``ratio``: A over B) also states a **direction** (A beats B when above 1).
+  Claims are floats, so a paper's module keeps using them as numbers; each lives once, in its ``paper.py``.
+* :func:`record` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
+  wrong way, the named cause (the report's ``GAPS``). ``sysmodel.results.row`` records every claim it prints.
+* :func:`summary` gives, per paper: rows, predictions, the share of predictions within 10%, the median
+  |log ratio|, directions right of stated, fits and inputs. Fits and inputs are never counted as reproduced.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+KINDS = ("prediction", "fit", "input")
+TOLERANCE = 0.1  # a prediction "within 10%": model / paper in [0.9, 1.1]
+COMMITTED = Path(__file__).parent / "data" / "ledger.csv"
+
+
+class Claim(float):
+    """A paper's number (a float) with its provenance: paper, where, quantity, workload, kind, ratio."""
+
+    paper: str
+    where: str
+    quantity: str
+    workload: str
+    kind: str
+    ratio: bool
+    above: bool
+
+    def __new__(cls, value: float, paper: str, where: str, quantity: str, workload: str = "",
+                kind: str = "prediction", ratio: bool = False, above: bool | None = None) -> Claim:
+        """``above``: for a direction the paper states without a number (``value`` NaN, ``ratio`` true), whether
+        A over B is above 1."""
+        if kind not in KINDS:
+            raise ValueError(f"kind: {kind!r} not allowed; allowed: {', '.join(KINDS)}")
+        c = super().__new__(cls, value)
+        c.paper, c.where, c.quantity, c.workload, c.kind, c.ratio = paper, where, quantity, workload, kind, ratio
+        c.above = value > 1 if above is None else above
+        return c
+
+    def __reduce__(self):  # pickles (and so crosses process pools) as the claim it is
+        return (Claim, (float(self), self.paper, self.where, self.quantity, self.workload, self.kind, self.ratio,
+                        self.above))
+
+
+def claims(paper: str, where: str, workload: str = "", kind: str = "prediction", ratio: bool = False):
+    """A maker of one paper section's claims: ``c = claims("hermes", "§V-B"); c(13.75, "tokens/s ...")``."""
+    def make(value: float, quantity: str, **kw) -> Claim:
+        return Claim(value, paper, kw.pop("where", where), quantity, kw.pop("workload", workload),
+                     kw.pop("kind", kind), kw.pop("ratio", ratio))
+    return make
+
+
+@dataclass(frozen=True)
+class Row:
+    paper: str
+    where: str
+    quantity: str
+    workload: str
+    paper_value: float
+    model_value: float
+    ratio: float
+    kind: str
+    direction: str  # "A over B above 1" for a ratio claim; empty otherwise
+    direction_agrees: str  # "yes", "no", or "" where no direction is stated
+    within: str  # "yes" / "no" for predictions, "" for fits and inputs
+    cause: str  # for a prediction outside [0.9, 1.1] or the wrong way: the named modelling difference
+
+
+_ROWS: list[Row] = []
+
+
+def reset() -> None:
+    _ROWS.clear()
+
+
+def rows() -> list[Row]:
+    return list(_ROWS)
+
+
+def _direction(c: Claim, model: float) -> tuple[str, str]:
+    if not c.ratio or not math.isfinite(model):
+        return "", ""
+    stated = "above 1" if c.above else "below 1"
+    return stated, "yes" if (model > 1) == c.above else "no"
+
+
+def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> Row:
+    """Add a claim with the model's value; ``kind`` overrides the claim's (a cell a constant was fitted to);
+    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not)."""
+    if not isinstance(c, Claim):
+        raise TypeError(f"ledger: {c!r} is a bare number; paper values are Claims in the paper's paper.py")
+    model = float(model)
+    kind = kind or c.kind
+    ratio = model / float(c) if float(c) else (1.0 if model == 0 else math.inf)
+    direction, agrees = _direction(c, model)
+    ok = math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
+    numeric = not math.isnan(float(c))  # a direction the paper states without a number has no ratio to meet
+    within = ("yes" if ok else "no") if kind == "prediction" and numeric else ""
+    missed = kind == "prediction" and ((numeric and not ok) or agrees == "no")
+    row = Row(c.paper, c.where, c.quantity, c.workload, float(c), model, ratio, kind, direction, agrees, within,
+              (cause or "unexplained") if missed else "")
+    _ROWS.append(row)
+    return row
+
+
+def summary(rs: list[Row]) -> dict:
+    pred = [r for r in rs if r.kind == "prediction"]
+    logs = [abs(math.log(r.ratio)) for r in pred if r.ratio > 0 and math.isfinite(r.ratio)]
+    directions = [r for r in rs if r.direction]
+    return {"rows": len(rs), "predictions": len(pred),
+            "within": sum(r.within == "yes" for r in pred),
+            "median_abs_log": float(np.median(logs)) if logs else math.nan,
+            "directions_right": sum(r.direction_agrees == "yes" for r in directions), "directions": len(directions),
+            "fits": sum(r.kind == "fit" for r in rs), "inputs": sum(r.kind == "input" for r in rs)}
+
+
+SUMMARY_HEAD = ["| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated "
+                "| fits | inputs |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+
+
+def summary_row(name: str, s: dict) -> str:
+    share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
+    med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
+    return (f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
+            f"{s['directions']} | {s['fits']} | {s['inputs']} |")
+
+
+def summary_lines(rs: list[Row], papers: list[str] | None = None) -> list[str]:
+    """The summary table: one row per paper (in ``papers`` order) and, for several, the total."""
+    from sysmodel.report import caption
+
+    papers = papers or list(dict.fromkeys(r.paper for r in rs))
+    lines = [caption("The validation ledger in brief: the papers' numbers the kit computes, how many are "
+                     "predictions, how many of those land within 10%, and the directions of stated comparisons "
+                     "(fits and inputs are never counted as reproduced)"), *SUMMARY_HEAD]
+    lines += [summary_row(p, summary([r for r in rs if r.paper == p])) for p in papers]
+    if len(papers) > 1:
+        lines.append(summary_row("all", summary(rs)))
+    return lines
+
+
+def write(rs: list[Row], out: Path) -> list[Path]:
+    """``ledger.csv`` and ``ledger.parquet`` in ``out`` (atomically)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sysmodel.outputs import atomic
+
+    names = [f.name for f in fields(Row)]
+    paths = [out / "ledger.csv", out / "ledger.parquet"]
+    with atomic(paths[0]) as tmp, tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=names)
+        w.writeheader()
+        w.writerows(_formatted(r) for r in rs)
+    with atomic(paths[1]) as tmp:
+        pq.write_table(pa.Table.from_pylist([asdict(r) for r in rs]), tmp)
+    return paths
+
+
+def write_committed(rs: list[Row], path: Path = COMMITTED) -> Path:
+    """The committed copy ``tests/test_ledger.py`` reads (CSV only, rows in report order)."""
+    from sysmodel.outputs import atomic
+
+    with atomic(path) as tmp, tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[f.name for f in fields(Row)])
+        w.writeheader()
+        w.writerows(_formatted(r) for r in rs)
+    return path
+
+
+def _formatted(r: Row) -> dict:
+    d = asdict(r)
+    for k in ("paper_value", "model_value", "ratio"):
+        d[k] = f"{d[k]:.6g}"
+    return d
+
+
+def load(path: Path = COMMITTED) -> list[dict]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
