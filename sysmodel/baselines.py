@@ -135,12 +135,21 @@ class CpuOnly(Baseline):
 
 
 class Offload(Baseline):
-    """FlexGen-like: the GPU keeps ``kv_budget`` bytes of KV cache and as many weights as fit in the rest
-    (after a reserve); the other weights stream over ``link`` every step, overlapped with GPU compute
-    layer by layer."""
+    """Weight offloading: the GPU keeps ``kv_budget`` bytes of KV cache and as many weights as fit in the rest
+    (after a reserve), or ``resident_bytes`` of them; the other weights stream over ``link`` every step. The
+    offloading runtimes the papers compare against are policies of this one system:
+
+    * FlexGen (``overlap``, the default): layer i+1's weights load while layer i computes;
+    * HF Accelerate (``overlap=False``): each layer's weights load, then it computes;
+    * Deja Vu (``active``: the share of each sparse block's weights a step needs — ``{"attn": a, "mlp": m}``,
+      the QKV input neurons and the FFN neurons its predictor marks — plus ``compute_overhead``, its MLP
+      predictor's share of compute): only the predicted-active neurons of the offloaded weights cross the link.
+    """
 
     def __init__(self, model, device: str = "rtx4090", link: str = "pcie4x16", kv_budget: float | None = None,
-                 wbytes: float = 2.0, eff: Efficiency = ATTACC):
+                 wbytes: float = 2.0, eff: Efficiency = ATTACC, overlap: bool = True,
+                 resident_bytes: float | None = None, active: dict[str, float] | None = None,
+                 compute_overhead: float = 0.0):
         super().__init__(model, device, 1, wbytes, eff)
         self.link = get_link(link)
         self.usable = (1 - OFFLOAD_RESERVE) * self.device.mem_bytes
@@ -148,9 +157,15 @@ class Offload(Baseline):
         if not 0 <= self.kv_budget <= self.usable:
             raise Infeasible(f"kv_budget: {self.kv_budget / 1e9:.1f} GB not allowed; {device} has "
                              f"{self.usable / 1e9:.1f} GB after a {OFFLOAD_RESERVE:.0%} reserve")
-        resident = min(1.0, (self.usable - self.kv_budget) / self.cfg.weight_bytes(wbytes))
-        self.streamed = 1 - resident
+        resident = self.usable - self.kv_budget if resident_bytes is None else resident_bytes
+        self.streamed = 1 - min(1.0, resident / self.cfg.weight_bytes(wbytes))
+        self.overlap, self.active, self.compute_overhead = overlap, active or {}, compute_overhead
         self.name = f"offload ({device} + {link})"
+
+    def _moved(self, ops) -> ArrayLike:
+        """Weight bytes a layer's step streams: the offloaded share, of the active neurons only (``active``)."""
+        share = {"qkv": self.active.get("attn", 1.0), "ffn": self.active.get("mlp", 1.0)}
+        return self.streamed * sum(np.multiply(op.weight_bytes, share.get(op.name.split("_")[0], 1.0)) for op in ops)
 
     def kv_capacity(self) -> float:
         return self.kv_budget
@@ -167,8 +182,8 @@ class Offload(Baseline):
     def usage(self, shape: StageShape) -> Usage:
         """The GPU's usage, plus the streamed weights read from the host's DRAM and moved over the link."""
         u = super().usage(shape)
-        moved = sum(count * sum(op.weight_bytes for op in layer_ops(self.cfg, shape, moe, self.wbytes))
-                    for moe, count in layer_groups(self.cfg)) * self.streamed
+        moved = sum(count * self._moved(layer_ops(self.cfg, shape, moe, self.wbytes))
+                    for moe, count in layer_groups(self.cfg))
         u.read(OFFLOAD_HOST_MEMORY, moved)
         u.move(self.link.name, moved)
         return u
@@ -177,9 +192,9 @@ class Offload(Baseline):
         t = 0.0
         for moe, count in layer_groups(self.cfg):
             ops = layer_ops(self.cfg, shape, moe, self.wbytes)
-            compute = sum(self.engine.op_time(op) for op in ops)
-            moved = self.streamed * sum(op.weight_bytes for op in ops)
-            t = t + count * np.maximum(compute, np.divide(moved, self.link.bw) + self.link.latency_s)
+            compute = sum(self.engine.op_time(op) for op in ops) * (1 + self.compute_overhead)
+            load = np.divide(self._moved(ops), self.link.bw) + self.link.latency_s
+            t = t + count * (np.maximum(compute, load) if self.overlap else compute + load)
         return t
 
 

@@ -217,7 +217,7 @@ def cmd_hermes(a: argparse.Namespace) -> int:
         tr = wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, hp.SIM_LAYERS, hp.L_IN + hp.L_OUT, hp.L_IN,
                          a.batch, wl.stats_for(cfg.name), seed=a.seed, layers=cfg.layers)
     hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
-    run = hm.simulate(cfg, tr, hw, a.policy, host=a.host)
+    run = hm.simulate(cfg, tr, hw, a.policy, host=a.host, progress=True)
     mean = sum(run.token_s) / len(run.token_s)
     print(f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
           f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}")

@@ -144,6 +144,15 @@ def decode_step(cfg: ModelConfig, placement: Placement, batch: ArrayLike = 1, kv
     return stage_time(cfg, StageShape.decode(batch, kv_len), placement, wbytes, kv_bytes)
 
 
+def decode_tokens(cfg: ModelConfig, placement: Placement, batch: int, start: int, tokens: int,
+                  wbytes: float = 2.0, kv_bytes: float = KV_BYTES) -> np.ndarray:
+    """Seconds of each of ``tokens`` consecutive decode steps of ``batch`` requests, the first at ``start``
+    cached tokens, each one more: one array evaluation of the cost function (the KV length is the only thing
+    that changes step to step), equal to calling :func:`decode_step` per token."""
+    ctx = np.arange(start, start + tokens)
+    return np.broadcast_to(np.asarray(decode_step(cfg, placement, batch, ctx, wbytes, kv_bytes), float), ctx.shape)
+
+
 class Infeasible(ValueError):
     """A configuration that cannot run; the message names the point and what does not fit."""
 

@@ -1,9 +1,9 @@
 """The one way membound's reports get matplotlib: pyplot on the file-only Agg backend, imported at the first
 plot so commands that draw nothing never load it; and the one way a figure is written (atomically).
 
-Every saved figure can be checked for colliding text (:func:`overlaps`): titles, axis labels, tick labels,
-legend entries and annotations whose boxes intersect at the size the figure is saved. ``CHECK`` (set by the
-report's figure test) makes :func:`save` record them in ``FOUND``."""
+Every saved figure can be checked for colliding text (:func:`overlaps`: titles, axis labels, tick labels,
+legend entries and annotations whose boxes intersect at the size the figure is saved) and for missing titles
+(:func:`unlabelled`). ``CHECK`` (set by the report's figure test) makes :func:`save` record both in ``FOUND``."""
 
 from __future__ import annotations
 
@@ -67,13 +67,31 @@ def overlaps(fig) -> list[str]:
     return out
 
 
+def unlabelled(fig) -> list[str]:
+    """What a reader would miss: a figure without a title, a panel without axis titles (an inner panel of a
+    grid shares its row's y title and its column's x title)."""
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.name != "3d" and ax.get_subplotspec() is not None]
+    out = [] if fig._suptitle is not None or any(ax.get_title() for ax in fig.axes) else ["no title"]
+
+    def span(ax, rows: bool) -> range:
+        spec = ax.get_subplotspec()
+        return spec.rowspan if rows else spec.colspan
+
+    for ax in axes:
+        if not any(o.get_xlabel() for o in axes if set(span(o, False)) & set(span(ax, False))):
+            out.append(f"panel {ax.get_title()!r}: no x-axis title")
+        if not any(o.get_ylabel() for o in axes if set(span(o, True)) & set(span(ax, True))):
+            out.append(f"panel {ax.get_title()!r}: no y-axis title")
+    return out
+
+
 def save(fig, plt, path: Path) -> Path:
     """Write a report figure atomically (a failed run leaves no half-written PNG) and free it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         if CHECK:
-            FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig))
+            FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig) + unlabelled(fig))
         with atomic(path) as tmp:
             fig.savefig(tmp, dpi=110, bbox_inches="tight")
     finally:

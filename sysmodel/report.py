@@ -168,17 +168,22 @@ def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
     summary heads the report and each section. A complete, non-quick report also refreshes the committed
     ledger (``sysmodel/data/ledger.csv``)."""
     from sysmodel import ledger
+    from sysmodel.progress import progress
 
     ledger.reset()
     body = []
-    for s in SECTIONS:
-        if s.key in keys:
-            start, first = time.perf_counter(), len(ledger.rows())
-            lines = s.run(ctx)
-            mine = ledger.rows()[first:]
-            head = [*ledger.summary_lines(mine), ""] if mine else []
-            body += [f"## {s.title}", "", *head, *lines, ""]
-            print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    chosen = [s for s in SECTIONS if s.key in keys]
+    bar = progress(len(chosen), "report")
+    for s in chosen:
+        bar.set_postfix_str(s.key)
+        start, first = time.perf_counter(), len(ledger.rows())
+        lines = s.run(ctx)
+        mine = ledger.rows()[first:]
+        head = [*ledger.summary_lines(mine), ""] if mine else []
+        body += [f"## {s.title}", "", *head, *lines, ""]
+        bar.update()
+        print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    bar.close()
     rows = ledger.rows()
     top = ["## Validation ledger", "", "Every number of the five papers this report compares, in `ledger.csv`: paper, "
            "location, quantity, workload, paper and model values, ratio, kind (prediction, fit, input), the "

@@ -112,6 +112,7 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     results.append({"what": "sweep examples/decode.toml (2 workers)", "points": n, "wall_s": round(wall, 3),
                     "points_per_s": round(n / wall, 1)})
     results.append(bench_flash())
+    results += bench_targets()
     lines = ["The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
              f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {SERVING_BUDGET_S:g} s per "
              "1,000-request L3 run.", "",
@@ -122,12 +123,62 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     lines += ["", "| sweep | points | wall s | points/s |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {r['what']} | {r['points']} | {r['wall_s']} | {r['points_per_s']} |"
               for r in results if "points" in r]
+    lines += ["", "Figures with a target (issue 35), each measured here:", "",
+              "| what | measured | target |", "| --- | ---: | ---: |"]
+    lines += [f"| {r['what']} | {r['measured']} | {r['target']} |" for r in results if "target" in r]
     f = next(r for r in results if r["what"].startswith("flash"))
     lines += ["", "| flash mechanism | tokens | cache mode | wall s | tokens/s | MB/s read |",
               "| --- | ---: | --- | ---: | ---: | ---: |",
               f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | "
               f"{f['mb_per_s']} |"]
     return results, lines
+
+
+def bench_targets() -> list[dict]:
+    """The system model's speed targets: a 70B decode of 1,000 tokens as one evaluation, a 10,000-point sweep
+    locally and on a 2-worker Dask LocalCluster (chunked submission), and `membound --help`'s start-up."""
+    import subprocess
+    import sys
+
+    from dask.distributed import LocalCluster
+
+    from sysmodel import sweep
+    from sysmodel.cost import ATTACC, Engine, decode_tokens
+    from sysmodel.devices import get_device
+    from sysmodel.models import load_model
+
+    out = []
+    cfg, eng = load_model("llama2-70b"), Engine(get_device("a100-80g-sxm"), ATTACC, 4)
+    t0 = time.perf_counter()
+    for _ in range(10):
+        decode_tokens(cfg, eng, 8, 128, 1000)
+    out.append({"what": "decode of 1,000 tokens, Llama2-70B on 4 A100s (one evaluation)",
+                "measured": f"{(time.perf_counter() - t0) / 10 * 1e3:.2f} ms", "target": "< 10 ms"})
+    grid = {"model": ["llama2-7b", "opt-6.7b", "llama2-70b", "falcon-40b"], "device": ["rtx4090", "a100-80g-sxm"],
+            "batch": list(range(1, 126)), "kv_len": [512, 2048, 8192, 32768, 65536]}
+    cfg10k = {"kind": "decode", "grid": grid}
+    sweep.validate(cfg10k)
+    n = len(sweep.points(cfg10k))
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        local = sweep.sweep(cfg10k, Path(tmp) / "local.csv", workers=2).read_bytes()
+        t_local = time.perf_counter() - t0
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+            t0 = time.perf_counter()
+            dask = sweep.sweep(cfg10k, Path(tmp) / "dask.csv", scheduler=cluster.scheduler_address).read_bytes()
+            t_dask = time.perf_counter() - t0
+    out.append({"what": f"sweep of {n} points, local pool (2 workers)", "measured": f"{t_local:.2f} s",
+                "target": "-"})
+    out.append({"what": f"sweep of {n} points, Dask LocalCluster (2 workers), chunked",
+                "measured": f"{t_dask:.2f} s ({t_dask / t_local:.2f}x local; byte-identical: "
+                            f"{'yes' if dask == local else 'no'})", "target": "< 1.5x local, identical"})
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sysmodel.cli", "--help"], check=True, capture_output=True)
+    out.append({"what": "`membound --help` (a new process)", "measured": f"{time.perf_counter() - t0:.2f} s",
+                "target": "< 0.5 s"})
+    for r in out:
+        print(json.dumps(r))
+    return out
 
 
 def bench_flash() -> dict:

@@ -86,19 +86,26 @@ def test_parquet_output(tmp_path) -> None:
 
 
 def test_dask_executor_matches_the_process_pool(tmp_path) -> None:
-    """`--scheduler` submits the grid to a Dask cluster (here an in-process LocalCluster): same rows."""
+    """`--scheduler` submits the grid to a Dask cluster (here an in-process LocalCluster) in chunks of points:
+    byte-identical output, rows in grid order."""
     from dask.distributed import LocalCluster
 
     cfg = {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090", "a100-80g-sxm"],
-                                      "batch": [1, 128], "kv_len": [65536]}}
+                                      "batch": [1, 128, *range(2, 100)], "kv_len": [65536]}}
     sweep.validate(cfg)
-    local = list(csv.DictReader(sweep.sweep(cfg, tmp_path / "local.csv", workers=1).open()))
+    assert sweep.chunk_size(len(sweep.points(cfg)), 2) == 25  # 200 points, 2 workers: 8 tasks of 25
+    local = sweep.sweep(cfg, tmp_path / "local.csv", workers=2).read_bytes()
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
-        remote = list(csv.DictReader(sweep.sweep(cfg, tmp_path / "dask.csv", scheduler=cluster.scheduler_address)
-                                     .open()))
+        remote = sweep.sweep(cfg, tmp_path / "dask.csv", scheduler=cluster.scheduler_address).read_bytes()
     assert remote == local
+    rows = list(csv.DictReader((tmp_path / "local.csv").open()))
     # 64K tokens of KV (34 GB) overflow the 4090 at batch 1; at batch 128 (4.4 TB) every device
-    assert [r["feasible"] for r in local] == ["False", "True", "False", "False"]
+    assert [r["feasible"] for r in rows if r["batch"] in ("1", "128")] == ["False", "True", "False", "False"]
+
+
+def test_chunk_size() -> None:
+    assert [sweep.chunk_size(n, w) for n, w in ((1, 2), (10, 2), (10_000, 2), (10_000, 64), (10**6, 2))] == \
+        [1, 2, 500, 40, 500]
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys) -> None:

@@ -201,3 +201,84 @@ def test_energy_basis_constants() -> None:
     assert energy.MEMORIES["hbm3"].pj_per_bit("logic") < energy.MEMORIES["hbm3"].pj_per_bit("host")
     with pytest.raises(ValueError, match="path: 'bank' not allowed for gddr6x"):
         energy.MEMORIES["gddr6x"].pj_per_bit("bank")
+
+
+def test_hbm_pim_energy_by_hand() -> None:
+    """Decode attention's KV read in-bank (ACT and cell read only), the rest through the A100's HBM; q, k, v and
+    the outputs over NVLink at 1.3 pJ/bit; one A100's static power."""
+    s = systems.build("hbm-pim", "llama2-7b")
+    shape, t = StageShape.decode(8, 3000), 0.01
+    cfg = load_model("llama2-7b")
+    nbytes, flops = layer_bytes_flops("llama2-7b", shape)
+    kv = cfg.layers * 8 * 3000 * 2 * cfg.kv_dim * 2
+    link = cfg.layers * 8 * (2 * cfg.hidden + 2 * cfg.kv_dim) * 2
+    want = ((nbytes - kv) * 8 * HBM_HOST + kv * 8 * (0.11 + 0.44) + flops * FLOP + link * 8 * 1.3) * PJ + 0.3 * 400 * t
+    assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_cpu_energy_by_hand() -> None:
+    """Everything through DDR5 to the host (ACT/PRE, read burst, DQ and channel I/O), SPR's static power."""
+    s = systems.build("cpu", "llama2-7b")
+    shape, t = StageShape.decode(2, 1000), 0.1
+    nbytes, flops = layer_bytes_flops("llama2-7b", shape)
+    ddr = sum(energy.MEMORIES["ddr5"].parts.values())
+    assert ddr == pytest.approx(1.2 * 0.005 * 32.5e-9 / 8192 / PJ + 1.2 * 0.010 * 13.75e-9 / 8192 / PJ
+                                + 1.2 * 0.090 * 2.5e-9 / 64 / PJ + 4.0)
+    want = (nbytes * 8 * ddr + flops * FLOP) * PJ + 0.3 * 350 * t
+    assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_offload_energy_by_hand() -> None:
+    """The RTX 4090 reads every operator's bytes from GDDR6X (7.25 pJ/bit); the streamed share of the weights is
+    read from the host's DDR5 and crosses PCIe at 5 pJ/bit; the 4090's static power."""
+    s = systems.build("offload", "opt-30b")
+    shape, t = StageShape.decode(1, 500), 1.0
+    cfg = load_model("opt-30b")
+    nbytes, flops = layer_bytes_flops("opt-30b", shape)
+    weights = sum(count * float(op.weight_bytes) for moe, count in layer_groups(cfg)
+                  for op in layer_ops(cfg, shape, moe))
+    streamed = s.streamed * weights
+    ddr = sum(energy.MEMORIES["ddr5"].parts.values())
+    want = (nbytes * 8 * 7.25 + streamed * 8 * (ddr + 5.0) + flops * FLOP) * PJ + 0.3 * 450 * t
+    assert 0.5 < s.streamed < 1  # OPT-30B's 60 GB: most of it streams past the 4090's 24 GB
+    assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_flash_energy_by_hand() -> None:
+    """A decode token: the window's increment of FFN bundles from NAND (107 pJ/bit), the resident part read and
+    the increment copied in and out of LPDDR5 (4 pJ/bit), the KV cache, the resident FLOPs, the M1 Max's
+    static power."""
+    from sysmodel.flash import latency as lat
+
+    s = systems.build("flash", "opt-6.7b")
+    cfg = load_model("opt-6.7b")
+    shape, t = StageShape.decode(1, 700), 0.7
+    w = lat.weights(cfg)
+    loaded = lat.increment(cfg, lat.calibration()["cpu"])[0] * w["ffn"] * 4  # fp32 on the CPU backend
+    resident = lat.dram_share(cfg) * w["total"] * 4
+    kv = 700 * cfg.kv_bytes_per_token()
+    want = (loaded * 8 * 107 + (resident + 4 * loaded + kv) * 8 * 4.0
+            + 2 * lat.dram_share(cfg) * w["total"] * FLOP) * PJ + 0.3 * 60 * t
+    assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_hermes_energy_by_hand() -> None:
+    """Hot neurons and W_O with the LM head from GDDR6X; cold neurons and the KV cache from the DIMMs' buffer
+    chips (ACT/PRE, read burst, DQ: no channel I/O); the block partials over PCIe and, reduce-scattered, over
+    DIMM-link (1.17 pJ/bit); the 4090's and 8 DIMMs' static power. Weight bytes per token: the per-token model's
+    own count at that batch."""
+    s = systems.build("hermes", "llama2-7b")
+    cfg = load_model("llama2-7b")
+    run = s.run(1)
+    gpu_b, dimm_b = run.gpu_bytes / len(run.token_s), run.dimm_bytes / len(run.token_s)
+    shape, t = StageShape.decode(1, 300), 0.05
+    dense = cfg.layers * cfg.hidden * cfg.hidden * 2 + cfg.vocab * cfg.hidden * 2
+    kv = 300 * cfg.kv_bytes_per_token()
+    buffer = sum(energy.MEMORIES["ddr4"].parts[p] for p in ("act", "read", "dq"))
+    vec = 2 * (2 * cfg.hidden + 2 * cfg.kv_dim) * cfg.layers
+    flops = gpu_b + dimm_b + dense + 4.0 * cfg.heads * cfg.head_dim * 300 * cfg.layers
+    chips = 8 * 32e9 * 8 / (8 << 30)
+    want = ((gpu_b + dense) * 8 * 7.25 + (dimm_b + kv) * 8 * buffer + flops * FLOP + vec * 8 * 5.0
+            + vec * 7 / 8 * 8 * 1.17) * PJ + (0.3 * 450 + chips * 1.2 * 0.055) * t
+    assert gpu_b > 0 and dimm_b > 0
+    assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)

@@ -198,6 +198,7 @@ def plot_latency(rows: list, path: Path) -> Path:
                     left += v
         ax.set_yticks(np.arange(len(mine)) + 0.2, [f"{m}, {b}, {c}" for m, b, c, *_ in mine], fontsize=8)
         ax.invert_yaxis()
+        ax.set_ylabel("model, backend, configuration")
         ax.set_xlabel("ms per token (hatched: paper, upper bar; plain: model, lower bar)")
         ax.set_title(f"LLM in a flash Table 3: latency per token, {title}", fontsize=10)
     axes[0].legend(fontsize=8, loc="lower right")

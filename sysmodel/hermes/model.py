@@ -193,9 +193,11 @@ def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
 
 
 def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), policy: str = "hermes",
-             host: bool = False, rule: str = "state-or-correlation") -> Run:
+             host: bool = False, rule: str = "state-or-correlation", progress: bool = False) -> Run:
     """Hermes (``policy`` one of POLICIES) or Hermes-host (``host``: the CPU computes the cold neurons
-    and attention, as PowerInfer) over ``trace``'s generation."""
+    and attention, as PowerInfer) over ``trace``'s generation (``progress``: a bar over its tokens)."""
+    from sysmodel.progress import progress as progress_bar
+
     cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
     if not host:
         require_dimms(cfg, hw)
@@ -215,7 +217,9 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
     run = Run(("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})"), batch,
               prefill_time(cfg, hw, batch, trace.prefill), [])
     activity = {k: np.zeros(a.shape[2]) for k, a in trace.acts.items()}
+    bar = progress_bar(trace.tokens - trace.prefill, run.system, progress)
     for t in range(trace.prefill, trace.tokens):
+        bar.update()
         total = 0.0
         for layer in range(trace.sim_layers):
             for b in BLOCKS:
@@ -248,6 +252,7 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
                 activity[key][:] = 0
         run.token_s.append(total * scale + lm)
         run.attn_s.append(attn * cfg.layers)  # the same every layer
+    bar.close()
     return run
 
 
@@ -259,38 +264,41 @@ def active_fraction(trace: Trace, block: str) -> float:
                           if b == block]))
 
 
-def _dense_decode(cfg: ModelConfig, engine: Engine, batch: int, ctx: np.ndarray) -> np.ndarray:
-    return np.asarray(stage_time(cfg, StageShape.decode(batch, ctx), engine), float) * np.ones(len(ctx))
+def baseline_system(name: str, cfg: ModelConfig, hw: Hardware, trace: Trace | None = None):
+    """The shared baseline systems (sysmodel.baselines) configured as Hermes describes its baselines (§V-A):
+    FlexGen and HF Accelerate are the offload system's overlapped and serial policies on the same GPU, PCIe
+    and 20 GB of resident weights; Deja Vu streams only its predicted-active neurons (the trace's active share
+    of each sparse block) and spends 18.1% more compute on its predictor (§V-D); TensorRT-LLM is the GPU-only
+    system on 5 x A100-40GB."""
+    from sysmodel.baselines import GpuOnly, Offload
+
+    if name == "TensorRT-LLM":
+        return GpuOnly(cfg, paper.TRT_GPU, paper.TRT_GPUS, eff=hw.eff)
+    kw = {"device": hw.gpu, "link": hw.pcie.name, "eff": hw.eff, "resident_bytes": hw.gpu_weight_bytes}
+    if name == "FlexGen":
+        return Offload(cfg, **kw)
+    if name == "Accelerate":
+        return Offload(cfg, overlap=False, **kw)
+    if name == "Deja Vu":
+        if trace is None:
+            raise ValueError("trace: Deja Vu needs the activation trace")
+        return Offload(cfg, overlap=False, active={b: active_fraction(trace, b) for b in BLOCKS},
+                       compute_overhead=paper.DEJAVU_PREDICTOR, **kw)
+    raise ValueError(f"baseline: {name!r} not allowed; allowed: {', '.join(BASELINES)}")
 
 
 def baseline(name: str, cfg: ModelConfig | str, hw: Hardware, batch: int, trace: Trace | None = None) -> Run:
-    """FlexGen, HF Accelerate, Deja Vu (offloading on the same GPU and PCIe), Hermes-base (NDP-DIMMs, no
-    sparsity) and TensorRT-LLM (5 x A100-40GB, all resident), over ``paper.L_IN`` / ``paper.L_OUT``."""
+    """FlexGen, HF Accelerate, Deja Vu, TensorRT-LLM (:func:`baseline_system`, on the shared baseline systems)
+    and Hermes-base (NDP-DIMMs, no sparsity), over ``paper.L_IN`` / ``paper.L_OUT``: the prompt as one prefill
+    stage, then one decode step per output token."""
     cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
     ctx = np.arange(paper.L_IN, paper.L_IN + paper.L_OUT)
-    if name == "TensorRT-LLM":
-        eng = Engine(get_device(paper.TRT_GPU), hw.eff, paper.TRT_GPUS)
-        pre = float(stage_time(cfg, StageShape.prefill(batch, paper.L_IN), eng))
-        return Run(name, batch, pre, list(_dense_decode(cfg, eng, batch, ctx)))
-    pre = prefill_time(cfg, hw, batch, paper.L_IN)
-    streamed = max(cfg.weight_bytes() - hw.gpu_weight_bytes, 0.0)
-    compute = _dense_decode(cfg, hw.engine, batch, ctx)
-    if name == "FlexGen":  # weights of layer i+1 load while layer i computes
-        return Run(name, batch, pre, list(np.maximum(compute, streamed / hw.pcie.bw)))
-    if name == "Accelerate":  # load, then compute
-        return Run(name, batch, pre, list(compute + streamed / hw.pcie.bw))
-    if name == "Deja Vu":  # only predicted-active neurons of the offloaded layers cross PCIe
-        if trace is None:
-            raise ValueError("trace: Deja Vu needs the activation trace")
-        share = streamed / cfg.weight_bytes()
-        sparse = sum(active_fraction(trace, b) * neuron_shape(cfg, b)[0] * n
-                     for b, n in (("attn", cfg.hidden), ("mlp", cfg.intermediate)))
-        dense = cfg.hidden * cfg.hidden * 2
-        moved = share * cfg.layers * (sparse + dense)
-        return Run(name, batch, pre, list(compute * (1 + paper.DEJAVU_PREDICTOR) + moved / hw.pcie.bw))
     if name == "Hermes-base":
-        return Run(name, batch, pre, list(hermes_base_token(cfg, hw, batch, ctx)))
-    raise ValueError(f"baseline: {name!r} not allowed; allowed: {', '.join(BASELINES)}")
+        return Run(name, batch, prefill_time(cfg, hw, batch, paper.L_IN), list(hermes_base_token(cfg, hw, batch, ctx)))
+    sys_ = baseline_system(name, cfg, hw, trace)
+    pre = float(np.asarray(sys_.stage_times(StageShape.prefill(batch, paper.L_IN))).reshape(-1)[0])
+    steps = np.broadcast_to(np.asarray(sys_.stage_times(StageShape.decode(batch, ctx)), float), ctx.shape)
+    return Run(name, batch, pre, list(steps))
 
 
 BASELINES = ("FlexGen", "Accelerate", "Deja Vu", "Hermes-base", "TensorRT-LLM")

@@ -44,6 +44,10 @@ TBT_CONTEXT = 6144
 PIM_BANDWIDTH = Claim(13.0, "l3", "§6.1, Table 2", "all-bank PIM aggregate bandwidth (TB/s)",
                       "16 channels x 4 ranks of DDR4-3200 x8")  # the memory engine's all-bank mode predicts it
 AREA_UM2 = {"l3_relayout": 948, "l3_adder_unit": 3446, "l3_softmax_unit": 18506, "l3_bank_pu": 3323}
+POWER_MW = {"l3_relayout": 0.245, "l3_adder_unit": 1.812, "l3_softmax_unit": 4.345, "l3_bank_pu": 1.129}  # Table 5
+FLOPS_PER_CYCLE = {"l3_adder_unit": 8, "l3_bank_pu": 8}  # 8 FP16 adders; 4 multipliers + 4 adders (§6.4)
+POWER = {u: Claim(POWER_MW[u], "l3", "Table 5", f"{u} power (mW)", "28 nm synthesis; the model: the energy basis at "
+                  "the unit's full rate, one operation per lane per tCK") for u in FLOPS_PER_CYCLE}
 # the same as ledger claims: each unit's area over the bank PU's (Yosys generic cells are only comparable as ratios)
 AREA_RATIO = {u: Claim(a / AREA_UM2["l3_bank_pu"], "l3", "Table 5", f"{u} area / bank PU area",
                        "28 nm synthesis (paper) vs Yosys generic cells (model)") for u, a in AREA_UM2.items()

@@ -35,6 +35,9 @@ GAPS = {
         "(decode attention shrinks with the ranksets); the paper's TBT is ~25% higher at both ends of its range, "
         "which per-layer synchronisation or transfer latency (not charged by the model) would explain",
     "TBT over GPU-only's at 16 ranksets, highest": "same as the lowest",
+    **{f"{u} power (mW)": "the basis charges AttAcc's 0.64 pJ per FP16 FLOP at full activity (8 FLOPs per tCK, "
+       "12.8 GFLOP/s); Table 5's power would be 0.09-0.14 pJ per FLOP at that rate, below a 28 nm FP16 datapath, so "
+       "the paper's figures are at a lower (unstated) activity or clock" for u in ("l3_adder_unit", "l3_bank_pu")},
     "+ scheduler": "sub-batch interleaving is modelled as perfect overlap, max(T_GPU, T_PIM) per layer, "
                    "with no bubbles from sub-batch imbalance",
     "+ overlap": "transfer volume: q, k, v, outputs and prefill KV over 8 x PCIe 4.0 x16 at 25 GB/s "
@@ -123,6 +126,23 @@ def tbt_lines(ratios: dict[tuple[int, int], float]) -> list[str]:
                     _row(lo.quantity, lo, min(at16)), _row(hi.quantity, hi, max(at16))]
 
 
+def power_lines() -> list[str]:
+    """Table 5's power of the units with FP16 arithmetic against the one energy basis (sysmodel/energy.py) at
+    their full rate: one FLOP per lane per tCK."""
+    from sysmodel.energy import FLOP_PJ
+    from sysmodel.l3.model import TCK_S
+
+    lines = ["Table 5's unit power against the energy basis every system's J/token uses: the adder unit (8 FP16 "
+             "adders) and the bank PU (4 multipliers + 4 adders) at one operation per lane per tCK, each FLOP at "
+             f"the basis' {FLOP_PJ:.2f} pJ. (The re-layout unit moves data and the softmax unit mixes exp, add and "
+             "divide lanes of unstated count: no like-for-like FLOP rate.)", "",
+             *results.head("L3 Table 5 power (28 nm) against the energy basis at the units' full rate")]
+    for unit, claim in paper.POWER.items():
+        mw = paper.FLOPS_PER_CYCLE[unit] / TCK_S * FLOP_PJ * 1e-12 * 1e3
+        lines.append(_row(claim.quantity, claim, mw))
+    return lines
+
+
 def area_lines() -> list[str]:
     """Table 5's RU : AU : SU : bank PU against the Yosys cell counts of the four units (`make area`)."""
     area = characterization.load_area("l3")
@@ -195,6 +215,7 @@ def plot_studies(got: dict[str, dict[str, float]], tbt: dict[tuple[int, int], fl
         ax.bar(x + 0.2, [got[study][k] for k in want], 0.4, label="model")
         ax.set_xticks(x, [k.replace(" (", "\n(") for k in want], fontsize=8)
         ax.set_ylabel(ylabel)
+        ax.set_xlabel("configuration" if study == "scalability" else "design step (cumulative)")
         ax.set_title(f"Fig. {9 if study == 'scalability' else 10}: {study}, GPT-175B on OpenR1", fontsize=10)
         ax.legend(fontsize=8)
     ax = axes[2]
@@ -222,5 +243,6 @@ def report_lines(ctx) -> list[str]:
     lines += ["", "### TBT against ranksets (Fig. 11)", "", *tbt_lines(tbt), "", f"![L3 Figs. 9-11]({ps.name})"]
     re = train_predictors()
     lines += ["", "### Runtime predictors (§5.3), relative error on held-out profiles", "",
-              *(f"- {k}: RE {v:.3f}" for k, v in re.items()), "", "### Area (Table 5)", "", *area_lines()]
+              *(f"- {k}: RE {v:.3f}" for k, v in re.items()), "", "### Area (Table 5)", "", *area_lines(), "",
+              "### Power (Table 5) against the energy basis", "", *power_lines()]
     return lines
