@@ -38,7 +38,7 @@ sim: setup
 
 RTL_FUZZ ?= 40
 fuzz: setup
-	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) MEMBOUND_DRAM_FUZZ_REQUESTS=100000 $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog

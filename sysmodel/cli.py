@@ -224,6 +224,43 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dram(a: argparse.Namespace) -> int:
+    """One channel of a preset (or a PIM view of it) on a generated trace: bandwidth, refreshes, and with
+    --log the command log as CSV, replayed by the checker first."""
+    import numpy as np
+
+    from sysmodel import memory as mm
+    from sysmodel import memory_check
+
+    if a.log is not None:
+        from sysmodel.outputs import check_dir
+
+        if a.log.is_dir():
+            raise ValueError(f"--log: {a.log} is a directory; name a file")
+        if not a.log.parent.is_dir():
+            raise ValueError(f"--log: {a.log.parent} does not exist (create it, or choose another directory)")
+        check_dir(a.log.parent, "--log")
+    p = mm.get_preset(a.preset)
+    if a.mode:
+        p = mm.pim_view(p, a.mode)
+    p = mm.replace(p, org=mm.replace(p.org, channels=1))
+    if not 0 <= a.writes <= 1:
+        raise ValueError(f"--writes: {a.writes} not allowed; a share in [0, 1]")
+    addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride, seed=a.seed)
+    writes = np.random.default_rng(a.seed).random(len(addrs)) < a.writes
+    res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None)
+    print(f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
+          f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
+          f"{res.cycles} cycles | {res.refreshes} refreshes")
+    if a.log is not None:
+        bad = memory_check.check(p, res.log, refresh=a.refresh != "none")
+        if bad:
+            raise RuntimeError(f"the command log breaks a timing constraint: {bad[0]}")
+        res.write_log(a.log)
+        print(f"wrote {len(res.log)} commands to {a.log} (timing checker: legal)")
+    return 0
+
+
 def cmd_flash_bench(a: argparse.Namespace) -> int:
     """This machine's flash read throughput vs chunk size and threads, fitted and plotted."""
     from sysmodel.flash import bench
@@ -320,6 +357,17 @@ def parser() -> Parser:
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
     hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
+    dr = sub.add_parser("dram", help="one DRAM/HBM channel on a generated trace: bandwidth, refresh, command log")
+    dr.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
+    dr.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
+    dr.add_argument("--pattern", default="streaming", help="streaming, random, strided")
+    dr.add_argument("--requests", type=positive_int, default=100000, help="bursts")
+    dr.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
+    dr.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
+    dr.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
+    dr.add_argument("--seed", type=int, default=0)
+    dr.add_argument("--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, "
+                    "bank, row, command)")
     fb = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
     fb.add_argument("--out", type=Path, help="where the scratch file, the results and the plot go (the disk "
                     "measured; default build/flash-bench, which the report overlays)")
@@ -342,8 +390,8 @@ def _papers() -> list[str]:
 
 
 COMMANDS = {"report": cmd_report, "characterize": cmd_characterize, "sweep": cmd_sweep, "serve": cmd_serve,
-            "compare": cmd_compare, "systems": cmd_systems, "hermes": cmd_hermes, "flash-bench": cmd_flash_bench,
-            "flash-predictor": cmd_flash_predictor}
+            "compare": cmd_compare, "systems": cmd_systems, "hermes": cmd_hermes, "dram": cmd_dram,
+            "flash-bench": cmd_flash_bench, "flash-predictor": cmd_flash_predictor}
 
 
 def main(argv: list[str] | None = None) -> int:

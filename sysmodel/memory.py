@@ -14,21 +14,44 @@ Engine semantics (all times in controller clock cycles, tCK):
 * FR-FCFS: among queued requests (a window of ``queue`` oldest), the command that can issue earliest
   wins; ties go to row hits, then to the oldest. A bank with queued hits to its open row is not
   precharged for another request.
-* Refresh: all-bank REF per rank every tREFI (tRFC long, all banks precharged first); postponed up to
-  ``max_postpone`` (JEDEC: 8) intervals while the rank has queued row hits, then every owed refresh is
-  issued back to back.
+* Refresh, a policy of :data:`REFRESH` (``refresh=`` of :func:`simulate`):
+
+  - ``on-time`` (the default): an all-bank REF per rank every tREFI, staggered across the ranks (rank r
+    first at (r+1)/ranks x tREFI), issued before any command that would go after it is due. This is the
+    JEDEC baseline (DDR4 JESD79-4, DDR5 JESD79-5, HBM3 JESD238 all define REFab at tREFI) and the default
+    of DRAMsim3 (``RANK_LEVEL_STAGGERED``) and Ramulator 2 (its ``AllBank`` refresh manager).
+  - ``postpone``: the earlier engine's policy, kept for comparison: a due REF is postponed while the rank
+    has queued row hits, at most ``max_postpone`` intervals (JEDEC allows 8), then every owed REF issues
+    back to back.
+  - ``per-bank`` (presets with ``trfc_pb``): REFpb to one bank (HBM3) or REFsb to the same bank of every
+    bank group (DDR5) in round robin, tREFI / (commands per round) apart, staggered across ranks; only the
+    refreshed banks wait tRFCpb/tRFCsb. tRREFD (REFpb to ACT of another bank) is not modelled.
+  - ``none``.
+
+  Before a REF the refreshed banks close: one PREA for an all-bank REF, a PRE per open bank (one command
+  per cycle) for REFpb; the REF follows tRP after the last precharge.
 * A read completes when its last data beat arrives (RD + CL + BL), a write when its data is sent.
+* Command log (``log=True``): one row per command (:data:`LOG_FIELDS`, codes :data:`COMMANDS`) in issue
+  order; :mod:`sysmodel.memory_check` replays it against every timing constraint.
+
+The engine is compiled with numba (about 10^6 requests/s on one core; the pure-Python engine it replaced,
+at commit 52d6dd2, ran 7-20 x 10^3 and gave the same command log under ``postpone`` except that it closed
+the banks before a REF with per-bank PREs that could share a cycle).
 
 PIM modes reuse the same engine on a transformed organisation (:func:`pim_view`): all-bank (L3 bank
 PUs: every bank of every chip of a rank reads 8 B per tCCD_L in lock step), bank-bundle (Duplex: 8
-banks of a pseudo-channel, two per bank group, 512 bits per bank group per tCCD_L), rank-level (Hermes
-NDP: every rank of a channel is its own bus to the DIMM buffer chip).
+banks of a pseudo-channel, two per bank group, 512 bits per bank group per tCCD_L; each bundle a bank of
+its rank), rank-level (Hermes NDP: every rank of a channel is its own bus to the DIMM buffer chip).
+:func:`pim_refresh_table` streams each mode under every refresh policy.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,7 @@ class DramTiming:
     trfc: int
     trefi: int
     trtrs: int  # rank-to-rank data-bus turnaround (not a JEDEC parameter: simulator/ODT switch allowance)
+    trfc_pb: int = 0  # same-bank / per-bank refresh (tRFCsb on DDR5, tRFCpb on HBM3); 0: the standard has none
 
 
 @dataclass(frozen=True)
@@ -79,6 +103,7 @@ class DramPreset:
     timing: DramTiming
     source: str
     chips_per_rank: int = 8  # x8 devices on a 64-bit DDR rank
+    refsb: bool = False  # per-bank refresh is DDR5's REFsb: the same bank of every bank group at once
 
     def peak_bw(self) -> float:
         """Bytes/s over all channels: one burst per ``bl`` cycles per channel."""
@@ -105,17 +130,18 @@ DDR5_4800 = DramPreset(
     DramOrg(channels=2, ranks=1, bankgroups=8, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
     DramTiming(tck_ns=0.4167, bl=8, cl=40, cwl=38, trcd=39, trp=39, tras=77, trc=116, tccd_s=8, tccd_l=12,
                trrd_s=8, trrd_l=12, tfaw=32, twtr_s=6, twtr_l=24, twr=72, trtp=18, trfc=708, trefi=9360,
-               trtrs=2),
+               trtrs=2, trfc_pb=312),
     "[EXT] JEDEC JESD79-5 DDR5-4800B 16Gb x8 typical values; one DIMM = two 32-bit subchannels, BL16; tRTRS "
-    "2 [S] (not a JEDEC parameter; simulators use 1-2)")
+    "2 [S] (not a JEDEC parameter; simulators use 1-2); tRFCsb 130 ns (16Gb)", refsb=True)
 HBM3 = DramPreset(
     "hbm3",
     DramOrg(channels=32, ranks=2, bankgroups=4, banks_per_group=4, rows=16384, columns=32, burst_bytes=32),
     DramTiming(tck_ns=0.769, bl=2, cl=19, cwl=6, trcd=19, trp=19, tras=45, trc=63, tccd_s=2, tccd_l=4,
                trrd_s=2, trrd_l=4, tfaw=39, twtr_s=8, twtr_l=11, twr=21, trtp=8, trfc=455, trefi=5070,
-               trtrs=1),
+               trtrs=1, trfc_pb=208),
     "[EXT] AttAcc Ramulator2 HBM3_5.2Gbps / HBM3_8Gb_2R per Duplex §II-D notes: one stack = 16 channels x "
-    "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns; tRTRS 1 [S] as DDR4", chips_per_rank=1)
+    "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns, tRFCpb 160 ns (Ramulator 2 HBM3 nRFCpb); tRTRS 1 [S] "
+    "as DDR4", chips_per_rank=1)
 PRESETS = {p.name: p for p in (DDR4_3200, DDR4_3200_HERMES, DDR5_4800, HBM3)}
 
 
@@ -150,8 +176,8 @@ def pim_view(p: DramPreset, mode: str, tfaw: bool = False) -> DramPreset:
     if tfaw:
         raise ValueError(f"tfaw: only the all_bank mode enforces it, not {mode!r}")
     if mode == "bank_bundle":  # Duplex: 8 banks (2 per bank group) read 512 bits per bank group per tCCD_L
-        bundle = DramOrg(o.channels, o.ranks * (o.banks // 8), 1, 1, o.rows, o.columns,
-                         o.bankgroups * 64)
+        # a bundle is one "bank" of its rank, so the rank's REFab covers all its bundles, as on the device
+        bundle = DramOrg(o.channels, o.ranks, o.banks // 8, 1, o.rows, o.columns, o.bankgroups * 64)
         return replace(p, name=f"{p.name}/bank-bundle", org=bundle, timing=replace(t, bl=t.tccd_l, tccd_s=t.tccd_l))
     if mode == "rank_level":  # Hermes NDP: each rank streams to the buffer chip on its own bus
         return replace(p, name=f"{p.name}/rank-level", org=replace(o, channels=o.channels * o.ranks, ranks=1))
@@ -169,163 +195,238 @@ def decode(o: DramOrg, addr: int) -> tuple[int, int, int, int]:
     return rank, bg * o.banks_per_group + bk, a % o.rows, col
 
 
-@dataclass
-class Request:
-    addr: int
-    write: bool = False
-    arrival: int = 0
-    done: int = -1
+def encode(o: DramOrg, rank: int, bank: int, row: int, col: int = 0) -> int:
+    """The channel-local burst address of (rank, bank index, row, column): :func:`decode`'s inverse."""
+    bg, bk = divmod(bank, o.banks_per_group)
+    return bg + o.bankgroups * (col + o.columns * (bk + o.banks_per_group * (rank + o.ranks * row)))
 
 
-@dataclass
-class _Bank:
-    open_row: int = -1
-    act: int = -(10**9)  # last ACT
-    pre: int = -(10**9)  # last PRE
-    rd: int = -(10**9)  # last RD
-    wr_data_end: int = -(10**9)  # end of the last write's data
+REFRESH = ("on-time", "postpone", "per-bank", "none")
+DEFAULT_REFRESH = "on-time"  # DRAMsim3's default (rank-staggered) and Ramulator 2's all-bank refresh manager
+COMMANDS = ("ACT", "PRE", "RD", "WR", "REF", "REFpb", "PREA")  # codes 0-6 in the command log
+LOG_FIELDS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "command")
+_T = ("bl", "cl", "cwl", "trcd", "trp", "tras", "trc", "tccd_s", "tccd_l", "trrd_s", "trrd_l", "tfaw", "twtr_s",
+      "twtr_l", "twr", "trtp", "trfc", "trefi", "trtrs", "trfc_pb")  # the order _channel reads timings in
 
 
-@dataclass
-class _Rank:
-    acts: list[int] = field(default_factory=list)  # recent ACT times (tFAW)
-    last_act: int = -(10**9)
-    last_act_bg: int = -1
-    last_col: int = -(10**9)
-    last_col_bg: int = -1
-    wr_data_end: int = -(10**9)
-    wr_bg: int = -1
-    next_ref: int = 0
-    busy_until: int = 0  # refresh
-    postponed: int = 0
+def _njit(fn):
+    """numba's compiler with an on-disk cache (compiled once per machine, a few seconds)."""
+    from numba import njit
+
+    return njit(cache=True)(fn)
 
 
-class Channel:
-    """One channel's controller and devices."""
+@functools.cache
+def _engine():
+    return _njit(_channel)
 
-    def __init__(self, preset: DramPreset, queue: int = 32, max_postpone: int = 8, refresh: bool = True):
-        self.p, self.o, self.t = preset, preset.org, preset.timing
-        self.queue, self.max_postpone, self.refresh = queue, max_postpone, refresh
-        self.banks = [[_Bank() for _ in range(self.o.banks)] for _ in range(self.o.ranks)]
-        self.ranks = [_Rank(next_ref=self.t.trefi) for _ in range(self.o.ranks)]
-        self.bus_free = 0  # data bus free from
-        self.bus_rank = -1  # rank that drove the last burst
-        self.last_rd_data_end = -(10**9)
-        self.cmd_free = 0  # command bus
-        self.refreshes = 0
 
-    def decode(self, addr: int) -> tuple[int, int, int, int]:
-        return decode(self.o, addr)
-
-    def _bg(self, bank: int) -> int:
-        return bank // self.o.banks_per_group
-
-    def _turnaround(self, rank: int) -> int:
-        """tRTRS between bursts of two ranks on the shared data bus (RD->RD, WR->WR, RD<->WR alike)."""
-        return self.t.trtrs if self.bus_rank not in (-1, rank) else 0
-
-    def _earliest(self, req: Request, now: int, hits: set) -> tuple[int, str]:
-        t = self.t
-        rank_i, bank_i, row, _ = self.decode(req.addr)
-        rk, bk = self.ranks[rank_i], self.banks[rank_i][bank_i]
-        bg = self._bg(bank_i)
-        base = max(now, req.arrival, self.cmd_free, rk.busy_until)
-        if bk.open_row == row:
-            if req.write:
-                tt = max(base, bk.act + t.trcd, rk.last_col + (t.tccd_l if rk.last_col_bg == bg else t.tccd_s),
-                         self.last_rd_data_end + 2 - t.cwl, self.bus_free + self._turnaround(rank_i) - t.cwl)
-                return tt, "WR"
-            wtr = t.twtr_l if rk.wr_bg == bg else t.twtr_s
-            tt = max(base, bk.act + t.trcd, rk.last_col + (t.tccd_l if rk.last_col_bg == bg else t.tccd_s),
-                     rk.wr_data_end + wtr, self.bus_free + self._turnaround(rank_i) - t.cl)
-            return tt, "RD"
-        if bk.open_row >= 0:
-            if (rank_i, bank_i, bk.open_row) in hits:
-                return 10**18, "PRE"  # serve the open row's hits first
-            return max(base, bk.act + t.tras, bk.rd + t.trtp, bk.wr_data_end + t.twr), "PRE"
-        faw = rk.acts[-4] + t.tfaw if len(rk.acts) >= 4 else base
-        rrd = rk.last_act + (t.trrd_l if rk.last_act_bg == bg else t.trrd_s)
-        return max(base, bk.pre + t.trp, bk.act + t.trc, rrd, faw), "ACT"
-
-    def _issue(self, req: Request, when: int, cmd: str) -> bool:
-        """Apply a command; True when it completes the request."""
-        t = self.t
-        rank_i, bank_i, row, _ = self.decode(req.addr)
-        rk, bk = self.ranks[rank_i], self.banks[rank_i][bank_i]
-        bg = self._bg(bank_i)
-        self.cmd_free = when + 1
-        if cmd == "ACT":
-            bk.open_row, bk.act = row, when
-            rk.acts = (rk.acts + [when])[-4:]
-            rk.last_act, rk.last_act_bg = when, bg
-            return False
-        if cmd == "PRE":
-            bk.open_row, bk.pre = -1, when
-            return False
-        rk.last_col, rk.last_col_bg = when, bg
-        self.bus_rank = rank_i
-        if cmd == "RD":
-            bk.rd = when
-            self.bus_free = when + t.cl + t.bl
-            self.last_rd_data_end = self.bus_free
-            req.done = self.bus_free
+def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queue, policy, max_postpone, log):
+    """One channel's controller (module docstring) over requests in arrival order; returns (done cycle per
+    request, refreshes, log entries written, False if ``log`` ran out of room). ``policy``: an index into
+    REFRESH; ``slots``: per-bank refresh commands per tREFI (a REFpb covers the banks ``b % slots == s``).
+    Compiled by numba (:func:`_engine`); plain Python runs it too, slowly."""
+    bl, cl, cwl, trcd, trp, tras, trc, tccd_s, tccd_l = tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], tm[8]
+    trrd_s, trrd_l, tfaw, twtr_s, twtr_l, twr, trtp = tm[9], tm[10], tm[11], tm[12], tm[13], tm[14], tm[15]
+    trfc, trefi, trtrs, trfc_pb = tm[16], tm[17], tm[18], tm[19]
+    n, cap = rank.shape[0], log.shape[0]
+    never, inf = -(10**9), 10**18
+    open_row = np.full((ranks, banks), -1, np.int64)
+    b_act = np.full((ranks, banks), never, np.int64)
+    b_pre = np.full((ranks, banks), never, np.int64)
+    b_rd = np.full((ranks, banks), never, np.int64)
+    b_wr = np.full((ranks, banks), never, np.int64)  # end of the bank's last write data
+    b_busy = np.zeros((ranks, banks), np.int64)  # per-bank refresh
+    acts = np.full((ranks, 4), never, np.int64)  # the rank's last four ACTs (tFAW), oldest first
+    nacts = np.zeros(ranks, np.int64)
+    last_act = np.full(ranks, never, np.int64)
+    last_act_bg = np.full(ranks, -1, np.int64)
+    last_col = np.full(ranks, never, np.int64)
+    last_col_bg = np.full(ranks, -1, np.int64)
+    r_wr = np.full(ranks, never, np.int64)  # end of the rank's last write data
+    wr_bg = np.full(ranks, -1, np.int64)
+    busy = np.zeros(ranks, np.int64)  # all-bank refresh
+    postponed = np.zeros(ranks, np.int64)
+    train_at = np.zeros(ranks, np.int64)  # postpone: the first of a rank's back-to-back owed REFs
+    train_n = np.zeros(ranks, np.int64)
+    next_ref = np.zeros(ranks, np.int64)
+    slot = np.zeros(ranks, np.int64)
+    interval = trefi if policy != 2 else trefi // slots
+    for r in range(ranks):  # postpone: all ranks at tREFI; on-time and per-bank: staggered across ranks
+        next_ref[r] = trefi if policy == 1 else interval * (r + 1) // ranks
+    bus_free, bus_rank, last_rd_end, cmd_free, refreshes, nlog = 0, -1, never, 0, 0, 0
+    done = np.full(n, -1, np.int64)
+    nxt = np.arange(1, n + 1)  # the pending requests: a linked list in arrival order
+    prv = np.arange(-1, n - 1)
+    head, left, now = 0, n, 0
+    window = np.zeros(queue, np.int64)
+    hit = np.zeros((ranks, banks), np.bool_)
+    rank_hit = np.zeros(ranks, np.bool_)
+    closing = np.zeros(banks, np.bool_)
+    while left > 0:
+        limit = max(now, arrival[head])
+        w, i = 0, head
+        while i < n and w < queue and arrival[i] <= limit:
+            window[w] = i
+            w += 1
+            i = nxt[i]
+        hit[:, :] = False
+        rank_hit[:] = False
+        for k in range(w):
+            j = window[k]
+            if open_row[rank[j], bank[j]] == row[j]:
+                hit[rank[j], bank[j]] = True
+                rank_hit[rank[j]] = True
+        best_when, best_col, best_k, best_cmd = inf, False, -1, -1
+        for k in range(w):  # FR-FCFS: earliest command, then column commands, then the oldest request
+            j = window[k]
+            r, b, bg = rank[j], bank[j], bank[j] // bpg
+            base = max(now, arrival[j], cmd_free, busy[r], b_busy[r, b])
+            if open_row[r, b] == row[j]:
+                ccd = tccd_l if last_col_bg[r] == bg else tccd_s
+                turn = trtrs if bus_rank != -1 and bus_rank != r else 0
+                if write[j]:
+                    when = max(base, b_act[r, b] + trcd, last_col[r] + ccd, last_rd_end + 2 - cwl,
+                               bus_free + turn - cwl)
+                    cmd = 3
+                else:
+                    wtr = twtr_l if wr_bg[r] == bg else twtr_s
+                    when = max(base, b_act[r, b] + trcd, last_col[r] + ccd, r_wr[r] + wtr, bus_free + turn - cl)
+                    cmd = 2
+            elif open_row[r, b] >= 0:  # a bank with queued hits to its open row is not closed
+                when = inf if hit[r, b] else max(base, b_act[r, b] + tras, b_rd[r, b] + trtp, b_wr[r, b] + twr)
+                cmd = 1
+            else:
+                faw = acts[r, 0] + tfaw if nacts[r] >= 4 else base
+                rrd = last_act[r] + (trrd_l if last_act_bg[r] == bg else trrd_s)
+                when = max(base, b_pre[r, b] + trp, b_act[r, b] + trc, rrd, faw)
+                cmd = 0
+            if policy == 1:  # not on a cycle an owed REF of a back-to-back train holds
+                q = 0
+                while q < ranks:
+                    gap = when - train_at[q]
+                    if 0 < gap < train_n[q] * trfc and gap % trfc == 0:
+                        when += 1
+                        q = 0
+                    else:
+                        q += 1
+            col = cmd >= 2
+            if when < best_when or (when == best_when and col and not best_col):
+                best_when, best_col, best_k, best_cmd = when, col, k, cmd
+        due = -1  # on-time and per-bank: the rank whose refresh falls due first, if before the chosen command
+        if policy == 0 or policy == 2:
+            for q in range(ranks):
+                if next_ref[q] <= best_when and (due < 0 or next_ref[q] < next_ref[due]):
+                    due = q
+        refreshed = False
+        for r in range(ranks):
+            if policy == 1:  # postpone while the rank has queued row hits, at most max_postpone intervals
+                if now < next_ref[r]:
+                    continue
+                if rank_hit[r] and postponed[r] < max_postpone:
+                    postponed[r] += 1
+                    next_ref[r] += trefi
+                    continue
+                start = max(now, cmd_free, busy[r])
+            elif r == due:
+                start = max(next_ref[r], cmd_free, busy[r])
+            else:
+                continue
+            s = slot[r] if policy == 2 else -1
+            ready, pre_all = start, never
+            for b in range(banks):  # close the banks it refreshes: one PREA, or a PRE per bank
+                closing[b] = False
+                if s >= 0 and b % slots != s:
+                    continue
+                ready = max(ready, b_busy[r, b])
+                if open_row[r, b] >= 0:
+                    pre = max(start, b_act[r, b] + tras, b_rd[r, b] + trtp, b_wr[r, b] + twr)
+                    if s >= 0:
+                        pre = max(pre, cmd_free, b_busy[r, b])
+                        cmd_free = pre + 1
+                        if nlog < cap:
+                            log[nlog, 0], log[nlog, 1], log[nlog, 2] = pre, r, b // bpg
+                            log[nlog, 3], log[nlog, 4], log[nlog, 5] = b % bpg, open_row[r, b], 1
+                        nlog += 1
+                        b_pre[r, b] = pre
+                    open_row[r, b], closing[b] = -1, True
+                    pre_all = max(pre_all, pre)
+            if s < 0 and pre_all > never:
+                if nlog < cap:
+                    log[nlog, 0], log[nlog, 1], log[nlog, 2] = pre_all, r, -1
+                    log[nlog, 3], log[nlog, 4], log[nlog, 5] = -1, -1, 6
+                nlog += 1
+                for b in range(banks):
+                    if closing[b]:
+                        b_pre[r, b] = pre_all
+            for b in range(banks):
+                if s < 0 or b % slots == s:
+                    ready = max(ready, b_pre[r, b] + trp)
+            owed = postponed[r] + 1 if policy == 1 else 1
+            for k in range(owed):
+                if nlog < cap:
+                    log[nlog, 0], log[nlog, 1], log[nlog, 4] = ready + k * trfc, r, -1
+                    log[nlog, 2] = s // bpg if s >= 0 and slots == banks else -1
+                    log[nlog, 3] = s % bpg if s >= 0 else -1
+                    log[nlog, 5] = 4 if s < 0 else 5
+                nlog += 1
+            train_at[r], train_n[r] = ready, owed
+            if s < 0:
+                busy[r] = ready + owed * trfc
+                next_ref[r] += trefi
+            else:
+                for b in range(banks):
+                    if b % slots == s:
+                        b_busy[r, b] = ready + trfc_pb
+                slot[r] = (s + 1) % slots
+                next_ref[r] += interval
+            postponed[r] = 0
+            cmd_free = ready + 1
+            refreshes += owed
+            refreshed = True
+        if refreshed:  # the refresh changed the banks: choose again
+            continue
+        j = window[best_k]
+        r, b, bg = rank[j], bank[j], bank[j] // bpg
+        when = best_when
+        cmd_free = when + 1
+        if nlog < cap:
+            log[nlog, 0], log[nlog, 1], log[nlog, 2] = when, r, bg
+            log[nlog, 3], log[nlog, 4], log[nlog, 5] = b % bpg, row[j], best_cmd
+        nlog += 1
+        if best_cmd == 0:
+            open_row[r, b], b_act[r, b] = row[j], when
+            if nacts[r] >= 4:
+                acts[r, 0], acts[r, 1], acts[r, 2] = acts[r, 1], acts[r, 2], acts[r, 3]
+                acts[r, 3] = when
+            else:
+                acts[r, nacts[r]] = when
+                nacts[r] += 1
+            last_act[r], last_act_bg[r] = when, bg
+        elif best_cmd == 1:
+            open_row[r, b], b_pre[r, b] = -1, when
         else:
-            end = when + t.cwl + t.bl
-            self.bus_free = end
-            bk.wr_data_end = rk.wr_data_end = end
-            rk.wr_bg = bg
-            req.done = end
-        return True
-
-    def _refresh(self, rank_i: int, now: int) -> int:
-        """Precharge the rank and issue every owed refresh back to back; returns when the first issues."""
-        t = self.t
-        rk = self.ranks[rank_i]
-        start = max(now, self.cmd_free, rk.busy_until)
-        ready = start
-        for bk in self.banks[rank_i]:
-            if bk.open_row >= 0:
-                pre = max(start, bk.act + t.tras, bk.rd + t.trtp, bk.wr_data_end + t.twr)
-                bk.open_row, bk.pre = -1, pre
-                ready = max(ready, pre + t.trp)
-            ready = max(ready, bk.pre + t.trp)
-        owed = rk.postponed + 1
-        rk.busy_until = ready + owed * t.trfc
-        rk.next_ref += t.trefi
-        rk.postponed = 0
-        self.cmd_free = ready + 1
-        self.refreshes += owed
-        return ready
-
-    def run(self, reqs: list[Request]) -> list[Request]:
-        pending = sorted(reqs, key=lambda r: r.arrival)
-        now = 0
-        while pending:
-            window = [r for r in pending[: self.queue] if r.arrival <= max(now, pending[0].arrival)]
-            hits = set()
-            for r in window:
-                rank_i, bank_i, row, _ = self.decode(r.addr)
-                if self.banks[rank_i][bank_i].open_row == row:
-                    hits.add((rank_i, bank_i, row))
-            if self.refresh:
-                for i, rk in enumerate(self.ranks):
-                    if now >= rk.next_ref:
-                        if any(h[0] == i for h in hits) and rk.postponed < self.max_postpone:
-                            rk.postponed += 1
-                            rk.next_ref += self.t.trefi
-                        else:
-                            self._refresh(i, now)
-            best = None
-            for age, r in enumerate(window):
-                when, cmd = self._earliest(r, now, hits)
-                key = (when, cmd not in ("RD", "WR"), age)
-                if best is None or key < best[0]:
-                    best = (key, r, when, cmd)
-            _, r, when, cmd = best
-            if self._issue(r, when, cmd):
-                pending.remove(r)
-            now = when
-        return reqs
+            last_col[r], last_col_bg[r] = when, bg
+            bus_rank = r
+            if best_cmd == 2:
+                b_rd[r, b] = when
+                bus_free = when + cl + bl
+                last_rd_end = bus_free
+            else:
+                bus_free = when + cwl + bl
+                b_wr[r, b] = bus_free
+                r_wr[r] = bus_free
+                wr_bg[r] = bg
+            done[j] = bus_free
+            left -= 1
+            if prv[j] >= 0:
+                nxt[prv[j]] = nxt[j]
+            else:
+                head = nxt[j]
+            if nxt[j] < n:
+                prv[nxt[j]] = prv[j]
+        now = when
+    return done, refreshes, nlog, nlog <= cap
 
 
 # --- running traces ---------------------------------------------------------------------------------------
@@ -337,28 +438,81 @@ class TraceResult:
     seconds: float
     bandwidth: float  # B/s
     refreshes: int
+    log: np.ndarray | None = None  # structured: LOG_FIELDS, one row per command, in issue order per channel
+
+    def write_log(self, path) -> None:
+        """The command log as CSV (cycle, channel, rank, bankgroup, bank, row, command name)."""
+        from sysmodel.outputs import atomic
+
+        if self.log is None:
+            raise ValueError("log: the trace ran without log=True")
+        with atomic(path) as tmp, open(tmp, "w") as f:
+            f.write(",".join(LOG_FIELDS) + "\n")
+            for e in self.log:
+                f.write(",".join(str(int(e[k])) for k in LOG_FIELDS[:-1]) + f",{COMMANDS[e['command']]}\n")
+
+
+def policy_index(preset: DramPreset, refresh: bool | str) -> int:
+    """``refresh``: a REFRESH policy name, True (the default policy) or False ("none")."""
+    name = DEFAULT_REFRESH if refresh is True else "none" if refresh is False else refresh
+    if name not in REFRESH:
+        raise ValueError(f"refresh: {refresh!r} not allowed; allowed: {', '.join(REFRESH)}")
+    if name == "per-bank" and not preset.timing.trfc_pb:
+        raise ValueError(f"refresh: per-bank not allowed for {preset.name} (its standard has no per-bank refresh); "
+                         f"allowed: on-time, postpone, none")
+    t = preset.timing
+    if name != "none" and not t.trfc < t.trefi:
+        raise ValueError(f"trefi: {t.trefi} not allowed with refresh; must exceed trfc ({t.trfc})")
+    return REFRESH.index(name)
 
 
 def simulate(preset: DramPreset, addrs: list[int], writes: list[bool] | None = None,
-             arrivals: list[int] | None = None, queue: int = 32, refresh: bool = True) -> TraceResult:
-    """Run burst addresses (global: the lowest bits pick the channel) and return achieved bandwidth."""
+             arrivals: list[int] | None = None, queue: int = 32, refresh: bool | str = True,
+             max_postpone: int = 8, log: bool = False) -> TraceResult:
+    """Run burst addresses (global: the lowest bits pick the channel) and return achieved bandwidth; with
+    ``log`` the command log (``TraceResult.log``). ``refresh``: a policy of :data:`REFRESH` (True: the
+    default, :data:`DEFAULT_REFRESH`; False: none)."""
     o = preset.org
-    if not addrs:
+    if len(addrs) == 0:
         raise ValueError("addrs: empty trace")
-    per_ch: list[list[Request]] = [[] for _ in range(o.channels)]
-    for i, a in enumerate(addrs):
-        per_ch[a % o.channels].append(Request(a // o.channels, bool(writes and writes[i]),
-                                              arrivals[i] if arrivals else 0))
-    cycles, refs = 0, 0
-    for reqs in per_ch:
-        if reqs:
-            ch = Channel(preset, queue=queue, refresh=refresh)
-            ch.run(reqs)
-            cycles = max(cycles, max(r.done for r in reqs))
-            refs += ch.refreshes
-    secs = cycles * preset.timing.tck_ns * 1e-9
+    policy = policy_index(preset, refresh)
+    addrs = np.asarray(addrs, np.int64)
+    writes_a = np.zeros(len(addrs), np.bool_) if writes is None else np.asarray(writes, np.bool_)
+    arrive = np.zeros(len(addrs), np.int64) if arrivals is None else np.asarray(arrivals, np.int64)
+    t = preset.timing
+    tm = np.array([getattr(t, k) for k in _T], np.int64)
+    slots = o.banks_per_group if preset.refsb else o.banks
+    run = _engine()
+    cycles, refs, logs = 0, 0, []
+    for ch in range(o.channels):
+        sel = np.flatnonzero(addrs % o.channels == ch)
+        if not len(sel):
+            continue
+        sel = sel[np.argsort(arrive[sel], kind="stable")]
+        local = addrs[sel] // o.channels
+        bg, a = local % o.bankgroups, local // o.bankgroups
+        a = a // o.columns
+        bk, a = a % o.banks_per_group, a // o.banks_per_group
+        rank, row = a % o.ranks, (a // o.ranks) % o.rows
+        cap = 4 * len(sel) + 1024 if log else 0
+        while True:
+            buf = np.zeros((cap, 6), np.int64)
+            done, r, nlog, fits = run(rank, bg * o.banks_per_group + bk, row, writes_a[sel], arrive[sel], tm,
+                                      o.ranks, o.banks, o.banks_per_group, slots, queue, policy, max_postpone, buf)
+            if fits or not log:
+                break
+            cap = 2 * nlog
+        cycles, refs = max(cycles, int(done.max())), refs + int(r)
+        if log:
+            e = buf[:nlog][np.argsort(buf[:nlog, 0], kind="stable")]  # owed REFs are logged ahead of time
+            rec = np.zeros(nlog, dtype=[(f, np.int64) for f in LOG_FIELDS])
+            rec["channel"] = ch
+            for k, f in enumerate(("cycle", "rank", "bankgroup", "bank", "row", "command")):
+                rec[f] = e[:, k]
+            logs.append(rec)
+    secs = cycles * t.tck_ns * 1e-9
     total = len(addrs) * o.burst_bytes
-    return TraceResult(total, cycles, secs, total / secs, refs)
+    return TraceResult(total, cycles, secs, total / secs, refs, np.concatenate(logs) if log else None)
 
 
 def streaming_trace(preset: DramPreset, nbytes: int) -> list[int]:
@@ -405,7 +559,8 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     column path: one rank alone issues a burst every max(BL, tCCD_S, tCCD_L/g) cycles; when that leaves the
     bus idle and the window holds R > 1 ranks, the scheduler interleaves ranks, paying tRTRS per switch:
     max(single/R, BL + tRTRS); activation max(max(tRRD_S, tFAW/4)/R, tRC/B)/h.
-    Refresh costs tRFC/(tREFI x ranks): the other ranks keep serving while one refreshes.
+    Refresh (on-time, staggered) costs tRFC/(tREFI x R): while one rank refreshes, the window's other ranks
+    keep serving; a stream in one rank at a time (R = 1) stalls for the whole tRFC.
     """
     o, t = preset.org, preset.timing
     addrs = pattern_addrs(preset, pattern, 512, stride_bursts)
@@ -422,7 +577,7 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     single = max(t.bl, t.tccd_s, t.tccd_l / g)
     col = max(single / r, t.bl + t.trtrs) if r > 1 and single > t.bl else single
     act = max(max(t.trrd_s, t.tfaw / 4) / r, t.trc / banks) / h
-    ref = 1 - t.trfc / (t.trefi * o.ranks) if refresh else 1.0
+    ref = 1 - t.trfc / (t.trefi * r) if refresh else 1.0
     return o.channels * o.burst_bytes / (max(col, act) * t.tck_ns * 1e-9) * ref
 
 
@@ -456,4 +611,62 @@ def report_lines(ctx=None) -> list[str]:
               for n, model, paper, u, src in rows]
     for _, model, claim, _, _ in rows[:2]:  # the third is the Duplex section's input row
         ledger.record(claim, model)
+    return lines + ["", *pim_refresh_lines()]
+
+
+def pim_modes() -> list[tuple[str, DramPreset, int, float | None, str, str]]:
+    """The PIM access modes the system models use: (name, one channel's view, stream bytes, the paper's
+    bandwidth for that view in B/s or None, its source, what the system model takes: a refresh policy or
+    "analytical")."""
+    from sysmodel.duplex.paper import PC_BANDWIDTH
+    from sysmodel.l3.paper import PIM_BANDWIDTH
+
+    def one(p: DramPreset) -> DramPreset:
+        return replace(p, org=replace(p.org, channels=1))
+
+    l3_rank = PIM_BANDWIDTH * 1e12 / (16 * 4)
+    return [("L3 bank-level (all-bank PUs), one rank", one(pim_view(DDR4_3200, "all_bank")), 32 << 20, l3_rank,
+             "L3 §6.1: 13.0 TB/s over 16 ch x 4 ranks; postponed refresh per §4.4", "postpone"),
+            ("L3 bank-level with tFAW on the all-bank ACT", one(pim_view(DDR4_3200, "all_bank", True)), 32 << 20,
+             l3_rank, "as above (the tFAW switch)", "postpone"),
+            ("L3 rank-level (R-PIM baseline), one rank's bus", one(replace(DDR4_3200, org=replace(
+                DDR4_3200.org, ranks=1))), 8 << 20, 25.6e9, "L3 Table 2: DDR4-3200, 25.6 GB/s; the R-PIM baseline "
+             "takes 1/8 of this bus derated by the bank-level row's efficiency, not this stream's", "postpone"),
+            ("Duplex bank-bundle, one pseudo-channel", one(pim_view(HBM3, "bank_bundle")), 8 << 20,
+             PC_BANDWIDTH * 1e9, "Duplex §IV-C: 4 x 20.8 GB/s; no refresh scheme named: the default", "on-time"),
+            ("Hermes rank-level, one NDP-DIMM", pim_view(DDR4_3200_HERMES, "rank_level"), 8 << 20, None,
+             "not stated (Hermes notes: 4 ranks x 25.6 GB/s derived)", "analytical")]
+
+
+@functools.cache
+def pim_refresh_table() -> list[tuple[str, float | None, str, str, float, dict[str, float | None]]]:
+    """Per PIM mode: (name, paper B/s, source, what the model uses, peak B/s, {policy or "analytical": B/s,
+    None where the preset has no such refresh})."""
+    out = []
+    for name, view, nbytes, paper, src, used in pim_modes():
+        trace = streaming_trace(view, nbytes)
+        bw = {pol: None if pol == "per-bank" and not view.timing.trfc_pb else
+              simulate(view, trace, refresh=pol).bandwidth for pol in REFRESH}
+        bw["analytical"] = analytical_bw(view, "streaming")
+        out.append((name, paper, src, used, view.peak_bw(), bw))
+    return out
+
+
+def pim_refresh_lines() -> list[str]:
+    """The PIM modes re-measured on the engine under every refresh policy."""
+    from sysmodel.report import caption
+
+    cols = [*REFRESH, "analytical"]
+    lines = [caption(f"The PIM access modes streamed on the engine under each refresh policy (GB/s; engine "
+                     f"default {DEFAULT_REFRESH}), what each system model takes, and that against the paper's "
+                     f"bandwidth for the same view"),
+             f"| mode | paper | peak | {' | '.join(cols)} | model takes | model / paper | source |",
+             "| --- | ---: | ---: | " + "---: | " * len(cols) + "--- | ---: | --- |"]
+    for name, paper, src, used, peak, bw in pim_refresh_table():
+        def g(v: float | None) -> str:
+            return "—" if v is None else f"{v / 1e9:.1f}"
+
+        ratio = "—" if paper is None else f"{bw[used] / paper:.3f}"
+        lines.append(f"| {name} | {g(paper)} | {g(peak)} | {' | '.join(g(bw[c]) for c in cols)} | {used} | "
+                     f"{ratio} | {src} |")
     return lines

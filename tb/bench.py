@@ -113,6 +113,7 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
                     "points_per_s": round(n / wall, 1)})
     results.append(bench_flash())
     results += bench_targets()
+    results += bench_dram()
     lines = ["The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
              f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {SERVING_BUDGET_S:g} s per "
              "1,000-request L3 run.", "",
@@ -126,6 +127,12 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     lines += ["", "Figures with a target (issue 35), each measured here:", "",
               "| what | measured | target |", "| --- | ---: | ---: |"]
     lines += [f"| {r['what']} | {r['measured']} | {r['target']} |" for r in results if "target" in r]
+    lines += ["", "The DRAM timing engine (sysmodel/memory.py, numba) against the pure-Python engine it replaced "
+              f"(commit {OLD_ENGINE}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
+              "", "| trace | requests | engine req/s | old engine req/s (its requests) | speed-up | same cycles |",
+              "| --- | ---: | ---: | ---: | ---: | --- |"]
+    lines += [f"| {r['what']} | {r['requests']} | {r['req_per_s']} | {r['old_req_per_s']} ({r['old_requests']}) | "
+              f"{r['speedup']} | {r['same']} |" for r in results if "req_per_s" in r]
     f = next(r for r in results if r["what"].startswith("flash"))
     lines += ["", "| flash mechanism | tokens | cache mode | wall s | tokens/s | MB/s read |",
               "| --- | ---: | --- | ---: | ---: | ---: |",
@@ -178,6 +185,52 @@ def bench_targets() -> list[dict]:
                 "target": "< 0.5 s"})
     for r in out:
         print(json.dumps(r))
+    return out
+
+
+OLD_ENGINE = "52d6dd2"  # the last commit with the pure-Python DRAM engine
+
+
+def bench_dram(requests: int = 200_000, old_requests: int = 20_000) -> list[dict]:
+    """Requests/s of the DRAM engine on streaming, random and strided (128) traces, beside the pure-Python
+    engine of OLD_ENGINE run live from git on the first ``old_requests`` of each (same total cycles asserted
+    on those: the command logs' identity is tests/test_memory_conformance.py's)."""
+    import importlib.util
+    import subprocess
+    import sys
+    from dataclasses import replace
+
+    from sysmodel import memory as mm
+
+    src = subprocess.run(["git", "show", f"{OLD_ENGINE}:sysmodel/memory.py"], cwd=runner.ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "old_memory.py"
+        path.write_text(src)
+        spec = importlib.util.spec_from_file_location("old_memory", path)
+        old = importlib.util.module_from_spec(spec)
+        sys.modules["old_memory"] = old  # dataclasses look their module up
+        try:
+            spec.loader.exec_module(old)
+        finally:
+            del sys.modules["old_memory"]
+    p = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=1))
+    mm.simulate(p, [0, 1])  # compile (cached on disk after the first run)
+    out = []
+    for pattern, stride in (("streaming", 1), ("random", 1), ("strided", 128)):
+        addrs = mm.pattern_addrs(p, pattern, requests, stride, seed=1)
+        t0 = time.perf_counter()
+        mm.simulate(p, addrs, refresh="postpone")
+        new_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        reqs = old.Channel(p).run([old.Request(a) for a in addrs[:old_requests]])
+        old_s = time.perf_counter() - t0
+        same = max(r.done for r in reqs) == mm.simulate(p, addrs[:old_requests], refresh="postpone").cycles
+        new_rate, old_rate = requests / new_s, old_requests / old_s
+        out.append({"what": f"{pattern}{f' {stride}' if stride > 1 else ''}", "requests": requests,
+                    "req_per_s": f"{new_rate:,.0f}", "old_requests": old_requests, "old_req_per_s": f"{old_rate:,.0f}",
+                    "speedup": f"{new_rate / old_rate:.0f}x", "same": "yes" if same else "NO"})
+        print(json.dumps(out[-1]))
     return out
 
 

@@ -123,10 +123,27 @@ def available_simulators() -> list[str]:
     return found
 
 
-# The faster simulator per unit, build + run, as measured by `make bench` (BENCH.md): an arithmetic unit
-# takes ~6 s on Icarus (1 s build) against ~17 s on Verilator (13 s of C++); the DECA PE takes 79 s on
-# Verilator against 190 s on Icarus (W=32, L=8), simulating ~9400 vs ~53 cycles/s.
-FASTEST = {"deca_pe": "verilator"}
+def fastest(bench_md: Path | None = None, margin: float = 0.9) -> dict[str, str]:
+    """Per unit, the simulator ``make bench`` measured faster in BENCH.md's RTL table: build + run summed over
+    the unit's testbenches (the name before the first ``-``). Verilator only where that is below ``margin``
+    x Icarus's: for small units the two are within run-to-run noise, and Icarus needs no C++ build. Units
+    the table does not list fall back to Icarus."""
+    path = bench_md or ROOT / "BENCH.md"
+    text = path.read_text() if path.exists() else ""
+    section = text.split("## RTL simulation", 1)[1].split("\n## ", 1)[0] if "## RTL simulation" in text else ""
+    totals: dict[str, dict[str, float]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 6 and cells[1] in ("icarus", "verilator"):
+            with contextlib.suppress(ValueError):
+                unit = totals.setdefault(cells[0].split("-")[0], {})
+                unit[cells[1]] = unit.get(cells[1], 0.0) + float(cells[4])
+    return {u: "verilator" for u, t in totals.items()
+            if "icarus" in t and "verilator" in t and t["verilator"] < margin * t["icarus"]}
+
+
+# The faster simulator per unit, from `make bench`'s measurements (BENCH.md).
+FASTEST = fastest()
 
 
 def default_simulator(spec: TbSpec | None = None) -> str:

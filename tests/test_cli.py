@@ -214,3 +214,29 @@ def test_readme_examples_run(tmp_path, capsys) -> None:
     for i, argv in enumerate(commands):
         assert main([*argv, "--out", str(tmp_path / str(i))]) == 0, argv
     assert capsys.readouterr().out.count("tokens/s") == len(commands)
+
+
+def test_dram_log_is_legal_and_readable(tmp_path, capsys) -> None:
+    """membound dram --log: the command log as CSV, replayed by the timing checker before it is written."""
+    log = tmp_path / "cmds.csv"
+    assert main(["dram", "--preset", "hbm3", "--mode", "bank_bundle", "--requests", "3000", "--writes", "0.2",
+                 "--log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "hbm3/bank-bundle | streaming | 3000 requests (20% writes) | refresh on-time" in out
+    assert "(timing checker: legal)" in out
+    lines = log.read_text().splitlines()
+    assert lines[0] == "cycle,channel,rank,bankgroup,bank,row,command"
+    assert sum(ln.endswith((",RD", ",WR")) for ln in lines) == 3000
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--refresh", "per-bank"], "refresh: per-bank not allowed for ddr4-3200"),
+    (["--refresh", "often"], "refresh: 'often' not allowed; allowed: on-time, postpone, per-bank, none"),
+    (["--writes", "1.5"], "--writes: 1.5 not allowed; a share in [0, 1]"),
+    (["--preset", "ddr3"], "preset: unknown 'ddr3'"),
+    (["--pattern", "zigzag"], "pattern: unknown 'zigzag'"),
+    (["--log", "/nonexistent-dir/x.csv"], "--log: /nonexistent-dir does not exist"),
+])
+def test_dram_mistakes(args, needle, capsys) -> None:
+    assert main(["dram", "--requests", "10", *args]) == 2
+    one_line(capsys, needle)

@@ -65,3 +65,23 @@ def test_cxx_main_matches_cocotb_and_golden(tmp_path) -> None:
         assert all(b > a for a, b in zip(cap.cycles["o"], cap.cycles["o"][1:], strict=False))
     # random handshakes stretch a batch: ready at 0.3 takes over 3x the cycles of the ready-always batch
     assert caps[2].cycles_run > 3 * caps[0].cycles_run
+
+
+def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
+    """tb.runner.FASTEST is derived from BENCH.md's RTL table (build + run per unit, Verilator only when
+    10% faster), not hand-listed."""
+    from tb import runner
+
+    md = tmp_path / "BENCH.md"
+    md.write_text("# x\n\n## RTL simulation (today)\n\n"
+                  "| testbench | simulator | build s | run s | build+run s | c/s |\n"
+                  "| --- | --- | ---: | ---: | ---: | ---: |\n"
+                  "| big-a | icarus | 1 | 99 | 100 | 1 |\n| big-a | verilator | 10 | 20 | 30 | 9 |\n"
+                  "| big-b | icarus | 1 | 99 | 100 | 1 |\n| big-b | verilator | 10 | 20 | 30 | 9 |\n"
+                  "| close | icarus | 1 | 9 | 10 | 1 |\n| close | verilator | 5 | 4.5 | 9.5 | 2 |\n"
+                  "| small | icarus | 1 | 1 | 2 | 1 |\n| small | verilator | 9 | 1 | 10 | 2 |\n"
+                  "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n")
+    assert runner.fastest(md) == {"big": "verilator"}
+    assert runner.fastest(tmp_path / "missing.md") == {}
+    assert runner.fastest() == runner.FASTEST
+    assert runner.FASTEST["deca_pe"] == "verilator"  # 48 s vs 162 s in the committed table

@@ -20,7 +20,8 @@ def test_peaks_are_derived() -> None:
     p = dm.logic_pim_peaks()
     assert p["flops"] == pytest.approx(21.3e12, rel=0.01) and p["bandwidth"] == pytest.approx(2.66e12, rel=0.01)
     assert p["op_per_byte"] == pytest.approx(8, rel=0.01)
-    assert 0.9 < dm.dram_efficiency() <= 1
+    t = dm.memory.HBM3.timing  # a stream in one SID stalls for its REFs (on-time refresh), plus row switches
+    assert 0.9 * (1 - t.trfc / t.trefi) < dm.dram_efficiency() < 1 - t.trfc / t.trefi
 
 
 def test_pim_gemm_cycles_follow_the_module() -> None:

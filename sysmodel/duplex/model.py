@@ -30,7 +30,8 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
   interposer and the global IO [S]; Bank-PIM reads only ACT and the cell read; ALU energy per FLOP is the
   same everywhere. Fig. 15 (:meth:`DuplexSystem.decode_energy_per_token`) counts these dynamic parts only, as
   the paper's breakdown does; ``energy(shape)`` adds static power and the links.
-* **Baselines** (§VI): GPU, 2xGPU (twice the devices), Bank-PIM (16x HBM bandwidth at 1 Op/B: roofline),
+* **Baselines** (§VI): GPU, 2xGPU (twice the devices), Bank-PIM (16x HBM bandwidth at 1 Op/B: roofline,
+  derated by the same measured DRAM efficiency as Logic-PIM),
   BankGroup-PIM (Logic-PIM's bandwidth and compute in the DRAM die: Logic-PIM's timing, Bank-PIM's
   energy path plus the bank-group IO).
 """
@@ -62,8 +63,11 @@ MODULES = STACKS * MODULES_PER_STACK  # GEMM modules per device
 
 @lru_cache
 def dram_efficiency(nbytes: int = 8 << 20) -> float:
-    """Achieved / peak bandwidth of a bank-bundle stream on HBM3 (ACT/PRE, refresh), from the engine."""
+    """Achieved / peak bandwidth of a bank-bundle stream on one HBM3 pseudo-channel (ACT/PRE, the engine's
+    default on-time refresh: the paper names no refresh scheme), from the engine; 8 MiB is ~30 tREFI, long
+    enough for the steady state (every pseudo-channel streams alike)."""
     view = memory.pim_view(memory.HBM3, "bank_bundle")
+    view = replace(view, org=replace(view.org, channels=1))
     return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
 
 
@@ -156,9 +160,9 @@ class DuplexSystem:
         self.xpu = Engine(xpu, ATTACC, self.devices)
         self.xpu1 = Engine(xpu, ATTACC, 1)
         peaks = logic_pim_peaks()
-        if pim == "bank":
-            bw = xpu.mem_bw * paper.BANK_PIM_FACTOR
-            self.pim_engine = Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)  # 1 Op/B
+        if pim == "bank":  # 1 Op/B; it streams the same banks under the same refresh as Logic-PIM
+            bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
+            self.pim_engine = Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)
         else:
             self.pim_engine = Engine(replace(xpu, peak_flops=STACKS * peaks["flops"],
                                              mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()), PEAK, 1)
@@ -354,7 +358,8 @@ def gemm_edap(pim: str, n: int, shape: tuple[int, int] = paper.EDAP_SHAPE) -> di
     if pim == "bank":
         delay = max(flops, nbytes) / bank_pim_stack_bw()
     else:
-        delay = pim_gemm_cycles(m, k, n, modules=MODULES_PER_STACK) / CLOCK_HZ / dram_efficiency()
+        delay = pim_gemm_cycles(m, k, n, modules=MODULES_PER_STACK) / CLOCK_HZ
+    delay /= dram_efficiency()  # every PIM streams its banks under the same ACT/PRE and refresh
     energy = (nbytes * 8 * HBM3.pj_per_bit(PIM_PATH[pim]) + flops * FLOP_PJ) * PJ
     area = pim_area_mm2(pim)
     return {"delay": delay, "energy": energy, "area": area, "edap": delay * energy * area}

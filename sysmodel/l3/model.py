@@ -61,9 +61,11 @@ def head_cycles() -> tuple[float, float]:
 @lru_cache
 def dram_efficiency(tfaw: bool = False, nbytes: int = 32 << 20) -> float:
     """Achieved / peak bandwidth of an all-bank stream on DDR4-3200 (ACT/PRE, refresh) from the engine;
-    ``tfaw`` enforces tFAW on the all-bank ACT (:func:`sysmodel.memory.pim_view`)."""
+    ``tfaw`` enforces tFAW on the all-bank ACT (:func:`sysmodel.memory.pim_view`). Refresh is postponed
+    (up to 8 REFs) as L3's rank-PU refresh manager does, issuing REFs between heads (§4.4)."""
     view = memory.pim_view(memory.DDR4_3200, "all_bank", tfaw)
-    return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
+    return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh="postpone").bandwidth / \
+        view.peak_bw()
 
 
 @dataclass(frozen=True)
