@@ -27,6 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 test: setup
+	$(VENV)/bin/ruff check .
 	$(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
 
 test-full: setup

@@ -139,7 +139,8 @@ def cmd_serve(a: argparse.Namespace) -> int:
         rows, results = [], []
         for q in qps:
             trace = load_requests(a, q, "serve")
-            res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True)
+            res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True,
+                                   **_scheduling(a))
             results.append(res)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
@@ -151,13 +152,35 @@ def cmd_serve(a: argparse.Namespace) -> int:
                 sfx = "_ms" if unit == "ms" else "_s"
                 p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
                 print(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
+            print(f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
+                  f"p99 {s['scheduling_delay_p99_s']:.4g} s" + (
+                      f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
+                      f"{s['swapped_gb']:.3g} GB swapped" if "preemptions" in s else ""))
+            if a.slo_tbt or a.slo_ttft:
+                g = res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft)
+                rows[-1].update({f"goodput_{k}": v for k, v in g.items()})
+                print(f"  goodput: {g['met']} of {s['requests']} requests meet the SLO ({g['share']:.1%}), "
+                      f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s")
             res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
         labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
-        written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels)]
+        written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
+                   serving.plot_kv(results, out / "kv_utilisation.png", labels)]
         if len(qps) > 1:
             written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
         print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")
     return 0
+
+
+def _scheduling(a: argparse.Namespace) -> dict:
+    """The scheduler options of serve and compare, checked before anything runs."""
+    from sysmodel.scheduling import PREEMPT, get_scheduler
+
+    get_scheduler(a.scheduler)
+    if a.preempt not in PREEMPT:
+        raise ValueError(f"--preempt: {a.preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
+    if not 0 <= a.watermark < 1:
+        raise ValueError(f"--watermark: {a.watermark} not allowed; a share of the blocks in [0, 1)")
+    return {"scheduler": a.scheduler, "block_size": a.block_size, "watermark": a.watermark, "preempt": a.preempt}
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -178,7 +201,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     load_model(a.model)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch)
+        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a))
         title = f"{a.model} on {trace.name} ({len(trace)} requests)"
         print(title)
         print("\n".join(compare_report.terminal_lines(rows)))
@@ -306,6 +329,12 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
+    p.add_argument("--scheduler", default="reserve", help="reserve (whole KV reserved at admission; the default), "
+                   "orca, vllm, sarathi (sysmodel/scheduling.py)")
+    p.add_argument("--block-size", type=positive_int, default=16, help="paged schedulers: tokens per KV block")
+    p.add_argument("--watermark", type=float, default=0.01, help="paged schedulers: share of blocks kept free "
+                   "at admission, 0-1")
+    p.add_argument("--preempt", default="recompute", help="paged schedulers: recompute or swap (over the host link)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
@@ -341,7 +370,10 @@ def parser() -> Parser:
     sv.add_argument("--qps", help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0; "
                     "with a trace file it replaces the file's arrival times)")
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
-    sv.add_argument("--prefill-budget", type=positive_int, help="prompt tokens per stage (chunked prefill)")
+    sv.add_argument("--prefill-budget", type=positive_int, help="tokens per stage (chunked prefill: reserve counts "
+                    "prompt tokens, sarathi prompt and decode tokens, default 512)")
+    sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
+    sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
     cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
     _trace_options(cp, "requests (default 1000; a file: all of its rows)")
     cp.add_argument("--systems", default="all", help="comma-separated registered systems, or all")

@@ -35,7 +35,7 @@ def split_settings(pairs: list[str], names: list[str]) -> dict[str, list[str]]:
 
 
 def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str]] | None = None,
-        max_batch: int = 256, show_progress: bool = True) -> tuple[list[dict], dict]:
+        max_batch: int = 256, show_progress: bool = True, scheduling: dict | None = None) -> tuple[list[dict], dict]:
     """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it."""
     rows, prov = [], {}
     settings = settings or {}
@@ -48,7 +48,7 @@ def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str
             sys_ = entry.build(model, settings.get(name, []))
             row["hardware"] = sys_.hardware()
             area = sys_.area()
-            res = simulate(trace, sys_, max_batch=max_batch)
+            res = simulate(trace, sys_, max_batch=max_batch, **(scheduling or {}))
             s = res.summary()
             row.update({k: s[k] for _, k, _ in COLUMNS[2:8]}, feasible=True, area_mm2=area.mm2,
                        area_source=area.source, max_batch=s["max_batch"])

@@ -8,16 +8,19 @@ or closed loop (``concurrency`` requests in the system; a finished one is replac
 :func:`load_trace` reads a user's CSV or JSONL (columns ``arrival_s``, ``prompt_tokens``,
 ``output_tokens``); a bad row is an error naming its line and field.
 
-**Stages** (:func:`simulate`): every iteration runs all admitted requests together. It is *mixed* when it
-holds prefill work (each admitted request's prompt, or chunks of at most ``prefill_budget`` prompt tokens
-in all, Sarathi-style, FCFS) — decode requests ride along — and *decode-only* otherwise. A request's first
-output token comes at the end of the stage that finishes its prompt; each later stage it is in gives it one
-more. **Admission** is FCFS up to ``max_batch`` requests, and only when the request's whole KV cache —
-(prompt + output tokens) x the system's bytes per token — fits next to what admitted requests reserved:
-the policy is *reserve on admission* (never over-commit, never preempt; a request waits at the head of
-the queue until enough finishes). A request that could never fit is :class:`~sysmodel.cost.Infeasible`,
-or with ``oversize="reject"`` is dropped before the run (vLLM rejects a request longer than its KV cache)
-and counted in the result's ``meta["rejected"]``.
+**Stages** (:func:`simulate`): every iteration runs the admitted requests a scheduler policy picks
+(:mod:`sysmodel.scheduling`: ``reserve``, the default, ``orca``, ``vllm``, ``sarathi``). It is *mixed*
+when it holds prefill work (whole prompts, or chunks under a token budget) with the decodes riding along
+(``vllm`` runs prompts alone), and *decode-only* otherwise. A request's first output token comes at the
+end of the stage that finishes its prompt; each later stage it is in gives it one more.
+**Admission** is FCFS up to ``max_batch`` requests. Under ``reserve`` a request is admitted only when its
+whole KV cache — (prompt + output tokens) x the system's bytes per token — fits next to what admitted
+requests reserved (never over-commit, never preempt; it needs output lengths in advance: an idealisation).
+The paged policies hold KV in blocks allocated as tokens are produced, admit by free blocks above a
+watermark, and preempt (recompute or swap) when a block is missing; they learn a request is done when it
+emits its last token. A request that could never fit is :class:`~sysmodel.cost.Infeasible`, or with
+``oversize="reject"`` is dropped before the run (vLLM rejects a request longer than its KV cache) and
+counted in the result's ``meta["rejected"]``.
 
 **Systems** implement :class:`System`: bytes of KV they hold, and the time of a vector of stages given
 as a :class:`~sysmodel.models.StageShape` with array fields. Decode-only stretches between events
@@ -25,9 +28,11 @@ as a :class:`~sysmodel.models.StageShape` with array fields. Decode-only stretch
 runs in seconds.
 
 **Metrics** (:class:`Result`): throughput (output tokens / makespan), T2FT (arrival -> first token), TBT
-(gap between a request's consecutive tokens; every decode token's is the duration of the stage that made
-it) and E2E (arrival -> last token), with p50/p90/p99; a per-request CSV; TBT CDF and throughput-vs-QPS
-plots.
+(gap between a request's consecutive tokens: the duration of the stage that made it, or, after a stall — a
+preemption, a decode paused for a prompt — the whole gap) and E2E (arrival -> last token), with
+p50/p90/p99; scheduling delay (arrival -> first admission), preemptions and recomputed tokens, KV
+utilisation per stage, goodput at TBT/T2FT SLOs; a per-request CSV; TBT CDF, KV utilisation and
+throughput-vs-QPS plots.
 """
 
 from __future__ import annotations
@@ -42,10 +47,12 @@ from pathlib import Path
 import numpy as np
 
 from sysmodel.cost import Infeasible
+from sysmodel.devices import get_link
 from sysmodel.models import StageShape
 from sysmodel.outputs import atomic
 from sysmodel.plots import pyplot, save
 from sysmodel.progress import progress as make_progress
+from sysmodel.scheduling import BLOCK_SIZE, HOST_LINK, PREEMPT, WATERMARK, Blocks, get_scheduler
 from sysmodel.systems import Area, Provenance, System
 
 # --- requests ------------------------------------------------------------------------------------------
@@ -261,6 +268,10 @@ class Result:
     kv_peak: float
     kv_capacity: float
     meta: dict = field(default_factory=dict)
+    iter_kv: np.ndarray | None = None  # share of the KV capacity held (reserved or in blocks) at each stage
+    iter_stalled: np.ndarray | None = None  # decode tokens of each stage that came after a stall
+    stall_tbt: np.ndarray = field(default_factory=lambda: np.zeros(0))  # those tokens' own gaps (s)
+    max_gap: np.ndarray | None = None  # each request's longest stalled gap (0: none)
 
     @property
     def makespan(self) -> float:
@@ -284,14 +295,42 @@ class Result:
     def e2e(self) -> np.ndarray:
         return self.finish - self.arrival
 
+    @property
+    def scheduling_delay(self) -> np.ndarray:
+        """Arrival -> first admission of each request."""
+        return self.admitted - self.arrival
+
+    def tbt_samples(self) -> tuple[np.ndarray, np.ndarray]:
+        """(TBT values, token weights): each stage's duration for the decode tokens it made on time, and each
+        stalled token's own gap (a preempted request's wait, or a decode paused for a prompt)."""
+        if not len(self.stall_tbt):
+            return self.iter_time, self.iter_decode
+        return (np.concatenate([self.iter_time, self.stall_tbt]),
+                np.concatenate([self.iter_decode - self.iter_stalled, np.ones(len(self.stall_tbt))]))
+
     def tbt_percentiles(self, qs=(50, 90, 99)) -> dict[int, float]:
-        """Percentiles over every decode token's TBT (each stage's duration, weighted by its tokens)."""
-        w = self.iter_decode
+        """Percentiles over every decode token's TBT (:meth:`tbt_samples`)."""
+        values, w = self.tbt_samples()
         if w.sum() == 0:
             return {q: math.nan for q in qs}
-        order = np.argsort(self.iter_time, kind="stable")
+        order = np.argsort(values, kind="stable")
         cum = np.cumsum(w[order]) / w.sum()
-        return {q: float(self.iter_time[order][np.searchsorted(cum, q / 100)]) for q in qs}
+        return {q: float(values[order][np.searchsorted(cum, q / 100)]) for q in qs}
+
+    def goodput(self, slo_tbt: float | None = None, slo_ttft: float | None = None) -> dict:
+        """Requests meeting both SLOs (seconds; None: no bound): first token within ``slo_ttft`` of arrival
+        and no gap between tokens over ``slo_tbt`` (stalls included); their count, share, requests/s and
+        output tokens/s over the run's makespan."""
+        for name, v in (("slo_tbt", slo_tbt), ("slo_ttft", slo_ttft)):
+            if v is not None and not v > 0:
+                raise ValueError(f"{name}: {v:g} not allowed; seconds > 0")
+        met = np.ones(len(self.trace), bool)
+        if slo_ttft is not None:
+            met &= self.t2ft <= slo_ttft
+        if slo_tbt is not None:
+            met &= ~(self.per_request_tbt()[1] > slo_tbt)  # a one-token request has no gap: it meets it
+        return {"met": int(met.sum()), "share": float(met.mean()), "requests_per_s": float(met.sum() / self.makespan),
+                "tokens_per_s": float(self.trace.output[met].sum() / self.makespan)}
 
     def per_request_tbt(self) -> tuple[np.ndarray, np.ndarray]:
         """(mean, max) TBT of each request (NaN for single-token requests)."""
@@ -301,6 +340,8 @@ class Result:
         for i, (a, b) in enumerate(self.req_iters):
             if b > a:
                 mx[i] = self.iter_time[a:b].max()
+        if self.max_gap is not None and self.max_gap.any():
+            mx = np.fmax(mx, np.where(self.max_gap > 0, self.max_gap, np.nan))
         return mean, mx
 
     def summary(self) -> dict:
@@ -310,7 +351,9 @@ class Result:
                "output_tokens": int(self.trace.output.sum()), "makespan_s": self.makespan,
                "throughput_tok_s": self.throughput, "joules_per_token": self.joules_per_token,
                "stages": len(self.iter_time),
-               "kv_peak_gb": float(self.kv_peak) / 1e9, **self.meta}
+               "kv_peak_gb": float(self.kv_peak) / 1e9, **self.meta,
+               "scheduling_delay_p50_s": float(np.percentile(self.scheduling_delay, 50)),
+               "scheduling_delay_p99_s": float(np.percentile(self.scheduling_delay, 99))}
         for q in pct:
             out[f"tbt_p{q}_ms"] = t[q] * 1e3
             out[f"t2ft_p{q}_s"] = float(np.percentile(self.t2ft, q))
@@ -334,58 +377,88 @@ OVERSIZE = ("error", "reject")
 
 
 def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget: int | None = None,
-             concurrency: int | None = None, progress: bool = False, oversize: str = "error") -> Result:
-    """Run ``trace`` on ``system`` (module docstring). ``concurrency``: closed loop with that many requests
-    in the system (the trace's arrival times are ignored). ``prefill_budget``: prompt tokens per stage
-    (default: the system's ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded)."""
+             concurrency: int | None = None, progress: bool = False, oversize: str = "error",
+             scheduler: str = "reserve", block_size: int = BLOCK_SIZE, watermark: float = WATERMARK,
+             preempt: str = "recompute") -> Result:
+    """Run ``trace`` on ``system`` (module docstring) under a scheduler policy of
+    :data:`sysmodel.scheduling.SCHEDULERS` (``block_size``, ``watermark``, ``preempt``: its paged cache).
+    ``concurrency``: closed loop with that many requests in the system (the trace's arrival times are
+    ignored). ``prefill_budget``: tokens per stage (``reserve``: prompt tokens, default the system's
+    ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded; ``sarathi``: prompt and
+    decode tokens, default 512; ``orca`` and ``vllm`` run whole prompts)."""
+    pol = get_scheduler(scheduler)
     if max_batch < 1:
         raise ValueError(f"max_batch: {max_batch} not allowed; must be >= 1")
     if prefill_budget is not None and prefill_budget < 1:
         raise ValueError(f"prefill_budget: {prefill_budget} not allowed; must be >= 1 token")
+    if prefill_budget is not None and pol.paged and not pol.chunked:
+        raise ValueError(f"prefill_budget: not allowed with scheduler {pol.name} (whole prompts); allowed with "
+                         f"reserve and sarathi")
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency: {concurrency} not allowed; must be >= 1")
     if oversize not in OVERSIZE:
         raise ValueError(f"oversize: {oversize!r} not allowed; allowed: {', '.join(OVERSIZE)}")
+    if preempt not in PREEMPT:
+        raise ValueError(f"preempt: {preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
     max_batch = min(max_batch, getattr(system, "max_batch", max_batch))  # a hardware limit on the batch
     per_tok, cap = system.kv_bytes_per_token, system.kv_capacity()
-    fits = (trace.prompt + trace.output) * per_tok <= cap
+    blocks = Blocks.of(max(cap, 0.0), per_tok, len(trace), block_size, watermark) if pol.paged else None
+    room = cap if blocks is None else (blocks.total - blocks.watermark) * block_size * per_tok
+    fits = (trace.prompt + trace.output) * per_tok <= room
     rejected = 0
     if oversize == "reject" and fits.any() and not fits.all():
         rejected = int((~fits).sum())
         trace = Trace(trace.arrival[fits], trace.prompt[fits], trace.output[fits], trace.name)
+        blocks = Blocks.of(cap, per_tok, len(trace), block_size, watermark) if pol.paged else None
     n = len(trace)
     prompt, out = trace.prompt, trace.output
     need = (prompt + out) * per_tok
     if cap <= 0:
         raise Infeasible(f"{system.name}: no room for a KV cache: its weights fill its memory ({system.hardware()})")
-    if (need > cap).any():
-        i = int(np.argmax(need > cap))
+    if (need > room).any():
+        i = int(np.argmax(need > room))
         raise Infeasible(f"{system.name}: request {i} ({prompt[i]} + {out[i]} tokens) needs {need[i] / 1e9:.1f} GB "
-                         f"of KV cache; the system holds {cap / 1e9:.1f} GB next to its weights")
+                         f"of KV cache; the system holds {room / 1e9:.1f} GB next to its weights")
+    link_bw = getattr(system, "host_link_bw", None) or get_link(HOST_LINK).bw
     arrival = trace.arrival.copy() if concurrency is None else np.full(n, np.inf)
     if concurrency is not None:
         arrival[:concurrency] = 0.0
-    admitted, first, finish = (np.full(n, np.nan) for _ in range(3))
-    done_pf = np.zeros(n, np.int64)  # prompt tokens computed
+    admitted, first, finish, t_last = (np.full(n, np.nan) for _ in range(4))
+    max_gap = np.zeros(n)
+    target = prompt.copy()  # tokens to prefill: the prompt, or prompt and output after a recompute
+    done_pf = np.zeros(n, np.int64)  # of them computed
     gen = np.zeros(n, np.int64)  # output tokens produced
+    kvtok = np.zeros(n, np.int64)  # tokens whose KV is held
+    out_blocks = np.zeros(n, np.int64)  # blocks a swapped-out request left in host memory
     first_it = np.zeros(n, np.int64)
     last_it = np.zeros(n, np.int64)
     waiting: deque[int] = deque()
+    swapped: deque[int] = deque()
     running: list[int] = []
     nxt, released, finished, t, kv_used, kv_peak = 0, min(n, concurrency or n), 0, 0.0, 0.0, 0.0
+    preemptions, recomputed, swap_bytes, link_s = 0, 0, 0.0, 0.0
     times: list[np.ndarray] = []
     decs: list[np.ndarray] = []
     insys: list[np.ndarray] = []
     energy: list[np.ndarray] = []
+    kvs: list[np.ndarray] = []
+    stalled: list[np.ndarray] = []
+    stall_tbt: list[float] = []
     n_iter = 0
     bar = make_progress(n, f"serve {system.name}", progress)
+
+    def kv_share() -> float:
+        return kv_used / cap if blocks is None else (blocks.total - blocks.free) * block_size * per_tok / cap
 
     def finish_some(done: np.ndarray) -> None:
         nonlocal finished, kv_used, released
         for r in done:
             finish[r] = t
             last_it[r] = n_iter
-            kv_used -= need[r]
+            if blocks is None:
+                kv_used -= need[r]
+            else:
+                blocks.release(r)
             running.remove(int(r))
             finished += 1
             if concurrency is not None and released < n:
@@ -393,71 +466,155 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                 released += 1
         bar.update(len(done))
 
+    def tokens_at(rs: np.ndarray, end: float, dt: float) -> int:
+        """``rs`` emit a token at ``end`` after a stage of ``dt``: a longer gap (a stall) is its own TBT sample."""
+        gap = end - t_last[rs]
+        late = gap > dt * (1 + 1e-9)
+        stall_tbt.extend(gap[late].tolist())
+        np.maximum.at(max_gap, rs[late], gap[late])
+        t_last[rs] = end
+        return int(late.sum())
+
+    def preempt_one() -> None:
+        nonlocal preemptions, recomputed, swap_bytes, link_s
+        victim = max(running)  # the latest arrived (vLLM's victim)
+        running.remove(victim)
+        preemptions += 1
+        if preempt == "recompute":
+            recomputed += int(kvtok[victim])
+            blocks.release(victim)
+            kvtok[victim], done_pf[victim], target[victim] = 0, 0, prompt[victim] + gen[victim]
+            waiting.appendleft(victim)
+        else:
+            out_blocks[victim] = blocks.held[victim]
+            moved = int(out_blocks[victim]) * block_size * per_tok
+            swap_bytes += moved
+            link_s += moved / link_bw
+            blocks.release(victim)
+            swapped.append(victim)
+
     while finished < n:
         while nxt < n and arrival[nxt] <= t:
             waiting.append(nxt)
             nxt += 1
-        while waiting and len(running) < max_batch and kv_used + need[waiting[0]] <= cap:
-            r = waiting.popleft()
-            running.append(r)
-            admitted[r] = t
-            kv_used += need[r]
-        kv_peak = max(kv_peak, kv_used)
+        if blocks is None:
+            while waiting and len(running) < max_batch and kv_used + need[waiting[0]] <= cap:
+                r = waiting.popleft()
+                running.append(r)
+                admitted[r] = t
+                kv_used += need[r]
+        else:
+            while swapped and len(running) < max_batch and \
+                    blocks.can_admit(max(int(kvtok[swapped[0]]) + 1, int(target[swapped[0]]))):
+                r = swapped.popleft()  # swapped requests come back before any new admission
+                blocks.grow(np.array([r]), max(kvtok[r] + 1, target[r]))
+                moved = int(out_blocks[r]) * block_size * per_tok
+                swap_bytes += moved
+                link_s += moved / link_bw
+                running.append(r)
+            while not swapped and waiting and len(running) < max_batch and blocks.can_admit(int(target[waiting[0]])):
+                r = waiting.popleft()
+                running.append(r)
+                if np.isnan(admitted[r]):
+                    admitted[r] = t
+                blocks.grow(np.array([r]), target[r])
+        kv_peak = max(kv_peak, kv_used if blocks is None else (blocks.total - blocks.free) * block_size * per_tok)
         if not running:
             t = max(t, arrival[nxt])
             continue
         run = np.array(running)
-        pre = run[done_pf[run] < prompt[run]]
-        dec = run[done_pf[run] >= prompt[run]]
-        in_sys = len(running) + len(waiting)
-        if len(pre):  # mixed stage
-            budget = prefill_budget or math.inf
-            if prefill_budget is None and hasattr(system, "prefill_budget"):  # the system's own scheduler
-                budget = system.prefill_budget(len(dec), int((prompt[dec] + gen[dec]).sum()))
+        pre = run[done_pf[run] < target[run]]
+        dec = run[done_pf[run] >= target[run]]
+        if blocks is not None and len(dec) and not (len(pre) and not pol.mixed):
+            while len(dec) and int((blocks.need(kvtok[dec] + 1) - blocks.held[dec]).clip(0).sum()) > blocks.free:
+                preempt_one()  # a decode needs a block and none is free
+                run = np.array(running, np.int64)
+                pre = run[done_pf[run] < target[run]]
+                dec = run[done_pf[run] >= target[run]]
+        if not running:
+            continue
+        in_sys = len(running) + len(waiting) + len(swapped)
+        if len(pre):  # a stage with prefill work; decodes ride along unless the policy runs prompts alone
+            ride = dec if pol.mixed else dec[:0]
+            budget = pol.budget(prefill_budget)
+            budget = math.inf if budget is None else budget
+            if pol.budget_counts_decode:
+                budget -= len(ride)
+            elif prefill_budget is None and not pol.paged and hasattr(system, "prefill_budget"):
+                budget = system.prefill_budget(len(ride), int((prompt[ride] + gen[ride]).sum()))
             chunk = np.zeros(len(pre), np.int64)
             for j, r in enumerate(pre):  # FCFS in admission order
-                chunk[j] = min(prompt[r] - done_pf[r], budget)
-                budget -= chunk[j]
                 if budget <= 0:
                     break
+                chunk[j] = min(target[r] - done_pf[r], budget)
+                budget -= chunk[j]
             p = done_pf[pre]
-            shape = StageShape(tokens=int(chunk.sum()) + len(dec), decode_reqs=len(dec),
-                               decode_ctx=int((prompt[dec] + gen[dec]).sum()),
+            shape = StageShape(tokens=int(chunk.sum()) + len(ride), decode_reqs=len(ride),
+                               decode_ctx=int((prompt[ride] + gen[ride]).sum()),
                                prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
                                prefill_kv=int(((p + chunk) * (chunk > 0)).sum()))
-            dt = float(np.asarray(system.stage_times(shape)).reshape(-1)[0])
+            dt = float(np.asarray(system.stage_times(shape)).reshape(-1)[0]) + link_s
             energy.append(np.asarray(system.energy(shape, np.array([dt])), float).reshape(-1)[:1])
+            kvs.append(np.array([kv_share()]))
+            link_s = 0.0
             t += dt
             done_pf[pre] += chunk
-            gen[dec] += 1
-            new = pre[(done_pf[pre] == prompt[pre]) & (chunk > 0)]
-            gen[new] = 1
-            first[new] = t
-            first_it[new] = n_iter + 1
+            kvtok[pre] += chunk
+            gen[ride] += 1
+            kvtok[ride] += 1
+            if blocks is not None and len(ride):
+                blocks.grow(ride, kvtok[ride])
+            stalled.append(np.array([tokens_at(ride, t, dt)]))
+            new = pre[(done_pf[pre] == target[pre]) & (chunk > 0)]
+            back = new[gen[new] > 0]  # a recomputed request's prefill gives its next token
+            if len(back):
+                tokens_at(back, t, 0.0)
+            gen[new] += 1
+            fresh = new[np.isnan(first[new])]
+            first[fresh] = t
+            t_last[fresh] = t
+            first_it[fresh] = n_iter + 1
             times.append(np.array([dt]))
-            decs.append(np.array([len(dec)]))
+            decs.append(np.array([len(ride)]))
             insys.append(np.array([in_sys]))
             n_iter += 1
-            finish_some(run[(gen[run] >= out[run]) & (done_pf[run] == prompt[run])])
+            finish_some(run[(gen[run] >= out[run]) & (done_pf[run] == target[run])])
             continue
-        # decode-only stretch up to the next finish or admissible arrival
+        # decode-only stretch up to the next finish or admissible arrival (or the last block)
         k = int(min((out[dec] - gen[dec]).min(), MAX_STRETCH))
+        if blocks is not None:
+            k = max(1, blocks.steps_that_fit(kvtok[dec], k))
         ctx0 = int((prompt[dec] + gen[dec]).sum())
         steps = np.arange(k)
         shape = StageShape(tokens=np.full(k, len(dec)), decode_reqs=np.full(k, len(dec)),
                            decode_ctx=ctx0 + steps * len(dec))
         dts = np.broadcast_to(np.asarray(system.stage_times(shape), float), (k,))
+        if link_s:
+            dts = dts.copy()
+            dts[0] += link_s
+            link_s = 0.0
         joules = np.broadcast_to(np.asarray(system.energy(shape, dts), float), (k,))
         ends = t + np.cumsum(dts)
-        if nxt < n and len(running) < max_batch and kv_used + need[nxt] <= cap and arrival[nxt] < ends[-1]:
+        if nxt < n and len(running) < max_batch and arrival[nxt] < ends[-1] and \
+                (kv_used + need[nxt] <= cap if blocks is None else blocks.can_admit(int(target[nxt]))):
             k = int(np.searchsorted(ends, arrival[nxt], side="right")) + 1  # the stage it arrives in completes
             k = min(k, len(ends))
+        kv0 = kv_share()
         t = float(ends[k - 1])
+        first_stalls = tokens_at(dec, float(ends[0]), float(dts[0]))
+        t_last[dec] = t
         gen[dec] += k
+        kvtok[dec] += k
+        if blocks is not None:
+            blocks.grow(dec, kvtok[dec])
         times.append(dts[:k])
         energy.append(joules[:k])
         decs.append(np.full(k, len(dec)))
         insys.append(np.full(k, in_sys))
+        kvs.append(np.linspace(kv0, kv_share(), k) if blocks is not None else np.full(k, kv0))
+        st = np.zeros(k, np.int64)
+        st[0] = first_stalls
+        stalled.append(st)
         n_iter += k
         finish_some(dec[gen[dec] >= out[dec]])
     bar.close()
@@ -465,7 +622,12 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                   np.concatenate(decs), np.concatenate(insys), np.concatenate(energy),
                   np.stack([first_it, last_it], axis=1), kv_peak, cap,
                   {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency,
-                   "rejected": rejected})
+                   "rejected": rejected, "scheduler": pol.name,
+                   **({"block_size": block_size, "watermark": watermark, "preempt": preempt,
+                       "preemptions": preemptions, "recomputed_tokens": recomputed,
+                       "swapped_gb": swap_bytes / 1e9} if blocks is not None else {})},
+                  iter_kv=np.concatenate(kvs), iter_stalled=np.concatenate(stalled),
+                  stall_tbt=np.array(stall_tbt), max_gap=max_gap)
 
 
 # --- plots ----------------------------------------------------------------------------------------------
@@ -476,8 +638,9 @@ CDF_POINTS = 512  # points a TBT CDF is drawn with, whatever the run's length
 def tbt_cdf(r: Result, points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
     """(TBT seconds, fraction of decode tokens at or below it) at ``points`` quantiles: the distinct stage
     durations weighted by their tokens, so a run of millions of stages costs one sort of the distinct values."""
-    times, inv = np.unique(r.iter_time, return_inverse=True)
-    w = np.bincount(inv, weights=r.iter_decode, minlength=len(times))
+    values, weights = r.tbt_samples()
+    times, inv = np.unique(values, return_inverse=True)
+    w = np.bincount(inv, weights=weights, minlength=len(times))
     keep = w > 0
     times, cum = times[keep], np.cumsum(w[keep]) / max(w.sum(), 1)
     if len(times) > points:
@@ -497,6 +660,21 @@ def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = N
     ax.set_xlabel("time between tokens (ms)")
     ax.set_ylabel("fraction of decode tokens")
     ax.set_title(f"TBT CDF, {results[0].trace.name.split('@')[0]}")
+    ax.legend(fontsize=7)
+    ax.grid(True, lw=0.3)
+    return save(fig, plt, path)
+
+
+def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """KV cache utilisation (share of the capacity held) over the run, one line per run."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
+        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("KV cache held (% of capacity)")
+    ax.set_title(f"KV utilisation, {results[0].trace.name.split('@')[0]} ({results[0].meta['scheduler']})")
     ax.legend(fontsize=7)
     ax.grid(True, lw=0.3)
     return save(fig, plt, path)

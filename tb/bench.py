@@ -94,6 +94,8 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     runs = [(name, serving.make_trace(name, 1000, seed=1), {}) for name in serving.L3_TRACES]
     runs.append(("gaussian 4096/512 @ 8 QPS", serving.make_trace("gaussian", 1000, 1, 8.0, 4096, 512),
                  {"max_batch": 128}))
+    runs += [(f"openr1, {s} (paged, preempting)", serving.make_trace("openr1", 1000, seed=1), {"scheduler": s})
+             for s in ("vllm", "sarathi")]
     results = []
     for label, trace, kw in runs:
         t0 = time.perf_counter()

@@ -128,7 +128,7 @@ def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "(1 QPS)" in out and "(50 QPS)" in out
     assert {p.name for p in tmp_path.iterdir()} == {"requests-qps1.csv", "requests-qps50.csv", "tbt_cdf.png",
-                                                    "throughput_vs_qps.png"}
+                                                    "kv_utilisation.png", "throughput_vs_qps.png"}
 
 
 def test_tbt_cdf_of_a_long_run_is_quick(tmp_path) -> None:

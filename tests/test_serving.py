@@ -161,7 +161,7 @@ def test_serve_cli(tmp_path, capsys) -> None:
     text = capsys.readouterr().out
     assert "throughput" in text and "TBT" in text and "p99" in text
     assert {p.name for p in out.iterdir()} == {"requests-qps2.csv", "requests-qps6.csv", "tbt_cdf.png",
-                                              "throughput_vs_qps.png"}
+                                              "kv_utilisation.png", "throughput_vs_qps.png"}
     header = (out / "requests-qps2.csv").read_text().splitlines()[0]
     assert header.startswith("id,arrival_s,prompt_tokens,output_tokens,admitted_s,first_token_s")
 

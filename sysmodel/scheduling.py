@@ -1,0 +1,159 @@
+"""Scheduler policies of the serving engine (:func:`sysmodel.serving.simulate`), in a registry, and the
+paged KV cache they share.
+
+A policy answers three questions each iteration: how KV is held (reserved whole at admission, or paged in
+blocks allocated as tokens are produced), what one iteration runs (prefill and decode together, or a
+prefill-only iteration whenever new prompts can start), and how prefill is split (whole prompts, or
+chunks under a token budget that may count the iteration's decode tokens too).
+
+* ``reserve`` — membound's original policy, kept as an idealisation: a request is admitted only when its
+  whole KV (prompt + output tokens) fits beside what admitted requests reserved, which needs every output
+  length in advance; never preempts. Prefill optionally chunked (``prefill_budget`` counts prompt tokens).
+* ``orca`` — Orca (Yu et al., OSDI 2022): iteration-level scheduling, whole prompts in the same iteration
+  as the running decodes; here on the paged cache.
+* ``vllm`` — vLLM's default scheduler (Kwon et al., SOSP 2023; vLLM v0 ``Scheduler._schedule_default``):
+  paged KV, prefill-prioritising — an iteration runs the prompts it can admit and nothing else, otherwise
+  every running request decodes; preempts the latest-arrived running request when a block is missing.
+* ``sarathi`` — Sarathi-Serve (Agrawal et al., OSDI 2024): chunked prefill under a per-iteration token
+  budget that counts the decode tokens first (each running decode takes one) and gives the rest to prompt
+  chunks, FCFS; default budget 512 tokens (the paper's smaller setting).
+
+The paged policies never look at a request's output length: a request is known to be done when it emits
+its last token. **Paged KV** (:class:`Blocks`): blocks of ``block_size`` tokens (default 16, vLLM's); a
+request holds ceil(KV tokens / block size) blocks, its prompt's allocated at admission; admission needs
+the free blocks left after it to stay at or above ``watermark`` x all blocks (vLLM's default 0.01). When a
+running request needs a block and none is free, the latest-arrived running request is preempted (vLLM's
+victim choice) by ``preempt``: ``recompute`` drops its KV and re-queues it at the head of the waiting queue,
+to re-prefill its prompt and the tokens it produced; ``swap`` moves its blocks to host memory over the
+system's host link (the link's time is charged to the iteration), and it is swapped back in, before any
+new admission, once its blocks fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+PREEMPT = ("recompute", "swap")
+BLOCK_SIZE = 16  # tokens per KV block (vLLM's default)
+WATERMARK = 0.01  # vLLM's default free-block watermark for admission
+SARATHI_BUDGET = 512  # tokens per iteration, Sarathi-Serve §5 (its 512 and 2048 settings; the smaller one)
+HOST_LINK = "pcie4x16"  # a system naming no host link swaps over PCIe 4.0 x16 (sysmodel.devices)
+
+
+class Scheduler:
+    """A policy (module docstring): class attributes only; ``SCHEDULERS`` holds one of each."""
+
+    name: str = ""
+    source: str = ""
+    paged: bool = True  # KV in blocks as tokens are produced (False: whole KV reserved at admission)
+    mixed: bool = True  # prefill and decode in one iteration (False: prompts it can admit run alone)
+    chunked: bool = False  # prefill split under a token budget by default
+    budget_counts_decode: bool = False  # the budget counts the iteration's decode tokens (Sarathi)
+    default_budget: int | None = None
+
+    def budget(self, prefill_budget: int | None) -> int | None:
+        return prefill_budget if prefill_budget is not None else self.default_budget
+
+
+SCHEDULERS: dict[str, Scheduler] = {}
+
+
+def register(cls: type[Scheduler]) -> type[Scheduler]:
+    SCHEDULERS[cls.name] = cls()
+    return cls
+
+
+@register
+class Reserve(Scheduler):
+    name = "reserve"
+    source = "membound's original policy: whole KV reserved at admission, output lengths known (an idealisation)"
+    paged = False
+
+
+@register
+class Orca(Scheduler):
+    name = "orca"
+    source = "Orca (OSDI 2022): iteration-level batching, whole prompts beside the decodes; paged KV"
+
+
+@register
+class Vllm(Scheduler):
+    name = "vllm"
+    source = "vLLM v0 default scheduler (SOSP 2023): paged KV, prefill-prioritising, latest-arrived preempted"
+    mixed = False
+
+
+@register
+class Sarathi(Scheduler):
+    name = "sarathi"
+    source = "Sarathi-Serve (OSDI 2024): chunked prefill, token budget counting decode tokens first"
+    chunked = True
+    budget_counts_decode = True
+    default_budget = SARATHI_BUDGET
+
+
+def get_scheduler(name: str) -> Scheduler:
+    try:
+        return SCHEDULERS[name]
+    except KeyError:
+        raise ValueError(f"scheduler: unknown {name!r}; allowed: {', '.join(SCHEDULERS)}") from None
+
+
+@dataclass
+class Blocks:
+    """The paged KV cache of one engine: ``total`` blocks of ``size`` tokens; ``held[r]`` per request."""
+
+    total: int
+    size: int
+    watermark: int  # blocks that must stay free after an admission
+    held: np.ndarray
+    free: int = 0
+
+    @classmethod
+    def of(cls, capacity_bytes: float, bytes_per_token: float, n: int, size: int = BLOCK_SIZE,
+           watermark: float = WATERMARK) -> Blocks:
+        if size < 1:
+            raise ValueError(f"block_size: {size} not allowed; must be >= 1 token")
+        if not 0 <= watermark < 1:
+            raise ValueError(f"watermark: {watermark} not allowed; a share of the blocks in [0, 1)")
+        total = int(min(capacity_bytes / (size * bytes_per_token), 2**62))  # an unbounded cache: 2^62 blocks
+        return cls(total, size, math.ceil(watermark * total), np.zeros(n, np.int64), total)
+
+    def need(self, tokens) -> np.ndarray:
+        """Blocks that ``tokens`` KV tokens occupy."""
+        return -(-np.asarray(tokens, np.int64) // self.size)
+
+    def can_admit(self, tokens: int) -> bool:
+        return self.free - int(self.need(tokens)) >= self.watermark
+
+    def grow(self, r, tokens) -> None:
+        """Requests ``r`` now hold ``tokens`` KV tokens (blocks allocated; the caller made room)."""
+        new = self.need(tokens)
+        self.free -= int((new - self.held[r]).sum())
+        self.held[r] = new
+
+    def release(self, r) -> int:
+        """Free the blocks of requests ``r``; returns how many."""
+        n = int(self.held[r].sum())
+        self.free += n
+        self.held[r] = 0
+        return n
+
+    def steps_that_fit(self, kv: np.ndarray, limit: int) -> int:
+        """Most decode steps (<= ``limit``) the requests holding ``kv`` tokens can all take (one token each
+        per step) before the free blocks run out."""
+        held = self.need(kv)
+
+        def extra(k: int) -> int:
+            return int((self.need(kv + k) - held).sum())
+
+        if extra(limit) <= self.free:
+            return limit
+        lo, hi = 0, limit  # extra(lo) fits, extra(hi) does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if extra(mid) <= self.free else (lo, mid)
+        return lo

@@ -1,0 +1,179 @@
+"""Serving v2: the scheduler policies and the paged KV cache (sysmodel/scheduling.py) on the serving engine,
+against cases worked by hand on a system whose every stage takes one second (ConstantSystem)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sysmodel import scheduling
+from sysmodel.serving import ConstantSystem, Trace, simulate
+
+
+def trace(arrival, prompt, output) -> Trace:
+    return Trace(np.array(arrival, float), np.array(prompt), np.array(output), "hand")
+
+
+def test_registry() -> None:
+    assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "vllm", "sarathi"]
+    assert all(s.source for s in scheduling.SCHEDULERS.values())
+    with pytest.raises(ValueError, match="scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"):
+        simulate(trace([0], [1], [1]), ConstantSystem(1.0), scheduler="fifo")
+
+
+def test_blocks_round_up_and_keep_the_watermark() -> None:
+    b = scheduling.Blocks.of(64, 1.0, 3, size=16, watermark=0.25)  # 4 blocks, one kept free
+    assert (b.total, b.watermark, b.free) == (4, 1, 4)
+    np.testing.assert_array_equal(b.need([0, 1, 16, 17, 32]), [0, 1, 1, 2, 2])
+    assert b.can_admit(48) and not b.can_admit(49)  # 3 blocks leave the 1; 4 would not
+    b.grow(np.array([0]), 17)
+    assert (b.free, int(b.held[0])) == (2, 2)
+    assert not b.can_admit(17)  # 2 more would leave 0 < 1
+    assert b.steps_that_fit(np.array([17]), 100) == 64 - 17  # its 2 blocks and the 2 free: 64 tokens
+    assert b.release(np.array([0])) == 2 and b.free == 4
+    with pytest.raises(ValueError, match="block_size: 0 not allowed"):
+        scheduling.Blocks.of(64, 1.0, 1, size=0)
+    with pytest.raises(ValueError, match="watermark: 1.0 not allowed"):
+        scheduling.Blocks.of(64, 1.0, 1, watermark=1.0)
+
+
+def test_watermark_holds_an_admission_back() -> None:
+    """4 blocks of 16, prompts of 17 tokens (2 blocks each): with a 25% watermark the second request waits
+    for the first to finish; with none both run at once."""
+    tr = trace([0, 0], [17, 17], [2, 2])
+    sys_ = ConstantSystem(1.0, capacity=64)
+    r = simulate(tr, sys_, scheduler="orca", block_size=16, watermark=0.25)
+    np.testing.assert_array_equal(r.admitted, [0, 2])
+    np.testing.assert_array_equal(r.first_token, [1, 3])
+    np.testing.assert_array_equal(r.finish, [2, 4])
+    r = simulate(tr, sys_, scheduler="orca", block_size=16, watermark=0.0)
+    np.testing.assert_array_equal(r.finish, [2, 2])
+    assert r.meta["preemptions"] == 0
+
+
+def test_preempt_recompute_by_hand() -> None:
+    """2 blocks of 16, two requests of 15 + 3 tokens. t=1: both prefilled (1 block each). t=2: both decode
+    (16 tokens: still 1 block). Now each needs a second block and none is free: the later one (1) is
+    preempted, its 16 KV tokens dropped; 0 decodes alone, finishing at 3. Then 1 re-prefills its prompt and
+    its 2 tokens (17: both blocks), which gives its third token at 4: a 2 s gap since its last."""
+    r = simulate(trace([0, 0], [15, 15], [3, 3]), ConstantSystem(1.0, capacity=32), scheduler="orca",
+                 block_size=16, watermark=0.0, preempt="recompute")
+    np.testing.assert_array_equal(r.finish, [3, 4])
+    assert (r.meta["preemptions"], r.meta["recomputed_tokens"]) == (1, 16)
+    np.testing.assert_array_equal(r.stall_tbt, [2.0])
+    assert r.tbt_percentiles((50, 99)) == {50: 1.0, 99: 2.0}  # three 1 s gaps and the 2 s stall
+    assert r.per_request_tbt()[1][1] == 2.0
+
+
+def test_preempt_swap_by_hand() -> None:
+    """As above with swap over a 16 B/s host link (1 s per 16-token block of 1-byte tokens): the victim's one
+    block goes out (1 s, charged to 0's last decode: 2..4), comes back after 0 finishes (1 s more on its own
+    decode: 4..6), and its third token comes 4 s after its second."""
+    sys_ = ConstantSystem(1.0, capacity=32)
+    sys_.host_link_bw = 16.0
+    r = simulate(trace([0, 0], [15, 15], [3, 3]), sys_, scheduler="orca", block_size=16, watermark=0.0,
+                 preempt="swap")
+    np.testing.assert_array_equal(r.finish, [4, 6])
+    assert r.meta["preemptions"] == 1 and r.meta["recomputed_tokens"] == 0
+    assert r.meta["swapped_gb"] == pytest.approx(32e-9)
+    np.testing.assert_array_equal(r.stall_tbt, [4.0])
+
+
+def test_sarathi_budget_counts_decode_tokens() -> None:
+    """Budget 4: 0 (prompt 2) and 1 (prompt 6) start together. Sarathi: stage 1 prefills 2 + 2, stage 2 has
+    0's decode first and 3 prompt tokens, stage 3 the last 1: 1 finishes at 3. Reserve's budget counts prompt
+    tokens only: 2 + 2, then 4, and 1 finishes at 2."""
+    tr = trace([0, 0], [2, 6], [3, 1])
+    r = simulate(tr, ConstantSystem(1.0), scheduler="sarathi", prefill_budget=4)
+    np.testing.assert_array_equal(r.first_token, [1, 3])
+    np.testing.assert_array_equal(r.finish, [3, 3])
+    r = simulate(tr, ConstantSystem(1.0), scheduler="reserve", prefill_budget=4)
+    np.testing.assert_array_equal(r.finish, [3, 2])
+    assert simulate(tr, ConstantSystem(1.0), scheduler="sarathi").meta["scheduler"] == "sarathi"  # budget 512
+    with pytest.raises(ValueError, match="prefill_budget: not allowed with scheduler vllm"):
+        simulate(tr, ConstantSystem(1.0), scheduler="vllm", prefill_budget=4)
+
+
+def test_vllm_runs_new_prompts_alone() -> None:
+    """1 arrives at 1.5 while 0 decodes: vLLM's next stage (2..3) is 1's prompt alone, so 0's token waits
+    (a 2 s gap); Orca runs both in that stage."""
+    tr = trace([0, 1.5], [1, 1], [3, 1])
+    r = simulate(tr, ConstantSystem(1.0), scheduler="vllm")
+    np.testing.assert_array_equal(r.finish, [4, 3])
+    np.testing.assert_array_equal(r.stall_tbt, [2.0])
+    r = simulate(tr, ConstantSystem(1.0), scheduler="orca")
+    np.testing.assert_array_equal(r.finish, [3, 3])
+    assert len(r.stall_tbt) == 0
+
+
+def test_paged_admits_more_than_reserve_when_kv_binds() -> None:
+    """Long outputs on a small cache: reserve admits by prompt + output, paging by what is held, so the
+    paged run keeps more requests running and finishes sooner (the issue's KV-bound regime)."""
+    tr = trace(np.zeros(8), np.full(8, 64), np.full(8, 512))
+    sys_ = ConstantSystem(0.01, capacity=4 * 576)  # room for 4 requests' whole KV at once
+    reserve = simulate(tr, sys_)
+    paged = simulate(tr, sys_, scheduler="vllm", watermark=0.0)
+    assert paged.makespan < reserve.makespan
+    assert paged.meta["preemptions"] > 0  # they grow into each other: the latest arrived yields
+    assert paged.trace.output.sum() == reserve.trace.output.sum()
+
+
+def test_metrics_scheduling_delay_kv_share_and_goodput() -> None:
+    tr = trace([0, 0], [17, 17], [2, 2])
+    r = simulate(tr, ConstantSystem(1.0, capacity=64), scheduler="orca", block_size=16, watermark=0.25)
+    np.testing.assert_array_equal(r.scheduling_delay, [0, 2])
+    assert len(r.iter_kv) == len(r.iter_time) and 0 < r.iter_kv.max() <= 1
+    g = r.goodput(slo_tbt=1.0, slo_ttft=1.0)  # request 1 waits 3 s for its first token
+    assert (g["met"], g["share"]) == (1, 0.5) and g["requests_per_s"] == pytest.approx(1 / 4)
+    assert r.goodput()["met"] == 2
+    s = r.summary()
+    assert s["scheduling_delay_p99_s"] == pytest.approx(np.percentile([0, 2], 99)) and s["preemptions"] == 0
+    with pytest.raises(ValueError, match="slo_tbt: -1 not allowed"):
+        r.goodput(slo_tbt=-1)
+
+
+def test_reserve_is_unchanged_by_paging_options() -> None:
+    """reserve ignores the paged cache's options and reports no paging fields."""
+    tr = trace([0, 0, 1], [3, 5, 7], [4, 2, 3])
+    a = simulate(tr, ConstantSystem(1.0, capacity=20))
+    b = simulate(tr, ConstantSystem(1.0, capacity=20), block_size=4, watermark=0.5, preempt="swap")
+    np.testing.assert_array_equal(a.finish, b.finish)
+    assert "preemptions" not in a.meta and math.isnan(a.goodput(slo_ttft=0.5)["share"]) is False
+
+
+def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
+    """`membound serve --scheduler vllm ...`: the scheduler line, goodput at the SLOs, the KV utilisation plot
+    (checked for colliding text); compare passes the options to every system."""
+    from sysmodel import plots
+    from sysmodel.cli import main
+
+    plots.CHECK, plots.FOUND[:] = True, []
+    try:
+        assert main(["serve", "--model", "llama2-7b", "--system", "gpu", "--trace", "openr1", "--requests", "40",
+                     "--scheduler", "vllm", "--preempt", "swap", "--block-size", "32", "--slo-tbt", "50",
+                     "--slo-ttft", "10", "--out", str(tmp_path / "s")]) == 0
+    finally:
+        plots.CHECK = False
+    assert plots.FOUND == []
+    out = capsys.readouterr().out
+    assert "scheduler vllm: scheduling delay p50" in out and "preemptions (swap)" in out
+    assert "goodput: " in out and "requests meet the SLO" in out
+    assert (tmp_path / "s" / "kv_utilisation.png").exists()
+    assert main(["compare", "--model", "llama2-7b", "--systems", "gpu,cpu", "--requests", "4", "--scheduler",
+                 "sarathi", "--out", str(tmp_path / "c")]) == 0
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"),
+    (["--preempt", "drop"], "--preempt: 'drop' not allowed; allowed: recompute, swap"),
+    (["--watermark", "1.5"], "--watermark: 1.5 not allowed"),
+    (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),
+    (["--slo-tbt", "-1"], "--slo-tbt: '-1' is not a number > 0"),
+    (["--scheduler", "orca", "--prefill-budget", "64"], "prefill_budget: not allowed with scheduler orca"),
+])
+def test_scheduler_mistakes(args, needle, tmp_path, capsys) -> None:
+    from sysmodel.cli import main
+
+    assert main(["serve", "--model", "llama2-7b", "--requests", "2", "--out", str(tmp_path / "o"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err, err
