@@ -135,6 +135,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     system = systems.build(a.system, a.model, _system_settings(a))
+    if a.profile is not None:
+        from sysmodel.profile import ProfiledSystem
+
+        system = ProfiledSystem(system, a.profile)
     with out_dir(a, Path("build/serve")) as out:
         rows, results = [], []
         for q in qps:
@@ -372,6 +376,8 @@ def parser() -> Parser:
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
     sv.add_argument("--prefill-budget", type=positive_int, help="tokens per stage (chunked prefill: reserve counts "
                     "prompt tokens, sarathi prompt and decode tokens, default 512)")
+    sv.add_argument("--profile", type=Path, help="measured iteration times (CSV: decode_reqs, decode_ctx, "
+                    "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)")
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
     cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
