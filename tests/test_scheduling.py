@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sysmodel import scheduling
 from sysmodel.serving import ConstantSystem, Trace, simulate
@@ -177,3 +179,27 @@ def test_scheduler_mistakes(args, needle, tmp_path, capsys) -> None:
     assert main(["serve", "--model", "llama2-7b", "--requests", "2", "--out", str(tmp_path / "o"), *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err, err
+
+
+@pytest.mark.fuzz
+@given(st.sampled_from(list(scheduling.SCHEDULERS)), st.sampled_from(scheduling.PREEMPT),
+       st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(1, 32), st.floats(0, 0.3),
+       st.integers(1, 8))
+def test_random_runs_keep_the_invariants(name, preempt, seed, n, block, watermark, max_batch) -> None:
+    """Any trace on a tight cache: every request finishes with exactly its tokens, times are ordered, the
+    blocks come back, TBT samples are positive, and reserve never preempts."""
+    rng = np.random.default_rng(seed)
+    prompt, output = rng.integers(1, 40, n), rng.integers(1, 40, n)
+    tr = trace(np.sort(rng.random(n) * 5), prompt, output)
+    blocks = -(-(prompt + output).max() // block) + 1
+    cap = float(block * max(blocks, int(np.ceil(blocks / (1 - watermark))) + 1) * rng.integers(1, 3))
+    r = simulate(tr, ConstantSystem(0.1, capacity=cap), max_batch=max_batch, scheduler=name, block_size=block,
+                 watermark=watermark, preempt=preempt)
+    assert not np.isnan(r.finish).any()
+    assert (r.arrival <= r.admitted).all() and (r.admitted < r.first_token).all()
+    assert (r.first_token <= r.finish).all()
+    regained = r.stall_tbt.size - int(r.iter_stalled.sum())  # tokens a recomputing prefill gave back
+    assert n + int(r.iter_decode.sum()) + regained == output.sum()  # first tokens, decode tokens, those
+    assert (r.stall_tbt > 0).all() and (r.iter_kv >= 0).all() and (r.iter_kv <= 1 + 1e-9).all()
+    if name == "reserve":
+        assert r.stall_tbt.size == 0 and "preemptions" not in r.meta
