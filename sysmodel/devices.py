@@ -38,6 +38,13 @@ class Device:
 
 GIB = 1 << 30
 
+# The Sapphire Rapids server of DECA §7.1 (its cores, clock and AMX rate; sysmodel/deca builds on them)
+SPR_CORES = 56
+SPR_CLOCK_HZ = 2.5e9
+SPR_TMUL_CYCLES = 16  # cycles per TMUL tile op (DECA §2.3)
+SPR_TILE_FMAS = 16 * 16 * 32  # BF16 FMAs of one tile op
+SPR_PEAK_FLOPS = 2 * SPR_CORES * SPR_CLOCK_HZ * SPR_TILE_FMAS / SPR_TMUL_CYCLES
+
 DEVICES = {d.name: d for d in (
     Device("rtx4090", 165.2e12, 1008e9, 24e9, "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
            "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI", sms=128, link="pcie4x16",
@@ -65,9 +72,9 @@ DEVICES = {d.name: d for d in (
            link="nvlink-h100", memory="hbm3", tdp_w=700),
     Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W", sms=114,
            link="pcie5x16", tdp_w=350),
-    Device("spr-ddr5", 2 * 71.68e12, 260e9, 512e9, "DECA §7.1: 56 cores x 2.5 GHz x 512 FMA/16 cycles per TMUL "
-           "(71.68 T FMA/s), ~260 GB/s achievable; TDP 350 W (§7)", memory="ddr5", tdp_w=350),
-    Device("spr-hbm", 2 * 71.68e12, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
+    Device("spr-ddr5", SPR_PEAK_FLOPS, 260e9, 512e9, "DECA §7.1: 56 cores x 2.5 GHz, one 16x16x32 TMUL tile op "
+           "(8192 FMA) per 16 cycles: 71.68 T FMA/s; ~260 GB/s achievable; TDP 350 W (§7)", memory="ddr5", tdp_w=350),
+    Device("spr-hbm", SPR_PEAK_FLOPS, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
            tdp_w=350),
     Device("m2-ultra", 27.2e12, 800e9, 192e9, "Apple M2 Ultra: 27.2 TFLOPS FP32 GPU, 800 GB/s LPDDR5, up to 192 GB; "
            "LLM in a flash §4; ~300 W (Mac Studio) [S: Apple gives no TDP]", memory="lpddr5", tdp_w=300),
@@ -136,7 +143,7 @@ class FlashModel:
     sequential -> 6.1 GB/s. ``queue``: the device's useful parallel reads; threads past it add nothing (a
     membound extension for `membound flash-bench` fits; unbounded for the paper's SSD)."""
 
-    seq_peak: float = 6.1e9  # naive sequential baseline, §4 Table 2 (13.4 GB in 2197 ms)
+    seq_peak: float = 6.1e9  # naive sequential baseline, §4 Table 2: 13.4 GB in 2196 ms (6.10 GB/s)
     threads: int = 32  # §2.2 "32 threads"
     l0: float = 186e-6  # per-read latency, fitted
     per_thread_bw: float = 351e6  # fitted

@@ -97,6 +97,11 @@ def _direction(c: Claim, model: float) -> tuple[str, str]:
     return stated, "yes" if (model > 1) == c.above else "no"
 
 
+def within_tolerance(ratio: float) -> bool:
+    """A model / paper ratio within :data:`TOLERANCE` — the one test every report's "within 10%" uses."""
+    return math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
+
+
 def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> Row:
     """Add a claim with the model's value; ``kind`` overrides the claim's (a cell a constant was fitted to);
     ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not)."""
@@ -106,7 +111,7 @@ def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> 
     kind = kind or c.kind
     ratio = model / float(c) if float(c) else (1.0 if model == 0 else math.inf)
     direction, agrees = _direction(c, model)
-    ok = math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
+    ok = within_tolerance(ratio)
     numeric = not math.isnan(float(c))  # a direction the paper states without a number has no ratio to meet
     within = ("yes" if ok else "no") if kind == "prediction" and numeric else ""
     missed = kind == "prediction" and ((numeric and not ok) or agrees == "no")

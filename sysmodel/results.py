@@ -17,8 +17,11 @@ def head(text: str) -> list[str]:
 
 def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%",
         unexplained: str = "unexplained") -> str:
-    """``within`` for a ratio within 10% (or undefined), else the named gap, else ``unexplained``."""
-    return within if abs(ratio - 1) <= 0.1 or not math.isfinite(ratio) else gaps.get(name, unexplained)
+    """``within`` for a ratio within 10% (:func:`sysmodel.ledger.within_tolerance`) or undefined, else the
+    named gap, else ``unexplained``."""
+    from sysmodel.ledger import within_tolerance
+
+    return within if within_tolerance(ratio) or not math.isfinite(ratio) else gaps.get(name, unexplained)
 
 
 def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", kind: str | None = None) -> str:

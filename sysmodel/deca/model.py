@@ -30,6 +30,7 @@ from hw.deca import cycles as dcycles
 from sysmodel.cost import Infeasible
 from sysmodel.deca import paper
 from sysmodel.deca.libxsmm import SEQUENCES, instructions_per_tile
+from sysmodel.devices import SPR_CLOCK_HZ, SPR_CORES, SPR_TMUL_CYCLES, get_device
 
 TB = 1e12
 
@@ -40,10 +41,10 @@ class Machine:
 
     name: str
     mbw: float  # achievable memory bandwidth, B/s
-    cores: int = 56  # §7.1
-    freq: float = 2.5e9  # §7.1: cores and DECA PEs at 2.5 GHz
+    cores: int = SPR_CORES  # §7.1
+    freq: float = SPR_CLOCK_HZ  # §7.1: cores and DECA PEs at 2.5 GHz
     simd_units: int = 2  # AVX-512 FMA ports per SPR core (VOS = f*c*units, §4.1); our reading
-    tmul_cycles: int = 16  # one TMUL tile op per 16 cycles (§2.3)
+    tmul_cycles: int = SPR_TMUL_CYCLES  # one TMUL tile op per 16 cycles (§2.3)
 
     @property
     def mos(self) -> float:
@@ -58,8 +59,8 @@ class Machine:
         return self.freq * self.cores
 
 
-SPR_HBM = Machine("SPR-HBM", 850e9)  # §7.1 "about 850GB/s achievable"
-SPR_DDR = Machine("SPR-DDR5", 260e9)  # §7.1 "about 260GB/s"
+SPR_HBM = Machine("SPR-HBM", get_device("spr-hbm").mem_bw)  # §7.1 "about 850GB/s achievable"
+SPR_DDR = Machine("SPR-DDR5", get_device("spr-ddr5").mem_bw)  # §7.1 "about 260GB/s"
 N_TABLE2 = 16  # Table 2 is N=16: Fig. 4 caption, and only N=16 keeps its 23.0 TFLOPS below MOS
 
 

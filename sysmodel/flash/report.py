@@ -108,7 +108,7 @@ def table3_lines(rows: list) -> list[str]:
         status = "fit" if all(m == "fit" for m in marks) else ("partly fitted" if fitted else "predicted")
         if status == "predicted":
             predicted += 1
-            within += abs(ratio - 1) <= 0.1
+            within += ledger.within_tolerance(ratio)
         cause = GAPS.get(f"{model} {backend} {config}", "")
         for part, mark in enumerate(marks):
             ledger.record(paper.table3(model, backend, config, part), parts[part] * 1e3, cause,
