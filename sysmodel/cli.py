@@ -128,8 +128,8 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
 
 
 def cmd_serve(a: argparse.Namespace) -> int:
-    """Run a request trace on a registered system: throughput, latency percentiles, energy."""
-    from sysmodel import serving, systems
+    """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
+    from sysmodel import replicas, serving, systems
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
     if a.qps and a.concurrency:
@@ -143,14 +143,15 @@ def cmd_serve(a: argparse.Namespace) -> int:
         rows, results = [], []
         for q in qps:
             trace = load_requests(a, q, "serve")
-            res = serving.simulate(trace, system, a.max_batch, a.prefill_budget, a.concurrency, progress=True,
-                                   **_scheduling(a))
+            res = replicas.serve(trace, system, a.replicas, a.router, max_batch=a.max_batch,
+                                 prefill_budget=a.prefill_budget, concurrency=a.concurrency,
+                                 progress=a.replicas == 1, **_scheduling(a))
             results.append(res)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
             load = f"closed loop at {a.concurrency}" if a.concurrency else \
                 ("all at t=0" if q is None else f"{q:g} QPS")
-            print(f"{system.name} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
+            print(f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
                   f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token")
             for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
                 sfx = "_ms" if unit == "ms" else "_s"
@@ -376,6 +377,8 @@ def parser() -> Parser:
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
     sv.add_argument("--prefill-budget", type=positive_int, help="tokens per stage (chunked prefill: reserve counts "
                     "prompt tokens, sarathi prompt and decode tokens, default 512)")
+    sv.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
+    sv.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
     sv.add_argument("--profile", type=Path, help="measured iteration times (CSV: decode_reqs, decode_ctx, "
                     "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)")
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")

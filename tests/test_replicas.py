@@ -1,0 +1,61 @@
+"""Replicas behind a router (sysmodel/replicas.py), worked by hand on 1 s stages."""
+
+import numpy as np
+import pytest
+
+from sysmodel import replicas
+from sysmodel.serving import ConstantSystem, Trace, simulate
+
+# 0 decodes for 10 s on its replica; 1, 2 and 3 are one-token requests arriving while it runs
+TRACE = Trace(np.array([0.0, 0.5, 2.5, 3.5]), np.array([1, 1, 1, 1]), np.array([10, 1, 1, 1]), "hand")
+
+
+def test_least_outstanding_balances_by_what_is_still_running() -> None:
+    """1 finds replica 0 busy (0 runs to t=10) and goes to 1; it is done at 1.5, so 2 (at 2.5) and 3 (at
+    3.5, after 2 finished at 3.5) find replica 1 empty too. Round robin sends 2 to the busy replica 0, where
+    it waits for the stage in progress (2..3) and finishes at 4."""
+    sys_ = ConstantSystem(1.0)
+    lo = replicas.serve(TRACE, sys_, 2, "least-outstanding")
+    np.testing.assert_array_equal(replicas.route(TRACE, sys_, 2, "least-outstanding"), [0, 1, 1, 1])
+    np.testing.assert_array_equal(lo.finish, [10, 1.5, 3.5, 4.5])
+    assert lo.meta["requests_per_replica"] == [1, 3] and lo.meta["router"] == "least-outstanding"
+    rr = replicas.serve(TRACE, sys_, 2, "round-robin")
+    np.testing.assert_array_equal(rr.finish, [10, 1.5, 4, 4.5])
+    assert rr.e2e.mean() > lo.e2e.mean()
+    assert lo.trace.output.sum() == 13 and lo.makespan == 10 and lo.system == "constant x 2 (least-outstanding)"
+    assert len(lo.iter_time) == sum(len(simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]),
+                                                 sys_).iter_time) for i in ([0], [1, 2, 3]))
+
+
+def test_one_replica_is_the_engine_and_bad_options_are_named() -> None:
+    sys_ = ConstantSystem(1.0)
+    np.testing.assert_array_equal(replicas.serve(TRACE, sys_).finish, simulate(TRACE, sys_).finish)
+    with pytest.raises(ValueError, match="replicas: 0 not allowed"):
+        replicas.serve(TRACE, sys_, 0)
+    with pytest.raises(ValueError, match="router: 'random' not allowed; allowed: round-robin, least-outstanding"):
+        replicas.serve(TRACE, sys_, 2, "random")
+    with pytest.raises(ValueError, match="concurrency: not allowed with replicas > 1"):
+        replicas.serve(TRACE, sys_, 2, concurrency=2)
+
+
+def test_paged_replicas_pool_their_metrics() -> None:
+    tr = Trace(np.zeros(8), np.full(8, 64), np.full(8, 512), "kv-bound")
+    sys_ = ConstantSystem(0.01, capacity=4 * 576)
+    r = replicas.serve(tr, sys_, 2, "round-robin", scheduler="vllm", watermark=0.0)
+    parts = [simulate(Trace(tr.arrival[i::2], tr.prompt[i::2], tr.output[i::2]), sys_, scheduler="vllm",
+                      watermark=0.0) for i in (0, 1)]
+    assert r.meta["preemptions"] == sum(p.meta["preemptions"] for p in parts)
+    assert r.joules_per_token == pytest.approx(sum(p.iter_energy.sum() for p in parts) / tr.output.sum())
+    assert r.tbt_percentiles()[99] == max(p.tbt_percentiles()[99] for p in parts)
+
+
+def test_serve_replicas_cli(tmp_path, capsys) -> None:
+    from sysmodel.cli import main
+
+    assert main(["serve", "--model", "llama2-7b", "--trace", "gaussian", "--qps", "20", "--requests", "60",
+                 "--replicas", "3", "--router", "least-outstanding", "--out", str(tmp_path / "o")]) == 0
+    assert "x 3 (least-outstanding) | gaussian" in capsys.readouterr().out
+    assert main(["serve", "--model", "llama2-7b", "--requests", "4", "--replicas", "2", "--concurrency", "2",
+                 "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "concurrency: not allowed with replicas > 1" in err
