@@ -140,13 +140,14 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
         system = ProfiledSystem(system, a.profile)
     with out_dir(a, Path("build/serve")) as out:
-        rows, results = [], []
+        rows, results, per_replica = [], [], []
         for q in qps:
             trace = load_requests(a, q, "serve")
-            res = replicas.serve(trace, system, a.replicas, a.router, max_batch=a.max_batch,
-                                 prefill_budget=a.prefill_budget, concurrency=a.concurrency,
-                                 progress=a.replicas == 1, **_scheduling(a))
+            res, each = replicas.run(trace, system, a.replicas, a.router, max_batch=a.max_batch,
+                                     prefill_budget=a.prefill_budget, concurrency=a.concurrency,
+                                     progress=a.replicas == 1, **_scheduling(a))
             results.append(res)
+            per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
             load = f"closed loop at {a.concurrency}" if a.concurrency else \
@@ -168,8 +169,12 @@ def cmd_serve(a: argparse.Namespace) -> int:
                       f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s")
             res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
         labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
+        kv_runs = [r for each in per_replica for r in each]  # KV over time is per replica
+        kv_labels = [f"{lab}{f', replica {j}' if len(each) > 1 else ''}"
+                     for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
+                     for j in range(len(each))]
         written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
-                   serving.plot_kv(results, out / "kv_utilisation.png", labels)]
+                   serving.plot_kv(kv_runs, out / "kv_utilisation.png", kv_labels)]
         if len(qps) > 1:
             written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
         print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")

@@ -49,6 +49,13 @@ def route(trace: Trace, system: System, replicas: int, router: str, **kw) -> np.
 def serve(trace: Trace, system: System, replicas: int = 1, router: str = "round-robin", **kw) -> Result:
     """``trace`` on ``replicas`` copies of ``system`` behind ``router``; ``kw``: :func:`simulate`'s options
     (``concurrency`` is not: a closed loop has no arrivals to route)."""
+    return run(trace, system, replicas, router, **kw)[0]
+
+
+def run(trace: Trace, system: System, replicas: int = 1, router: str = "round-robin",
+        **kw) -> tuple[Result, list[Result]]:
+    """:func:`serve`'s pooled result and each replica's own (stage-by-stage views such as KV utilisation
+    over time are per replica: pooled stages of different replicas do not share a time axis)."""
     if replicas < 1:
         raise ValueError(f"replicas: {replicas} not allowed; must be >= 1")
     if router not in ROUTERS:
@@ -56,11 +63,12 @@ def serve(trace: Trace, system: System, replicas: int = 1, router: str = "round-
     if kw.get("concurrency") is not None and replicas > 1:
         raise ValueError("concurrency: not allowed with replicas > 1 (a closed loop has no arrivals to route)")
     if replicas == 1:
-        return simulate(trace, system, **kw)
+        res = simulate(trace, system, **kw)
+        return res, [res]
     where = route(trace, system, replicas, router, **kw)
-    parts = [(np.flatnonzero(where == j), j) for j in range(replicas) if (where == j).any()]
-    runs = [(idx, simulate(_subset(trace, idx), system, **kw)) for idx, _ in parts]
-    return _merge(trace, system, runs, replicas, router, [len(idx) for idx, _ in parts])
+    parts = [np.flatnonzero(where == j) for j in range(replicas) if (where == j).any()]
+    runs = [(idx, simulate(_subset(trace, idx), system, **kw)) for idx in parts]
+    return _merge(trace, system, runs, replicas, router, [len(idx) for idx in parts]), [r for _, r in runs]
 
 
 def _subset(trace: Trace, idx: np.ndarray) -> Trace:

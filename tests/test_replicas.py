@@ -19,6 +19,8 @@ def test_least_outstanding_balances_by_what_is_still_running() -> None:
     np.testing.assert_array_equal(replicas.route(TRACE, sys_, 2, "least-outstanding"), [0, 1, 1, 1])
     np.testing.assert_array_equal(lo.finish, [10, 1.5, 3.5, 4.5])
     assert lo.meta["requests_per_replica"] == [1, 3] and lo.meta["router"] == "least-outstanding"
+    pooled, each = replicas.run(TRACE, sys_, 2, "least-outstanding")  # KV over time is plotted per replica
+    assert [len(r.trace) for r in each] == [1, 3] and len(pooled.iter_kv) == sum(len(r.iter_kv) for r in each)
     rr = replicas.serve(TRACE, sys_, 2, "round-robin")
     np.testing.assert_array_equal(rr.finish, [10, 1.5, 4, 4.5])
     assert rr.e2e.mean() > lo.e2e.mean()
