@@ -74,6 +74,11 @@ class Baseline:
         """Bytes of KV cache the system can hold next to its resident weights."""
         return self.engine.count * self.device.mem_bytes - self.cfg.weight_bytes(self.wbytes)
 
+    @property
+    def resident_weight_bytes(self) -> float | None:
+        """Weight bytes held in the memory the KV cache shares (what pipeline stages split)."""
+        return self.cfg.weight_bytes(self.wbytes)
+
     def where(self) -> str:
         return f"{self.engine.count} x {self.device.name}"
 
@@ -169,6 +174,11 @@ class Offload(Baseline):
 
     def kv_capacity(self) -> float:
         return self.kv_budget
+
+    @property
+    def resident_weight_bytes(self) -> None:
+        """None: offloaded weights stream from the host, so pipeline stages have no resident split to share."""
+        return None
 
     def where(self) -> str:
         return f"{self.device.name} (KV budget)"

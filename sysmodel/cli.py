@@ -143,9 +143,9 @@ def cmd_serve(a: argparse.Namespace) -> int:
         rows, results, per_replica = [], [], []
         for q in qps:
             trace = load_requests(a, q, "serve")
-            res, each = replicas.run(trace, system, a.replicas, a.router, max_batch=a.max_batch,
-                                     prefill_budget=a.prefill_budget, concurrency=a.concurrency,
-                                     progress=a.replicas == 1, **_scheduling(a))
+            res, each = replicas.run(trace, system, max_batch=a.max_batch, prefill_budget=a.prefill_budget,
+                                     concurrency=a.concurrency, progress=a.replicas == a.pp == 1,
+                                     **_parallel(a), **_scheduling(a))
             results.append(res)
             per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
@@ -169,8 +169,8 @@ def cmd_serve(a: argparse.Namespace) -> int:
                       f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s")
             res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
         labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
-        kv_runs = [r for each in per_replica for r in each]  # KV over time is per replica
-        kv_labels = [f"{lab}{f', replica {j}' if len(each) > 1 else ''}"
+        kv_runs = [r for each in per_replica for r in each]  # KV over time is per engine
+        kv_labels = [f"{lab}{f', engine {j}' if len(each) > 1 else ''}"
                      for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
                      for j in range(len(each))]
         written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
@@ -193,6 +193,18 @@ def _scheduling(a: argparse.Namespace) -> dict:
     return {"scheduler": a.scheduler, "block_size": a.block_size, "watermark": a.watermark, "preempt": a.preempt}
 
 
+def _parallel(a: argparse.Namespace) -> dict:
+    """Replicas, router and pipeline stages of serve and compare, checked before anything runs."""
+    from sysmodel.devices import LINKS
+    from sysmodel.replicas import ROUTERS
+
+    if a.router not in ROUTERS:
+        raise ValueError(f"--router: {a.router!r} not allowed; allowed: {', '.join(ROUTERS)}")
+    if a.pp_link is not None and a.pp_link not in LINKS:
+        raise ValueError(f"--pp-link: unknown {a.pp_link!r}; known: {', '.join(sorted(LINKS))}")
+    return {"replicas": a.replicas, "router": a.router, "pp": a.pp, "pp_link": a.pp_link}
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
     from sysmodel import compare, compare_report, systems
@@ -211,7 +223,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     load_model(a.model)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a))
+        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a),
+                                 parallel=_parallel(a))
         title = f"{a.model} on {trace.name} ({len(trace)} requests)"
         print(title)
         print("\n".join(compare_report.terminal_lines(rows)))
@@ -339,12 +352,18 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
-    p.add_argument("--scheduler", default="reserve", help="reserve (whole KV reserved at admission; the default), "
-                   "orca, vllm, sarathi (sysmodel/scheduling.py)")
+    p.add_argument("--scheduler", default="vllm", help="vllm (paged, preempting; the default), reserve (whole KV "
+                   "reserved at admission, output lengths known), orca, sarathi (sysmodel/scheduling.py)")
     p.add_argument("--block-size", type=positive_int, default=16, help="paged schedulers: tokens per KV block")
     p.add_argument("--watermark", type=float, default=0.01, help="paged schedulers: share of blocks kept free "
                    "at admission, 0-1")
     p.add_argument("--preempt", default="recompute", help="paged schedulers: recompute or swap (over the host link)")
+    p.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
+    p.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
+    p.add_argument("--pp", type=positive_int, default=1, help="pipeline stages: copies of the system's hardware, "
+                   "each holding 1/pp of the layers, one virtual engine per stage (sysmodel/pipeline.py)")
+    p.add_argument("--pp-link", help="the link between pipeline stages (default: the system's device interconnect; "
+                   "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
@@ -382,8 +401,6 @@ def parser() -> Parser:
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
     sv.add_argument("--prefill-budget", type=positive_int, help="tokens per stage (chunked prefill: reserve counts "
                     "prompt tokens, sarathi prompt and decode tokens, default 512)")
-    sv.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
-    sv.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
     sv.add_argument("--profile", type=Path, help="measured iteration times (CSV: decode_reqs, decode_ctx, "
                     "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)")
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")

@@ -1,7 +1,8 @@
 """`membound compare`: one model and one request trace on every registered system, side by side.
 
 Each system is built from the registry (:mod:`sysmodel.systems`) with its paper's defaults (or ``--set
-system.key=value``) and runs the same trace on the one serving engine (:func:`sysmodel.serving.simulate`);
+system.key=value``) and runs the same trace on the one serving engine (:func:`sysmodel.serving.simulate`; replicas and
+pipeline stages through :func:`sysmodel.replicas.run`);
 energy comes from each system's ``energy`` on the one basis (:mod:`sysmodel.energy`), area from its
 ``area``. A system that cannot hold the model, or a request's KV cache, gets its reason and no numbers.
 This module computes the rows; :mod:`sysmodel.compare_report` writes them (tables, CSV, plots, the report's
@@ -10,10 +11,11 @@ cross-design section), so a change of wording leaves the report's cached rows va
 
 from __future__ import annotations
 
-from sysmodel import systems
+from sysmodel import replicas, systems
 from sysmodel.cost import Infeasible
+from sysmodel.pipeline import PipelineUnsupported
 from sysmodel.progress import progress
-from sysmodel.serving import Trace, simulate
+from sysmodel.serving import Trace
 
 COLUMNS = (("system", "system", ""), ("hardware", "hardware", ""), ("tokens/s", "throughput_tok_s", ".1f"),
            ("TBT p50 ms", "tbt_p50_ms", ".1f"), ("TBT p99 ms", "tbt_p99_ms", ".1f"),
@@ -35,8 +37,13 @@ def split_settings(pairs: list[str], names: list[str]) -> dict[str, list[str]]:
 
 
 def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str]] | None = None,
-        max_batch: int = 256, show_progress: bool = True, scheduling: dict | None = None) -> tuple[list[dict], dict]:
-    """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it."""
+        max_batch: int = 256, show_progress: bool = True, scheduling: dict | None = None,
+        parallel: dict | None = None) -> tuple[list[dict], dict]:
+    """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it.
+    ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.replicas.run`); a system that cannot be
+    pipelined gets its reason in its row."""
+    par = {"replicas": 1, "router": "round-robin", "pp": 1, "pp_link": None, **(parallel or {})}
+    copies = par["replicas"] * par["pp"]
     rows, prov = [], {}
     settings = settings or {}
     bar = progress(len(names), "compare", show_progress)
@@ -48,13 +55,14 @@ def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str
             sys_ = entry.build(model, settings.get(name, []))
             row["hardware"] = sys_.hardware()
             area = sys_.area()
-            res = simulate(trace, sys_, max_batch=max_batch, **(scheduling or {}))
+            res = replicas.run(trace, sys_, max_batch=max_batch, **par, **(scheduling or {}))[0]
             s = res.summary()
-            row.update({k: s[k] for _, k, _ in COLUMNS[2:8]}, feasible=True, area_mm2=area.mm2,
-                       area_source=area.source, max_batch=s["max_batch"])
+            row.update({k: s[k] for _, k, _ in COLUMNS[2:8]}, feasible=True, area_mm2=copies * area.mm2,
+                       area_source=area.source if copies == 1 else f"{copies} copies x ({area.source})",
+                       max_batch=s["max_batch"])
             prov[name] = {"system": sys_.name, "settings": settings.get(name, []), **sys_.provenance().to_dict(),
                           "area": {"mm2": area.mm2, "source": area.source}}
-        except Infeasible as e:
+        except (Infeasible, PipelineUnsupported) as e:
             row["reason"] = str(e)
         rows.append(row)
         bar.update()

@@ -189,7 +189,7 @@ def layer_ops(cfg: ModelConfig, shape: StageShape, moe: bool = False, wbytes: fl
 
 def layer_groups(cfg: ModelConfig) -> list[tuple[bool, int]]:
     """(is MoE, number of layers): the distinct layer kinds, so costs need not loop over every layer."""
-    moe = sum(cfg.is_moe(i) for i in range(cfg.layers))
+    moe = cfg.layers // cfg.moe_every if cfg.experts > 1 else 0  # the layers is_moe names, counted in closed form
     return [(m, c) for m, c in ((False, cfg.layers - moe), (True, moe)) if c]
 
 

@@ -9,6 +9,9 @@
   A replica is re-simulated only when it has taken a request and time has moved on since: n simulations
   of up to n/N requests at worst — fine for thousands of requests, not millions.
 
+With ``pp`` > 1 each replica is a pipeline of ``pp`` stages (:mod:`sysmodel.pipeline`): its ``pp`` virtual
+engines take the replica's requests by least-outstanding, as vLLM's do.
+
 The result is one :class:`~sysmodel.serving.Result` over the whole trace, in its order: per-request times
 from each request's replica, every replica's stages (TBT, energy and KV samples pooled), makespan from the
 first arrival to the last finish, and in ``meta`` the replicas, the router and how many requests each got.
@@ -18,10 +21,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from sysmodel.pipeline import Pipelined, default_link
 from sysmodel.serving import Result, Trace, simulate
 from sysmodel.systems import System
 
 ROUTERS = ("round-robin", "least-outstanding")
+
+
+def engine(trace: Trace, system: System, pp: int = 1, pp_link: str | None = None,
+           **kw) -> tuple[Result, list[Result]]:
+    """One replica: a serving engine, or with ``pp`` > 1 the ``pp`` virtual engines of a pipeline
+    (:mod:`sysmodel.pipeline`) behind the least-outstanding router; (pooled result, each engine's)."""
+    if pp == 1:
+        res = simulate(trace, system, **kw)
+        return res, [res]
+    res, parts = run(trace, Pipelined(system, pp, pp_link), pp, "least-outstanding", **kw)
+    res.system = f"{system.name}, PP {pp}"
+    res.meta.update(pp=pp, pp_link=pp_link or default_link(system), virtual_engines=res.meta.pop("replicas"),
+                    requests_per_virtual_engine=res.meta.pop("requests_per_replica"))
+    del res.meta["router"]
+    return res, parts
 
 
 def route(trace: Trace, system: System, replicas: int, router: str, **kw) -> np.ndarray:
@@ -37,7 +56,7 @@ def route(trace: Trace, system: System, replicas: int, router: str, **kw) -> np.
         for j in sorted(dirty):  # replicas that took a request since they were last simulated
             if (trace.arrival[where == j] < t).all():
                 idx = np.flatnonzero(where == j)
-                finish[idx] = simulate(_subset(trace, idx), system, **kw).finish
+                finish[idx] = engine(_subset(trace, idx), system, **kw)[0].finish
                 dirty.discard(j)
         outstanding = [int(((where == j) & ~(finish <= t)).sum()) for j in range(replicas)]
         where[i] = int(np.argmin(outstanding))
@@ -54,21 +73,24 @@ def serve(trace: Trace, system: System, replicas: int = 1, router: str = "round-
 
 def run(trace: Trace, system: System, replicas: int = 1, router: str = "round-robin",
         **kw) -> tuple[Result, list[Result]]:
-    """:func:`serve`'s pooled result and each replica's own (stage-by-stage views such as KV utilisation
-    over time are per replica: pooled stages of different replicas do not share a time axis)."""
+    """:func:`serve`'s pooled result and each engine's own — one per replica, or per virtual engine with
+    ``pp`` (stage-by-stage views such as KV utilisation over time are per engine: pooled stages of
+    different engines do not share a time axis)."""
     if replicas < 1:
         raise ValueError(f"replicas: {replicas} not allowed; must be >= 1")
     if router not in ROUTERS:
         raise ValueError(f"router: {router!r} not allowed; allowed: {', '.join(ROUTERS)}")
     if kw.get("concurrency") is not None and replicas > 1:
         raise ValueError("concurrency: not allowed with replicas > 1 (a closed loop has no arrivals to route)")
+    if kw.get("concurrency") is not None and kw.get("pp", 1) > 1:
+        raise ValueError("concurrency: not allowed with pp > 1 (a closed loop has no arrivals to route)")
     if replicas == 1:
-        res = simulate(trace, system, **kw)
-        return res, [res]
+        return engine(trace, system, **kw)
     where = route(trace, system, replicas, router, **kw)
     parts = [np.flatnonzero(where == j) for j in range(replicas) if (where == j).any()]
-    runs = [(idx, simulate(_subset(trace, idx), system, **kw)) for idx in parts]
-    return _merge(trace, system, runs, replicas, router, [len(idx) for idx in parts]), [r for _, r in runs]
+    runs = [(idx, engine(_subset(trace, idx), system, **kw)) for idx in parts]
+    return (_merge(trace, system, [(idx, r) for idx, (r, _) in runs], replicas, router, [len(idx) for idx in parts]),
+            [e for _, (_, each) in runs for e in each])
 
 
 def _subset(trace: Trace, idx: np.ndarray) -> Trace:

@@ -144,16 +144,14 @@ class Blocks:
 
     def steps_that_fit(self, kv: np.ndarray, limit: int) -> int:
         """Most decode steps (<= ``limit``) the requests holding ``kv`` tokens can all take (one token each
-        per step) before the free blocks run out."""
-        held = self.need(kv)
-
-        def extra(k: int) -> int:
-            return int((self.need(kv + k) - held).sum())
-
-        if extra(limit) <= self.free:
+        per step) before the free blocks run out. A request with ``slack`` tokens of room left in its last
+        block needs a new block at steps slack + 1, slack + 1 + size, ...; slacks lie in [0, size), so the
+        j-th round of new blocks (all requests) comes after the (j-1)-th, and the (free + 1)-th block is
+        wanted at step sorted_slack[free mod n] + 1 + (free div n) x size — the step before it is the last
+        that fits."""
+        kv = np.asarray(kv, np.int64)
+        if not len(kv):
             return limit
-        lo, hi = 0, limit  # extra(lo) fits, extra(hi) does not
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if extra(mid) <= self.free else (lo, mid)
-        return lo
+        slack = np.sort(self.need(kv) * self.size - kv)
+        rounds, i = divmod(self.free, len(kv))
+        return min(limit, int(slack[i]) + rounds * self.size)

@@ -9,7 +9,7 @@ or closed loop (``concurrency`` requests in the system; a finished one is replac
 ``output_tokens``); a bad row is an error naming its line and field.
 
 **Stages** (:func:`simulate`): every iteration runs the admitted requests a scheduler policy picks
-(:mod:`sysmodel.scheduling`: ``reserve``, the default, ``orca``, ``vllm``, ``sarathi``). It is *mixed*
+(:mod:`sysmodel.scheduling`: ``vllm``, the default, ``reserve``, ``orca``, ``sarathi``). It is *mixed*
 when it holds prefill work (whole prompts, or chunks under a token budget) with the decodes riding along
 (``vllm`` runs prompts alone), and *decode-only* otherwise. A request's first output token comes at the
 end of the stage that finishes its prompt; each later stage it is in gives it one more.
@@ -41,7 +41,7 @@ import csv
 import json
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -374,11 +374,78 @@ class Result:
 
 
 OVERSIZE = ("error", "reject")
+DEFAULT_SCHEDULER = "vllm"  # paged, preempting, output lengths unknown: what deployed servers do (issue 33)
+
+
+class _Stages:
+    """The stages of a run as the engine produces them, turned into per-stage columns at the end. Single
+    stages are kept as rows; a decode-only stretch as one row (first stage, steps, requests, context at its
+    first step, requests in the system, KV share at its start and end, stalled tokens of its first step),
+    expanded in one vectorised pass — a paged run has thousands of short stretches. Energy is priced there
+    too: a stage's energy depends on nothing after it, so one call per MAX_STRETCH stages replaces one per
+    segment."""
+
+    def __init__(self) -> None:
+        self.single: list[tuple] = []  # (stage, decode, in system, KV share, stalled, *StageShape fields)
+        self.stretch: list[tuple] = []  # (stage, steps, requests, context, in system, KV0, KV1, stalled)
+        self.seconds: list[np.ndarray] = []
+        self.n = 0
+
+    def stage(self, shape: StageShape, dt: float, in_sys: int, kv: float, stalled: int) -> None:
+        self.single.append((self.n, shape.decode_reqs, in_sys, kv, stalled,
+                            *(getattr(shape, f.name) for f in fields(StageShape))))
+        self.seconds.append(np.array([dt]))
+        self.n += 1
+
+    def decode(self, dts: np.ndarray, reqs: int, ctx0: int, in_sys: int, kv0: float, kv1: float,
+               stalled: int) -> None:
+        self.stretch.append((self.n, len(dts), reqs, ctx0, in_sys, kv0, kv1, stalled))
+        self.seconds.append(dts)
+        self.n += len(dts)
+
+    def columns(self, system: System) -> dict[str, np.ndarray]:
+        """Per-stage ``time``, ``decode`` tokens, requests ``in_system``, ``energy``, ``kv`` share, ``stalled``."""
+        n = self.n
+        col = {"time": np.concatenate(self.seconds), "decode": np.zeros(n, np.int64),
+               "in_system": np.zeros(n, np.int64), "energy": np.zeros(n), "kv": np.zeros(n),
+               "stalled": np.zeros(n, np.int64)}
+        if self.single:
+            c = list(zip(*self.single, strict=True))
+            at = np.array(c[0], np.int64)
+            for name, v in zip(("decode", "in_system", "kv", "stalled"), c[1:5], strict=True):
+                col[name][at] = v
+            col["energy"][at] = self._price(system, StageShape(*(np.array(v) for v in c[5:])), col["time"][at])
+        if self.stretch:
+            first, k, reqs, ctx0, in_sys = (np.array(v, np.int64) for v in list(zip(*self.stretch, strict=True))[:5])
+            kv0, kv1 = (np.array(v, float) for v in list(zip(*self.stretch, strict=True))[5:7])
+            step = np.arange(k.sum()) - np.repeat(np.cumsum(k) - k, k)  # step within its stretch
+            at = np.repeat(first, k) + step
+            r = np.repeat(reqs, k)
+            col["decode"][at], col["in_system"][at] = r, np.repeat(in_sys, k)
+            slope = np.repeat((kv1 - kv0) / np.maximum(k - 1, 1), k)  # KV grows linearly over a stretch
+            kv = step * slope + np.repeat(kv0, k)
+            last = np.cumsum(k) - 1
+            kv[last] = np.where(k > 1, kv1, kv0)
+            col["kv"][at] = kv
+            col["stalled"][first] = [s[7] for s in self.stretch]
+            shape = StageShape(tokens=r, decode_reqs=r, decode_ctx=np.repeat(ctx0, k) + step * r)
+            col["energy"][at] = self._price(system, shape, col["time"][at])
+        return col
+
+    @staticmethod
+    def _price(system: System, shape: StageShape, seconds: np.ndarray) -> np.ndarray:
+        parts = []
+        for i in range(0, len(seconds), MAX_STRETCH):
+            part = StageShape(*(np.broadcast_to(getattr(shape, f.name), len(seconds))[i:i + MAX_STRETCH]
+                                for f in fields(StageShape)))
+            e = np.asarray(system.energy(part, seconds[i:i + MAX_STRETCH]), float)
+            parts.append(np.broadcast_to(e, len(seconds[i:i + MAX_STRETCH])))
+        return np.concatenate(parts)
 
 
 def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget: int | None = None,
              concurrency: int | None = None, progress: bool = False, oversize: str = "error",
-             scheduler: str = "reserve", block_size: int = BLOCK_SIZE, watermark: float = WATERMARK,
+             scheduler: str = DEFAULT_SCHEDULER, block_size: int = BLOCK_SIZE, watermark: float = WATERMARK,
              preempt: str = "recompute") -> Result:
     """Run ``trace`` on ``system`` (module docstring) under a scheduler policy of
     :data:`sysmodel.scheduling.SCHEDULERS` (``block_size``, ``watermark``, ``preempt``: its paged cache).
@@ -437,12 +504,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     running: list[int] = []
     nxt, released, finished, t, kv_used, kv_peak = 0, min(n, concurrency or n), 0, 0.0, 0.0, 0.0
     preemptions, recomputed, swap_bytes, link_s = 0, 0, 0.0, 0.0
-    times: list[np.ndarray] = []
-    decs: list[np.ndarray] = []
-    insys: list[np.ndarray] = []
-    energy: list[np.ndarray] = []
-    kvs: list[np.ndarray] = []
-    stalled: list[np.ndarray] = []
+    stages = _Stages()
     stall_tbt: list[float] = []
     n_iter = 0
     bar = make_progress(n, f"serve {system.name}", progress)
@@ -554,8 +616,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                                prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
                                prefill_kv=int(((p + chunk) * (chunk > 0)).sum()))
             dt = float(np.asarray(system.stage_times(shape)).reshape(-1)[0]) + link_s
-            energy.append(np.asarray(system.energy(shape, np.array([dt])), float).reshape(-1)[:1])
-            kvs.append(np.array([kv_share()]))
+            kv_at_start = kv_share()
             link_s = 0.0
             t += dt
             done_pf[pre] += chunk
@@ -564,7 +625,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
             kvtok[ride] += 1
             if blocks is not None and len(ride):
                 blocks.grow(ride, kvtok[ride])
-            stalled.append(np.array([tokens_at(ride, t, dt)]))
+            stages.stage(shape, dt, in_sys, kv_at_start, tokens_at(ride, t, dt))
             new = pre[(done_pf[pre] == target[pre]) & (chunk > 0)]
             back = new[gen[new] > 0]  # a recomputed request's prefill gives its next token
             if len(back):
@@ -574,9 +635,6 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
             first[fresh] = t
             t_last[fresh] = t
             first_it[fresh] = n_iter + 1
-            times.append(np.array([dt]))
-            decs.append(np.array([len(ride)]))
-            insys.append(np.array([in_sys]))
             n_iter += 1
             finish_some(run[(gen[run] >= out[run]) & (done_pf[run] == target[run])])
             continue
@@ -586,14 +644,12 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
             k = max(1, blocks.steps_that_fit(kvtok[dec], k))
         ctx0 = int((prompt[dec] + gen[dec]).sum())
         steps = np.arange(k)
-        shape = StageShape(tokens=np.full(k, len(dec)), decode_reqs=np.full(k, len(dec)),
-                           decode_ctx=ctx0 + steps * len(dec))
+        shape = StageShape(tokens=len(dec), decode_reqs=len(dec), decode_ctx=ctx0 + steps * len(dec))
         dts = np.broadcast_to(np.asarray(system.stage_times(shape), float), (k,))
         if link_s:
             dts = dts.copy()
             dts[0] += link_s
             link_s = 0.0
-        joules = np.broadcast_to(np.asarray(system.energy(shape, dts), float), (k,))
         ends = t + np.cumsum(dts)
         if nxt < n and len(running) < max_batch and arrival[nxt] < ends[-1] and \
                 (kv_used + need[nxt] <= cap if blocks is None else blocks.can_admit(int(target[nxt]))):
@@ -607,26 +663,20 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         kvtok[dec] += k
         if blocks is not None:
             blocks.grow(dec, kvtok[dec])
-        times.append(dts[:k])
-        energy.append(joules[:k])
-        decs.append(np.full(k, len(dec)))
-        insys.append(np.full(k, in_sys))
-        kvs.append(np.linspace(kv0, kv_share(), k) if blocks is not None else np.full(k, kv0))
-        st = np.zeros(k, np.int64)
-        st[0] = first_stalls
-        stalled.append(st)
+        stages.decode(dts[:k], len(dec), ctx0, in_sys, kv0, kv_share() if blocks is not None else kv0, first_stalls)
         n_iter += k
         finish_some(dec[gen[dec] >= out[dec]])
     bar.close()
-    return Result(trace, system.name, admitted, first, finish, arrival, np.concatenate(times),
-                  np.concatenate(decs), np.concatenate(insys), np.concatenate(energy),
+    col = stages.columns(system)
+    return Result(trace, system.name, admitted, first, finish, arrival, col["time"], col["decode"],
+                  col["in_system"], col["energy"],
                   np.stack([first_it, last_it], axis=1), kv_peak, cap,
                   {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency,
                    "rejected": rejected, "scheduler": pol.name,
                    **({"block_size": block_size, "watermark": watermark, "preempt": preempt,
                        "preemptions": preemptions, "recomputed_tokens": recomputed,
                        "swapped_gb": swap_bytes / 1e9} if blocks is not None else {})},
-                  iter_kv=np.concatenate(kvs), iter_stalled=np.concatenate(stalled),
+                  iter_kv=col["kv"], iter_stalled=col["stalled"],
                   stall_tbt=np.array(stall_tbt), max_gap=max_gap)
 
 

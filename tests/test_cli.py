@@ -134,7 +134,8 @@ def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
 def test_tbt_cdf_of_a_long_run_is_quick(tmp_path) -> None:
     from sysmodel import serving, systems
 
-    res = serving.simulate(serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"))
+    res = serving.simulate(serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"),
+                             scheduler="reserve")  # reserve: the most stages
     assert len(res.iter_time) > 1_000_000
     start = time.perf_counter()
     serving.plot_tbt_cdf([res], tmp_path / "cdf.png")

@@ -14,19 +14,20 @@ def test_least_outstanding_balances_by_what_is_still_running() -> None:
     """1 finds replica 0 busy (0 runs to t=10) and goes to 1; it is done at 1.5, so 2 (at 2.5) and 3 (at
     3.5, after 2 finished at 3.5) find replica 1 empty too. Round robin sends 2 to the busy replica 0, where
     it waits for the stage in progress (2..3) and finishes at 4."""
-    sys_ = ConstantSystem(1.0)
-    lo = replicas.serve(TRACE, sys_, 2, "least-outstanding")
-    np.testing.assert_array_equal(replicas.route(TRACE, sys_, 2, "least-outstanding"), [0, 1, 1, 1])
+    sys_ = ConstantSystem(1.0)  # reserve: a prompt rides with the running decodes (vllm would stall them)
+    lo = replicas.serve(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")
+    np.testing.assert_array_equal(replicas.route(TRACE, sys_, 2, "least-outstanding", scheduler="reserve"),
+                                  [0, 1, 1, 1])
     np.testing.assert_array_equal(lo.finish, [10, 1.5, 3.5, 4.5])
     assert lo.meta["requests_per_replica"] == [1, 3] and lo.meta["router"] == "least-outstanding"
-    pooled, each = replicas.run(TRACE, sys_, 2, "least-outstanding")  # KV over time is plotted per replica
+    pooled, each = replicas.run(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")  # KV plotted per replica
     assert [len(r.trace) for r in each] == [1, 3] and len(pooled.iter_kv) == sum(len(r.iter_kv) for r in each)
-    rr = replicas.serve(TRACE, sys_, 2, "round-robin")
+    rr = replicas.serve(TRACE, sys_, 2, "round-robin", scheduler="reserve")
     np.testing.assert_array_equal(rr.finish, [10, 1.5, 4, 4.5])
     assert rr.e2e.mean() > lo.e2e.mean()
     assert lo.trace.output.sum() == 13 and lo.makespan == 10 and lo.system == "constant x 2 (least-outstanding)"
     assert len(lo.iter_time) == sum(len(simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]),
-                                                 sys_).iter_time) for i in ([0], [1, 2, 3]))
+                                                 sys_, scheduler="reserve").iter_time) for i in ([0], [1, 2, 3]))
 
 
 def test_one_replica_is_the_engine_and_bad_options_are_named() -> None:

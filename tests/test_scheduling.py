@@ -16,6 +16,20 @@ def trace(arrival, prompt, output) -> Trace:
     return Trace(np.array(arrival, float), np.array(prompt), np.array(output), "hand")
 
 
+@given(st.lists(st.integers(0, 100), min_size=1, max_size=8), st.integers(1, 8), st.integers(0, 40),
+       st.integers(1, 200))
+def test_steps_that_fit_is_the_last_step_whose_new_blocks_are_free(kv, size, free, limit) -> None:
+    """The closed form (rounds of new blocks ordered by each request's slack) against stepping one by one."""
+    b = scheduling.Blocks(10**6, size, 0, np.zeros(len(kv), np.int64), free)
+    kv = np.array(kv)
+
+    def extra(k: int) -> int:
+        return int((b.need(kv + k) - b.need(kv)).sum())
+
+    brute = next((k for k in range(limit + 1) if extra(k + 1) > free), limit) if extra(0) <= free else 0
+    assert b.steps_that_fit(kv, limit) == min(brute, limit)
+
+
 def test_registry() -> None:
     assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "vllm", "sarathi"]
     assert all(s.source for s in scheduling.SCHEDULERS.values())
@@ -113,7 +127,7 @@ def test_paged_admits_more_than_reserve_when_kv_binds() -> None:
     paged run keeps more requests running and finishes sooner (the issue's KV-bound regime)."""
     tr = trace(np.zeros(8), np.full(8, 64), np.full(8, 512))
     sys_ = ConstantSystem(0.01, capacity=4 * 576)  # room for 4 requests' whole KV at once
-    reserve = simulate(tr, sys_)
+    reserve = simulate(tr, sys_, scheduler="reserve")
     paged = simulate(tr, sys_, scheduler="vllm", watermark=0.0)
     assert paged.makespan < reserve.makespan
     assert paged.meta["preemptions"] > 0  # they grow into each other: the latest arrived yields
@@ -137,8 +151,9 @@ def test_metrics_scheduling_delay_kv_share_and_goodput() -> None:
 def test_reserve_is_unchanged_by_paging_options() -> None:
     """reserve ignores the paged cache's options and reports no paging fields."""
     tr = trace([0, 0, 1], [3, 5, 7], [4, 2, 3])
-    a = simulate(tr, ConstantSystem(1.0, capacity=20))
-    b = simulate(tr, ConstantSystem(1.0, capacity=20), block_size=4, watermark=0.5, preempt="swap")
+    a = simulate(tr, ConstantSystem(1.0, capacity=20), scheduler="reserve")
+    b = simulate(tr, ConstantSystem(1.0, capacity=20), scheduler="reserve", block_size=4, watermark=0.5,
+                 preempt="swap")
     np.testing.assert_array_equal(a.finish, b.finish)
     assert "preemptions" not in a.meta and math.isnan(a.goodput(slo_ttft=0.5)["share"]) is False
 

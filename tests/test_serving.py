@@ -42,13 +42,14 @@ def test_constant_stage_time_waves() -> None:
 
 def test_chunked_prefill_stages() -> None:
     """A 100-token prompt under a 32-token budget needs ceil(100/32) = 4 stages before its first token."""
-    r = serving.simulate(fixed(1, prompt=100, output=3), serving.ConstantSystem(TAU), prefill_budget=32)
+    r = serving.simulate(fixed(1, prompt=100, output=3), serving.ConstantSystem(TAU), prefill_budget=32,
+                         scheduler="reserve")
     assert r.t2ft[0] == pytest.approx(4 * TAU) and r.e2e[0] == pytest.approx(6 * TAU)
 
 
 def test_tokens_never_exceed_the_request() -> None:
     tr = serving.make_trace("gaussian", 300, seed=3, qps=50, prompt=200, output=60)
-    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=32, prefill_budget=512)
+    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=32, prefill_budget=512, scheduler="reserve")
     # each request: its first token (prefill) plus one per decode stage it took part in
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     spans = r.req_iters[:, 1] - r.req_iters[:, 0]
@@ -185,6 +186,6 @@ def test_serve_cli_mistakes_are_one_line(argv, msg, capsys) -> None:
 def test_ten_thousand_requests_are_quick() -> None:
     """Not a timing test (make bench records speed): a big trace completes and conserves tokens."""
     tr = serving.make_trace("openthoughts", 2000, seed=1)
-    r = serving.simulate(tr, GpuOnly("llama2-7b", gpus=1), max_batch=128)
+    r = serving.simulate(tr, GpuOnly("llama2-7b", gpus=1), max_batch=128, scheduler="reserve")  # no recompute
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     assert math.isfinite(r.throughput) and r.throughput > 0

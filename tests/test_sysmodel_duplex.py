@@ -111,6 +111,26 @@ def test_softmax_cycles_follow_the_unit() -> None:
     assert dm.softmax_cycles(1, beats * 64 - 32, 8) == pytest.approx(want)
 
 
+def test_every_pim_pays_the_same_softmax_unit() -> None:
+    """Bank-PIM sends its scores to the logic-die softmax unit as Logic-PIM does (Duplex §VI): where the
+    softmax binds (a narrow unit), both attention times are the softmax unit's, which reads no DRAM; where
+    it does not, each is its own GEMM time. Fig. 14 runs the paper's batches."""
+    reqs, ctx = np.array([32.0]), np.array([32.0 * 8192])
+    for lanes in (4, 4096):
+        logic, bank = (dm.DuplexSystem("mixtral-8x7b", "duplex", pim, softmax_lanes=lanes) for pim in ("logic", "bank"))
+        heads = logic.cfg.heads
+        soft = dm.softmax_cycles(reqs, ctx, heads, lanes) / logic.devices / dm.CLOCK_HZ
+        for s in (logic, bank):
+            assert s.attention_pim(reqs, ctx) >= soft
+        if lanes == 4:
+            assert logic.attention_pim(reqs, ctx) == bank.attention_pim(reqs, ctx) == pytest.approx(soft)
+        else:
+            assert bank.attention_pim(reqs, ctx) > soft  # the bank-level GEMM binds
+    assert paper.BANK_PIM_BATCHES == (32, 64)
+    with pytest.raises(ValueError, match="softmax_lanes: 0 not allowed"):
+        dm.DuplexSystem("mixtral-8x7b", softmax_lanes=0)
+
+
 def test_edap_by_pim() -> None:
     """Fig. 8's shape: equal timing for Logic- and BankGroup-PIM (same modules), BankGroup-PIM's DRAM-die area
     and path make it worse at every Op/B, and Bank-PIM's 16x bandwidth wins at 1 Op/B but not at 64."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from golden.duplex_spec import SOFTMAX_LANES
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
 from sysmodel.duplex.model import DuplexSystem
@@ -67,12 +68,26 @@ def fig13(requests: int) -> list[dict]:
     return rows
 
 
-def fig14(requests: int) -> list[dict]:
-    """Mixtral: Duplex's throughput over Bank-PIM's per (lengths, batch)."""
-    mk, rows = makers("mixtral-8x7b"), []
+def fig14(requests: int, lanes: int = SOFTMAX_LANES) -> list[dict]:
+    """Mixtral: Duplex's throughput over Bank-PIM's per (lengths, batch), both sending scores to the same
+    logic-die softmax unit of ``lanes`` lanes."""
+    rows = []
     for lengths in paper.LENGTHS:
-        for batch in paper.BATCHES:
-            d, b = (serve(mk[k], lengths, batch, requests) for k in ("Duplex", "Bank-PIM"))
+        for batch in paper.BANK_PIM_BATCHES:
+            d, b = (serve(lambda pim=pim: DuplexSystem("mixtral-8x7b", "duplex", pim=pim, softmax_lanes=lanes),
+                          lengths, batch, requests) for pim in ("logic", "bank"))
             rows.append({"lengths": lengths, "batch": batch, "ratio": d.throughput / b.throughput})
     return rows
+
+
+SOFTMAX_SWEEP = (16, 32, 64, 128, 256)  # the paper sets no softmax width: Fig. 14's headline across widths
+
+
+def fig14_lanes(requests: int) -> list[dict]:
+    """Fig. 14's max and mean ratio at each softmax width of :data:`SOFTMAX_SWEEP`."""
+    out = []
+    for lanes in SOFTMAX_SWEEP:
+        r = [row["ratio"] for row in fig14(requests, lanes)]
+        out.append({"lanes": lanes, "max": max(r), "mean": float(np.mean(r))})
+    return out
 

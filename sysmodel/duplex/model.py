@@ -115,14 +115,15 @@ def attention_cycles(g_heads: int, d: int) -> tuple[float, float]:
     return slope, c[0] - slope * pts[0]
 
 
-def softmax_cycles(reqs, ctx, heads: int):
+def softmax_cycles(reqs, ctx, heads: int, lanes: int = SOFTMAX_LANES):
     """Softmax-unit cycles per stack-set of one device for ``reqs`` requests holding ``ctx`` cached tokens in
     all: one row of L scores per request and query head, each row on one of the STACKS units by the unit's
     cycle model with deferred normalization (``hw.duplex.softmax_unit.row_cycles``: 2 cycles per beat of
-    SOFTMAX_LANES scores plus a fixed drain), a request's last beat half full on average."""
+    ``lanes`` scores plus a fixed drain), a request's last beat half full on average. The paper gives no lane
+    count: SOFTMAX_LANES (64) is the RTL's default, and the report sweeps it."""
     per_beat = softmax_unit.row_cycles(2, normalize=False) - softmax_unit.row_cycles(1, normalize=False)
     fixed = softmax_unit.row_cycles(1, normalize=False) - per_beat
-    beats = np.asarray(ctx, float) / SOFTMAX_LANES + 0.5 * np.asarray(reqs, float)
+    beats = np.asarray(ctx, float) / lanes + 0.5 * np.asarray(reqs, float)
     return heads * (per_beat * beats + fixed * np.asarray(reqs, float)) / STACKS
 
 
@@ -136,7 +137,7 @@ class DuplexSystem:
 
     def __init__(self, model: str | ModelConfig, mode: str = "duplex+pe+et", pim: str = "logic",
                  nodes: int | None = None, devices: int | None = None, seed: int = 1,
-                 routing: Path | np.ndarray | None = None):
+                 routing: Path | np.ndarray | None = None, softmax_lanes: int = SOFTMAX_LANES):
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
         if pim not in PIMS:
@@ -147,6 +148,9 @@ class DuplexSystem:
         if self.nodes < 1 or self.devices < 1 or self.devices > 8:
             raise ValueError(f"nodes, devices: {self.nodes}, {self.devices}; nodes >= 1, 1-8 devices per node")
         self.mode, self.pim = mode, pim
+        if softmax_lanes < 1:
+            raise ValueError(f"softmax_lanes: {softmax_lanes} not allowed; must be >= 1")
+        self.softmax_lanes = softmax_lanes
         c = self.cfg
         if routing is not None and c.experts <= 1:
             raise ValueError(f"routing: {c.name} has no experts to route to")
@@ -184,6 +188,11 @@ class DuplexSystem:
 
     def kv_capacity(self) -> float:
         return self.total_devices * paper.DEVICE_BYTES - self.cfg.weight_bytes()
+
+    @property
+    def resident_weight_bytes(self) -> float:
+        """Weight bytes the devices' HBM holds beside the KV cache (what pipeline stages split)."""
+        return self.cfg.weight_bytes()
 
     # --- per-expert times (one expert's share on one device) ---------------------------------------------
 
@@ -238,10 +247,12 @@ class DuplexSystem:
         g = c.heads // c.kv_heads
         if self.pim == "bank":
             kv = ctx * 2 * c.kv_dim * KV_BYTES
-            return self.pim_engine.time(kv * g, kv) / self.devices
-        slope, fixed = attention_cycles(g, c.head_dim)
-        work = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices)
-        return np.maximum(work, softmax_cycles(reqs, ctx, c.heads) / self.devices) / CLOCK_HZ / dram_efficiency()
+            gemm = self.pim_engine.time(kv * g, kv) / self.devices
+        else:
+            slope, fixed = attention_cycles(g, c.head_dim)
+            gemm = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices) / CLOCK_HZ / dram_efficiency()
+        # every PIM kind sends its scores to the same logic-die softmax unit (§VI), which reads no DRAM
+        return np.maximum(gemm, softmax_cycles(reqs, ctx, c.heads, self.softmax_lanes) / self.devices / CLOCK_HZ)
 
     # --- a stage --------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ BANK_PIM_FACTOR = 16  # Bank-PIM: 16x HBM bandwidth at 1 Op/B (§VI)
 SYSTEMS = {"mixtral-8x7b": (1, 4), "glam-143b": (1, 8), "grok-1": (2, 8), "opt-66b": (1, 4), "llama3-70b": (1, 4)}
 LENGTHS = ((256, 256), (4096, 4096))  # the ends of Fig. 11's (L_in, L_out) range
 BATCHES = (32, 128)  # Fig. 11's batch range
+BANK_PIM_BATCHES = (32, 64)  # Fig. 14's batches (§VII-C: batch 32 at (4096, 4096), batch 64 at (256, 256))
 
 # Fig. 11 throughput over GPU
 _f11 = claims("duplex", "§VII-A, Fig. 11", "Mixtral, GLaM, Grok1, OPT-66B, Llama3-70B; (L_in, L_out) 256-4096, "
@@ -28,7 +29,7 @@ _f12 = claims("duplex", "§VII-A, Fig. 12", "GLaM, batch 64, (L_in, L_out) 512-2
 TBT_P50_VS_GPU = _f12(0.583, "median TBT reduction vs GPU")
 E2E_VS_GPU, E2E_VS_2GPU = _f12(0.6020, "E2E reduction vs GPU"), _f12(0.3538, "E2E reduction vs 2xGPU")
 # Fig. 14: Duplex over Bank-PIM on Mixtral
-_f14 = claims("duplex", "§VII-C, Fig. 14", "Mixtral, (L_in, L_out) 256-4096, batch 32-128", ratio=True)
+_f14 = claims("duplex", "§VII-C, Fig. 14", "Mixtral, (L_in, L_out) 256-4096, batch 32-64", ratio=True)
 BANK_PIM_MAX, BANK_PIM_AVG = _f14(1.80, "Duplex over Bank-PIM, max"), _f14(1.49, "Duplex over Bank-PIM, mean")
 # Fig. 15: energy reductions vs GPU
 _f15 = claims("duplex", "§VII-D, Fig. 15", "energy per token, (L_in, L_out) 256-4096, batch 32-128")

@@ -19,12 +19,16 @@ from sysmodel.systems import Param, register
            Param("nodes", 0, "nodes (0: Table I's for the paper's models, else 1)", minimum=0, maximum=64),
            Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
            Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
-           Param("seed", 1, "uniform routing seed")),
+           Param("seed", 1, "uniform routing seed"),
+           Param("softmax_lanes", 64, "softmax unit lanes (the paper gives none; 64 is the RTL's default)",
+                 minimum=1, maximum=4096)),
           records=(("duplex_gemm_module", {"buffer_bytes": 8192, "lanes": 8, "rows": 64}),
                    ("duplex_softmax_unit", {"buffer_bytes": 131072, "lanes": 64})))
-def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int):
+def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int,
+            softmax_lanes: int):
     from pathlib import Path
 
     from sysmodel.duplex.model import DuplexSystem
 
-    return DuplexSystem(model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None)
+    return DuplexSystem(model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None,
+                        softmax_lanes)
