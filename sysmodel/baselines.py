@@ -33,6 +33,7 @@ from sysmodel.cost import (
     tp_allreduce,
     tp_allreduce_bytes,
 )
+from sysmodel.cost import efficiency as efficiency_profile
 from sysmodel.devices import get_device, get_link
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
@@ -397,6 +398,15 @@ _DEVICES = (Param("devices", 0, "devices in tensor parallel (0: the fewest, a po
                   f"weights fill at most {WEIGHT_SHARE:.0%} of)", minimum=0, maximum=64),)
 
 
+_EFFICIENCY = (Param("efficiency", "class", "achieved fractions of peak: a profile of cost.PROFILES, or class (the "
+                     "device class's: GPU attacc, CPU attacc-eta)",
+                     choices=("class", "attacc", "attacc-eta", "a100-measured", "peak")),)
+
+
+def _eff(name: str, device: str) -> Efficiency:
+    return efficiency_profile(None if name == "class" else name, get_device(device))
+
+
 def _device(default: str) -> Param:
     from sysmodel.devices import DEVICES
 
@@ -404,26 +414,29 @@ def _device(default: str) -> Param:
 
 
 @register("gpu", "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
-          (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125)))
-def _gpu(model: str, device: str, devices: int, wbytes: float) -> GpuOnly:
-    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes)
+          (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY))
+def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
+    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes,
+                   _eff(efficiency, device))
 
 
 @register("hbm-pim", "GPU + HBM-PIM (AttAcc-like): decode attention in-bank at 16x bandwidth, FC on the GPU",
           (_device("a100-80g-sxm"), *_DEVICES, Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth",
-                                                     minimum=1)))
-def _hbm_pim(model: str, device: str, devices: int, factor: float) -> HbmPim:
-    return HbmPim(model, device, devices or fewest_devices(model, device), factor)
+                                                     minimum=1), *_EFFICIENCY))
+def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
+    return HbmPim(model, device, devices or fewest_devices(model, device), factor,
+                  eff=_eff(efficiency, device))
 
 
 @register("cpu", "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
-          (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125)))
-def _cpu(model: str, device: str, wbytes: float) -> CpuOnly:
-    return CpuOnly(model, device, wbytes)
+          (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY))
+def _cpu(model: str, device: str, wbytes: float, efficiency: str) -> CpuOnly:
+    return CpuOnly(model, device, wbytes, _eff(efficiency, device))
 
 
 @register("offload", "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
           "the rest stream over PCIe each step",
-          (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16"))))
-def _offload(model: str, device: str, link: str) -> Offload:
-    return Offload(model, device, link)
+          (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")),
+           *_EFFICIENCY))
+def _offload(model: str, device: str, link: str, efficiency: str) -> Offload:
+    return Offload(model, device, link, eff=_eff(efficiency, device))

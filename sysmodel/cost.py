@@ -56,6 +56,27 @@ ATTACC_ETA = Efficiency(0.8, 0.85, "AttAcc simulator src/config.py SCALING_FACTO
 ATTACC = Efficiency(0.8, 0.85, "AttAcc simulator GPU model: SCALING_FACTOR (src/config.py); norm 6.87 us and "
                                "activation 8.29 us per kernel, SM occupancy of attention (src/devices.py)",
                     norm_s=6.87e-6, act_s=8.29e-6, occupancy=True)
+A100_MEASURED = Efficiency(0.8, 0.88, "memory: 1.80 of 2.04 TB/s read on an A100 80GB SXM, 88% of peak in Nsight "
+                                      "Compute (NVIDIA developer forums, 'Trouble to reach peak bandwidth of A100', "
+                                      "2025; the GTC talk it cites: about 90% at best); compute, kernel overheads and "
+                                      "occupancy as ATTACC", norm_s=6.87e-6, act_s=8.29e-6, occupancy=True)
+# Named efficiency profiles: a system's achieved fractions of its device's peaks come from one of these, each
+# number sourced; CLASS_PROFILE is the default per device class (``--set efficiency=NAME`` picks another).
+PROFILES = {"attacc": ATTACC, "attacc-eta": ATTACC_ETA, "a100-measured": A100_MEASURED, "peak": PEAK}
+CLASS_PROFILE = {"gpu": "attacc", "cpu": "attacc-eta"}
+
+
+def device_class(device: Device) -> str:
+    """``gpu`` for a device with streaming multiprocessors, ``cpu`` for the rest (CPUs, Apple SoCs)."""
+    return "gpu" if device.sms else "cpu"
+
+
+def efficiency(name: str | None, device: Device) -> Efficiency:
+    """The profile ``name`` of :data:`PROFILES`, or with no name the device class's (:data:`CLASS_PROFILE`)."""
+    name = name or CLASS_PROFILE[device_class(device)]
+    if name not in PROFILES:
+        raise ValueError(f"efficiency: unknown {name!r}; allowed: {', '.join(PROFILES)}")
+    return PROFILES[name]
 
 
 @dataclass(frozen=True)

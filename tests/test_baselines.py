@@ -102,3 +102,25 @@ def test_decode_tokens_is_the_per_token_loop_in_one_evaluation() -> None:
     loop = [float(decode_step(cfg, eng, 8, 128 + i)) for i in range(1000)]
     assert fast.shape == (1000,) and fast.tolist() == loop
     assert elapsed < 0.5  # ~1 ms here; `make bench` records it against the 10 ms target
+
+
+def test_efficiency_profiles_are_named_sourced_and_chosen_per_device_class() -> None:
+    """Issue 33 item 6: the achieved fractions of peak come from a named profile, the default per device
+    class (GPU AttAcc's, CPU AttAcc's scaling factors), another by ``--set efficiency=NAME``."""
+    from sysmodel import cost, systems
+    from sysmodel.models import StageShape
+
+    assert all(p.source for p in cost.PROFILES.values())
+    assert cost.efficiency("", get_device("a100-80g-sxm")) is ATTACC
+    assert cost.efficiency(None, get_device("spr-ddr5")) is ATTACC_ETA
+    assert systems.build("gpu", "llama2-7b").engine.eff is ATTACC  # the defaults are the class profiles
+    assert systems.build("cpu", "llama2-7b").engine.eff is ATTACC_ETA
+    shape = StageShape.decode(1, 128)  # weight-bandwidth bound: time goes as 1 / the memory fraction
+    base = systems.build("gpu", "llama2-7b").stage_times(shape)
+    measured = systems.build("gpu", "llama2-7b", ["efficiency=a100-measured"])
+    assert measured.engine.eff is cost.A100_MEASURED
+    assert measured.stage_times(shape) < base
+    with pytest.raises(ValueError, match="efficiency: 'fast' not allowed; allowed: class, attacc"):
+        systems.build("gpu", "llama2-7b", ["efficiency=fast"])
+    with pytest.raises(ValueError, match="efficiency: unknown 'fast'; allowed: attacc, attacc-eta"):
+        cost.efficiency("fast", get_device("a100-80g-sxm"))
