@@ -158,3 +158,20 @@ def test_fc_tiles_count_each_ffn_matrix() -> None:
     assert deca.fc_weight_tiles("llama2-70b") == 80 * (8192 * 10240 + 8192**2 + 3 * 8192 * 28672) // 512
     assert deca.fc_weight_tiles("opt-66b") == 64 * (9216 * 3 * 9216 + 9216**2 + 2 * 9216 * 36864) // 512
     assert deca.fc_weight_tiles("mixtral-8x7b", 16) > deca.fc_weight_tiles("mixtral-8x7b", 1)  # more experts
+
+
+def test_compressed_gemm_speedups_and_cores_sweep() -> None:
+    """Figs. 11-13: Optimal bounds DECA, DECA is never slower than Software-only, dense BF16 is the unit,
+    the kernels come in increasing compression, and software-only TFLOPS grow with cores while DECA's
+    saturate at the memory bound."""
+    from sysmodel.deca import model as dm
+
+    for m in (dm.SPR_DDR, dm.SPR_HBM):
+        rows = dm.gemm_speedups(m)
+        assert [r["compression"] for r in rows] == sorted(r["compression"] for r in rows)
+        for r in rows:
+            assert r["Software-only"] <= r["DECA"] * (1 + 1e-12) and r["DECA"] <= r["Optimal"] * (1 + 1e-12)
+            assert r["Optimal"] == pytest.approx(r["compression"], rel=1e-9) or r["Optimal"] < r["compression"]
+    sweep = dm.cores_sweep()
+    sw = [r["Software-only"] for r in sweep]
+    assert sw == sorted(sw) and sweep[-1]["DECA"] == pytest.approx(sweep[-2]["DECA"])

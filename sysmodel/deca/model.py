@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -269,18 +269,50 @@ def fc_weight_tiles(model: str = "llama2-70b", n: int = 1) -> int:
     return total
 
 
-def fc_seconds(m: Machine, k: Kernel, n: int, deca: bool, tiles: int) -> float:
+def fc_seconds(m: Machine, k: Kernel, n: int, deca: bool, tiles: int, optimal: bool = False) -> float:
     """FC GeMM time: per weight tile the slowest of memory (bytes / (ETA_MEM x MBW)), decompression
     (VO / (ETA_AVX x VOS) in software, measured PE cycles / VOS with DECA; a tile is decompressed once for
-    every N) and the TMUL (ceil(N/16) operations / MOS)."""
+    every N) and the TMUL (ceil(N/16) operations / MOS). ``optimal``: no decompression cost (§7's Optimal:
+    every VEC overhead hidden)."""
     mem = k.tile_bytes() / (ETA_MEM * m.mbw)
-    if k.scheme == "q16" and not k.sparse:
+    if optimal or (k.scheme == "q16" and not k.sparse):
         vec = 0.0
     elif deca:
         vec = deca_cycles_per_tile(k) / m.vos_deca
     else:
         vec = sw_vo_per_tile(k) / (ETA_AVX * m.vos_sw)
     return tiles * max(mem, vec, math.ceil(n / TILE_ROWS) / m.mos)
+
+
+# --- compressed GeMMs (§8.1, Figs. 11-13) ---------------------------------------------------------------
+
+GEMM_SYSTEMS = ("Software-only", "DECA", "Optimal")
+
+
+def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
+    """Figs. 11-12: for Table 2's kernels in increasing compression factor, the FC GeMMs' speedup of
+    Software-only, DECA and Optimal over Baseline (dense BF16, no decompression), per weight tile by
+    :func:`fc_seconds` (Table 4's achieved fractions; the same tiles in every system)."""
+    base = fc_seconds(m, Kernel("q16"), n, False, 1)
+    kernels = sorted(TABLE2_KERNELS, key=lambda k: -k.tile_bytes())
+    return [{"kernel": k.label, "compression": Kernel("q16").tile_bytes() / k.tile_bytes(),
+             "Software-only": base / fc_seconds(m, k, n, False, 1), "DECA": base / fc_seconds(m, k, n, True, 1),
+             "Optimal": base / fc_seconds(m, k, n, False, 1, optimal=True)} for k in kernels]
+
+
+FIG13_CORES = (8, 16, 24, 32, 40, 48, 56)  # Fig. 13's axis [S: the paper's points are not in the text]
+
+
+def cores_sweep(m: Machine = SPR_DDR, n: int = 4) -> list[dict]:
+    """Fig. 13: TFLOPS of Software-only and DECA averaged over Table 2's kernels against the core count (each
+    core with its TMUL, AVX units and DECA PE; the memory bandwidth stays the machine's)."""
+    rows = []
+    for cores in FIG13_CORES:
+        mc = replace(m, cores=cores)
+        tf = {name: sum(TILE * n / fc_seconds(mc, k, n, deca, 1) for k in TABLE2_KERNELS) / len(TABLE2_KERNELS) / TB
+              for name, deca in (("Software-only", False), ("DECA", True))}
+        rows.append({"cores": cores, **tf})
+    return rows
 
 
 def attention_seconds(model: str, n: int, m: Machine) -> float:

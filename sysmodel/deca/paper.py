@@ -47,6 +47,13 @@ DSE_CLAIM = {"best/under": Claim(DSE_CLAIMS["best/under"], "deca", "§8.2", "DSE
              # "less than 3% faster": a bound, compared as the value it does not exceed
              "over/best max": Claim(DSE_CLAIMS["over/best max"], "deca", "§8.2", "DSE geomean, {64,64} over {32,8} "
                                     "(at most)", "SPR-HBM, N=16, Table 2 kernels")}
+# §8.1: compressed GeMMs, N=1, DECA over Software-only at its best scheme (BF8 at 5% density)
+FIG11_SPEEDUP = Claim(1.7, "deca", "§8.1, Fig. 11", "DECA over Software-only, BF8_5% (the largest)",
+                      "FC GeMM cascade, SPR-DDR5, N=1", ratio=True)
+FIG12_SPEEDUP = Claim(4.0, "deca", "§8.1, Fig. 12", "DECA over Software-only, BF8_5% (the largest)",
+                      "FC GeMM cascade, SPR-HBM, N=1", ratio=True)
+FIG13_CORES = Claim(float("nan"), "deca", "§8.1, Fig. 13", "16 DECA cores over 56 Software-only cores (TFLOPS)",
+                    "mean over the compression schemes, SPR-DDR5, N=4", ratio=True, above=True)
 SPEEDUP = tuple(Claim(v, "deca", "abstract", f"DECA over software-only next-token time, {end} of Table 6's "
                       "compressed cells", "Llama2-70B and OPT-66B, SPR-HBM, N=1-64", ratio=True)
                 for end, v in zip(("lowest", "highest"), SPEEDUP_RANGE, strict=True))
