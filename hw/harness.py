@@ -11,7 +11,11 @@ high the harness itself drives the DUT:
   stores each accepted payload with its cycle stamp; every input's acceptance cycles are stored too;
 * a cycle counter stamps transfers, ``hx_done`` rises once every input item was accepted and every
   output has its expected count, ``hx_linger`` cycles later (so an extra output is caught), or at
-  ``hx_timeout`` cycles (``hx_status`` bit 0) or when a capture memory is full (bit 1).
+  ``hx_timeout`` cycles (``hx_status`` bit 0) or when a capture memory is full (bit 1);
+* a passive :class:`StreamMonitor` watches every DUT stream port, in both modes: ``hx_violation`` has a
+  sticky bit per port (inputs first, then outputs; ``hx_status`` bit 2 is any of them) for a protocol
+  violation — valid dropped, or payload changed, while valid was high and ready low — cleared at reset
+  and when a batch starts.
 
 Handshake draws follow tb/streams.py: an input idles a cycle with probability 1 - p_valid until it asserts
 valid, then holds valid and payload until the transfer; an output's ready is high with probability p_ready
@@ -192,6 +196,29 @@ def harness_k(width: int, max_word: int = 8192, max_k: int = 64) -> int:
     return k
 
 
+class StreamMonitor(wiring.Component):
+    """A passive check of ``amaranth.lib.stream``'s rule: once a source asserts valid it holds valid and
+    the payload until the transfer (valid and ready at a rising edge). Watches a port of ``width`` payload
+    bits; ``violation`` is sticky until ``clear`` or reset.
+
+    Members: ``valid``, ``ready`` (in, 1), ``payload`` (in, width): the watched port's signals;
+    ``clear`` (in, 1): forget a violation; ``violation`` (out, 1): the rule was broken since the last clear."""
+
+    def __init__(self, width: int):
+        super().__init__({"valid": In(1), "ready": In(1), "payload": In(width), "clear": In(1),
+                          "violation": Out(1)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        held, last = Signal(), Signal.like(self.payload)  # a transfer was pending at the last edge, its payload
+        m.d.sync += [held.eq(self.valid & ~self.ready), last.eq(self.payload)]
+        with m.If(self.clear):
+            m.d.sync += self.violation.eq(0)
+        with m.Elif(held & (~self.valid | (self.payload != last))):
+            m.d.sync += self.violation.eq(1)
+        return m
+
+
 class StreamHarness(wiring.Component):
     """``dut`` wrapped for transaction-level simulation (module docstring); ``depth``: items per port per
     batch (input memories and capture memories); ``k``: items per load/drain word (default
@@ -203,8 +230,10 @@ class StreamHarness(wiring.Component):
     packed in input order; ``hx_expect`` (in): items per output; ``hx_linger`` (in, 16); ``hx_timeout``
     (in, 32); ``hx_load_en``, ``hx_load_sel`` (input index), ``hx_load_addr``, ``hx_load_data`` (in): one
     load word; ``hx_drain_sel`` (in): outputs 0.., then inputs' stamps; ``hx_drain_addr`` (in);
-    ``hx_drain_data`` (out); ``hx_done``, ``hx_status`` (out, 2: timed out, capture full); ``hx_cycles``
-    (out, 32): cycles since the batch started; ``hx_played``, ``hx_captured`` (out): items per port."""
+    ``hx_drain_data`` (out); ``hx_done``, ``hx_status`` (out, 3: timed out, capture full, protocol
+    violation); ``hx_violation`` (out, one bit per port, inputs first): :class:`StreamMonitor` flags;
+    ``hx_cycles`` (out, 32): cycles since the batch started; ``hx_played``, ``hx_captured`` (out): items
+    per port."""
 
     def __init__(self, dut: wiring.Component, depth: int = 2048, k: int | None = None, max_word: int = 8192):
         self.dut, self.depth = dut, depth
@@ -229,7 +258,7 @@ class StreamHarness(wiring.Component):
             "hx_load_data": In(self.k * max_in),
             "hx_drain_sel": In(range(n_out + n_in)), "hx_drain_addr": In(range(words)),
             "hx_drain_data": Out(self.k * max_drain),
-            "hx_done": Out(1), "hx_status": Out(2), "hx_cycles": Out(STAMP_BITS),
+            "hx_done": Out(1), "hx_status": Out(3), "hx_violation": Out(n_in + n_out), "hx_cycles": Out(STAMP_BITS),
             "hx_played": Out(data.ArrayLayout(cnt, n_in)), "hx_captured": Out(data.ArrayLayout(cnt, n_out)),
         })
 
@@ -250,8 +279,17 @@ class StreamHarness(wiring.Component):
             for sel, value in enumerate(drains):
                 with m.Case(sel):
                     m.d.comb += self.hx_drain_data.eq(value)
+        self._monitor(m, start)
         self._control(m, players, captures, start, run)
         return m
+
+    def _monitor(self, m: Module, start) -> None:
+        """A :class:`StreamMonitor` on every DUT stream port (the DUT side: whoever drives it)."""
+        for i, name in enumerate(self.ins + self.outs):
+            mon = m.submodules[f"monitor_{name}"] = StreamMonitor(self.widths[name])
+            port = getattr(self.dut, name)
+            m.d.comb += [mon.valid.eq(port.valid), mon.ready.eq(port.ready), mon.payload.eq(port.payload),
+                         mon.clear.eq(start), self.hx_violation[i].eq(mon.violation)]
 
     def _player(self, m: Module, index: int, name: str, start, run) -> InputPlayer:
         p = InputPlayer(self.widths[name], self.depth, self.k)
@@ -301,7 +339,7 @@ class StreamHarness(wiring.Component):
             m.d.sync += self.hx_cycles.eq(self.hx_cycles + 1)
             m.d.sync += settle.eq(Mux(complete, settle + 1, 0))
             with m.If((complete & (settle >= self.hx_linger)) | timed_out | full):
-                m.d.sync += [self.hx_done.eq(1), self.hx_status.eq(Cat(timed_out, full))]
+                m.d.sync += [self.hx_done.eq(1), self.hx_status.eq(Cat(timed_out, full, self.hx_violation.any()))]
 
 
 def port_seed_expr(seed, index: int):

@@ -113,5 +113,4 @@ def command_case(valid: Callable[[random.Random], dict], flagged: Callable[[rand
 
 
 def load_case(spec: TbSpec) -> StreamCase:
-    family = spec.component.split(":")[0].split(".")[1]
-    return importlib.import_module(f"tb.{family}.cases").case(spec)
+    return importlib.import_module(f"tb.{spec.case_family}.cases").case(spec)

@@ -60,6 +60,11 @@ class TbSpec:
     case_params: dict = field(default_factory=dict)
     sim: str | None = None  # the simulator this run needs (a paper-size array Icarus cannot run in time)
     harness: bool = False  # wrap the unit in hw/harness.py's StreamHarness (transaction-level tests, tb/txn.py)
+    family: str | None = None  # the paper package of its cases (tb/<family>/cases.py); default: hw.<family>.*
+
+    @property
+    def case_family(self) -> str:
+        return self.family or self.component.split(":")[0].split(".")[1]
 
     @property
     def all_params(self) -> dict:
@@ -95,13 +100,14 @@ class TbSpec:
 
     def to_env(self) -> str:
         return json.dumps({"unit": self.unit, "component": self.component, "params": self.params,
-                           "case_params": self.case_params, "sim": self.sim, "harness": self.harness})
+                           "case_params": self.case_params, "sim": self.sim, "harness": self.harness,
+                           "family": self.family})
 
     @classmethod
     def from_env(cls) -> TbSpec:
         d = json.loads(os.environ["MEMBOUND_TB_SPEC"])
         return cls(d["unit"], d["component"], d["params"], case_params=d.get("case_params", {}), sim=d.get("sim"),
-                   harness=d.get("harness", False))
+                   harness=d.get("harness", False), family=d.get("family"))
 
 
 def verilator_root() -> Path | None:

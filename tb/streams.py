@@ -22,6 +22,9 @@ from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly, with_timeout
 
 PERIOD_NS = 10
+HARNESS_INPUTS = ("hx_go", "hx_seed", "hx_p_valid", "hx_p_ready", "hx_counts", "hx_expect", "hx_linger",
+                  "hx_timeout", "hx_load_en", "hx_load_sel", "hx_load_addr", "hx_load_data", "hx_drain_sel",
+                  "hx_drain_addr")  # hw/harness.py StreamHarness's control inputs
 
 
 def cycle_now() -> int:
@@ -64,9 +67,10 @@ def field(layout: data.StructLayout, name: str, bits: int) -> int:
 async def start_clock(dut) -> None:
     Clock(dut.clk, PERIOD_NS, unit="ns").start()
     dut.rst.value = 0
-    if hasattr(dut, "hx_go"):  # a harness build (hw/harness.py): its ports pass through until hx_go
-        dut.hx_go.value = 0
-        dut.hx_load_en.value = 0
+    if hasattr(dut, "hx_go"):  # a harness build (hw/harness.py): its ports pass through until hx_go; its
+        # other inputs are driven too (undriven, Icarus lets Z reach the passed-through ports)
+        for name in HARNESS_INPUTS:
+            getattr(dut, name).value = 0
 
 
 async def reset(dut, cycles: int = 2) -> None:
@@ -149,15 +153,71 @@ class StreamSink:
         self.ready.value = 0
 
 
+def protocol_step(held: bool, last: str | None, valid: bool, ready: bool,
+                  payload: str) -> tuple[str | None, bool, str]:
+    """One cycle of the stream rule: (the violation this sample shows or None, whether a transfer is now
+    pending, its payload). ``held``/``last``: the previous sample's pending transfer and payload."""
+    what = None
+    if held and not valid:
+        what = "valid dropped before ready"
+    elif held and payload != last:
+        what = f"payload changed while waiting ({last} -> {payload})"
+    return what, valid and not ready, payload
+
+
+def _high(signal) -> bool:
+    """A 1-bit signal is 1 (X or Z, before anything drives it, is not)."""
+    v = signal.value
+    return v.is_resolvable and bool(v)
+
+
+class StreamMonitor:
+    """A passive per-cycle check of ``<port>`` against ``amaranth.lib.stream``'s rule, whoever drives it:
+    once valid is high it stays high, with the same payload, until ready (cocotbext-axi's monitors do the
+    same for AXI). Samples once a cycle where the drivers do (after the falling edge, settled); cycles in
+    reset are skipped. ``violations`` lists (rising-edge index, what) for :meth:`check`."""
+
+    def __init__(self, dut, port: str):
+        _port(self, dut, port)
+        self.name, self.rst = port, dut.rst
+        self.violations: list[tuple[int, str]] = []
+        self.task = cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        held, last = False, None
+        while True:
+            await FallingEdge(self.clk)
+            await ReadOnly()
+            if self.rst.value:
+                held = False
+                continue
+            what, held, last = protocol_step(held, last, _high(self.valid), _high(self.ready),
+                                             str(self.payload.value))
+            if what:
+                self.violations.append((cycle_now(), what))
+
+    def check(self) -> None:
+        if self.violations:
+            when, what = self.violations[0]
+            raise AssertionError(f"{self.name}: stream protocol violated at cycle {when}: {what} "
+                                 f"({len(self.violations)} violation(s))")
+
+    def stop(self) -> None:
+        self.task.cancel()
+
+
 class PortStreams:
     """Per-cycle streaming on several ports at once: a :class:`StreamSink` on every output from construction
     on, every input idle until :meth:`run` drives it. The sources stay in ``sources`` (their ``accepted``
-    stamps) and the sinks in ``sinks``; :meth:`stop` cuts everything (a test that resets mid-stream)."""
+    stamps) and the sinks in ``sinks``; a :class:`StreamMonitor` watches every port (``monitors``) and
+    :meth:`run` fails on a protocol violation; :meth:`stop` cuts everything (a test that resets
+    mid-stream: its sources abort, so the monitors stop too)."""
 
     def __init__(self, dut, ins: Iterable[str], outs: Iterable[str], rng: random.Random, p_valid: float = 1.0,
                  p_ready: float = 1.0):
         self.dut, self.rng, self.p_valid, self.ins = dut, rng, p_valid, tuple(ins)
         self.sinks = {p: StreamSink(dut, p, rng, p_ready) for p in outs}
+        self.monitors = [StreamMonitor(dut, p) for p in (*self.ins, *self.sinks)]
         self.sources: dict[str, StreamSource] = {}
         self.tasks: list = []
         for p in self.ins:
@@ -183,6 +243,9 @@ class PortStreams:
         await ClockCycles(self.dut.clk, linger)
         for s in self.sinks.values():
             s.stop()
+        for mon in self.monitors:
+            mon.check()
+        check_protocol(self.dut)
         return {p: list(s.items) for p, s in self.sinks.items()}
 
     def stop(self) -> None:
@@ -190,8 +253,19 @@ class PortStreams:
             t.cancel()
         for s in self.sinks.values():
             s.stop()
+        for mon in self.monitors:
+            mon.stop()
         for p in self.ins:
             getattr(self.dut, f"{p}__valid").value = 0
+
+
+def check_protocol(dut) -> None:
+    """Fail if a harness build's stream monitors (hw/harness.py :class:`StreamMonitor`, one per DUT stream
+    port, inputs first) saw valid dropped or a payload changed while valid was high and ready low since the
+    last reset or batch."""
+    if hasattr(dut, "hx_violation") and (bits := dut.hx_violation.value.to_unsigned()):
+        raise AssertionError(f"stream protocol violated (hx_violation {bits:#x}: one bit per DUT stream port, "
+                             "inputs first): valid dropped or payload changed while valid was high and ready low")
 
 
 def check_scoreboard(expected: Sequence[int], got: Sequence[int],

@@ -44,7 +44,8 @@ class Capture:
     """What a batch produced: ``items`` and ``cycles`` (acceptance stamps) per output port, ``accepted``
     (acceptance stamps) per input port (those the batch stamps), ``played`` (items accepted) per input
     port, ``cycles_run`` (the batch's cycles, linger included) and
-    ``status`` (bit 0 timed out, bit 1 a capture memory filled up)."""
+    ``status`` (bit 0 timed out, bit 1 a capture memory filled up, bit 2 a stream protocol violation on
+    the ``violations`` ports)."""
 
     items: dict[str, list[int]] = field(default_factory=dict)
     cycles: dict[str, list[int]] = field(default_factory=dict)
@@ -52,9 +53,14 @@ class Capture:
     played: dict[str, int] = field(default_factory=dict)
     cycles_run: int = 0
     status: int = 0
+    violations: list[str] = field(default_factory=list)  # ports whose stream protocol was broken
 
     def check(self, batch: Batch) -> None:
-        """Fails unless the batch ran to completion: no timeout, no overflow, every item played."""
+        """Fails unless the batch ran to completion: no timeout, no overflow, no stream protocol violation
+        (hw/harness.py's monitors), every item played."""
+        if self.status & 4:
+            raise AssertionError(f"stream protocol violated on {', '.join(self.violations)}: valid dropped or "
+                                 "payload changed while valid was high and ready low")
         if self.status & 1:
             raise AssertionError(f"harness: timed out after {self.cycles_run} cycles (a hang); inputs accepted "
                                  f"{self.played} of "
@@ -124,7 +130,8 @@ def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
             ("set", "hx_expect", _packed([b.expect.get(p, 0) for p in lay.outs], cb)),
             ("set", "hx_linger", b.linger), ("set", "hx_timeout", b.timeout),
             ("set", "hx_go", 1), ("run",), ("set", "hx_go", 0),
-            ("get", "hx_cycles"), ("get", "hx_status"), ("get", "hx_played"), ("get", "hx_captured")]
+            ("get", "hx_cycles"), ("get", "hx_status"), ("get", "hx_played"), ("get", "hx_captured"),
+            ("get", "hx_violation")]
     def words(n: int) -> int:
         return min(-(-n // lay.k), lay.depth // lay.k)
 
@@ -142,9 +149,10 @@ def _entries(words: list[int], k: int, bits: int, n: int) -> list[int]:
 def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
     """A :class:`Capture` from the values :func:`batch_ops`' gets and drains returned, in order (an input
     left out of ``b.stamps`` has no acceptance cycles)."""
-    cycles_run, status, played, captured, *drains = results
+    cycles_run, status, played, captured, violation, *drains = results
     cb, cmask = lay.count_bits, (1 << lay.count_bits) - 1
-    cap = Capture(cycles_run=cycles_run, status=status)
+    cap = Capture(cycles_run=cycles_run, status=status,
+                  violations=[p for i, p in enumerate(lay.ins + lay.outs) if violation >> i & 1])
     for j, port in enumerate(lay.outs):
         n = min((captured >> (j * cb)) & cmask, b.expect.get(port, 0) + 1)  # one extra shows as a mismatch
         w = lay.widths[port]

@@ -85,3 +85,60 @@ def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
     assert runner.fastest(tmp_path / "missing.md") == {}
     assert runner.fastest() == runner.FASTEST
     assert runner.FASTEST["deca_pe"] == "verilator"  # 48 s vs 162 s in the committed table
+
+
+def _monitor_trace(steps: list[tuple[int, int, int, int]]) -> list[int]:
+    """Drive a StreamMonitor with (valid, ready, payload, clear) per cycle in Amaranth's own simulator;
+    the violation flag after each edge."""
+    from amaranth.sim import Simulator
+
+    from hw.harness import StreamMonitor
+
+    dut, seen = StreamMonitor(8), []
+
+    async def bench(ctx):
+        for valid, ready, payload, clear in steps:
+            ctx.set(dut.valid, valid)
+            ctx.set(dut.ready, ready)
+            ctx.set(dut.payload, payload)
+            ctx.set(dut.clear, clear)
+            await ctx.tick()
+            seen.append(ctx.get(dut.violation))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    return seen
+
+
+MONITOR_CASES = [
+    ("held until the transfer", [(1, 0, 5, 0), (1, 0, 5, 0), (1, 1, 5, 0), (0, 0, 9, 0), (1, 1, 7, 0)],
+     [0, 0, 0, 0, 0]),
+    ("valid dropped before ready", [(1, 0, 5, 0), (0, 0, 5, 0), (0, 0, 5, 0)], [0, 1, 1]),
+    ("payload changed while waiting", [(1, 0, 5, 0), (1, 0, 6, 0), (1, 1, 6, 0)], [0, 1, 1]),
+    ("a payload may change after a transfer", [(1, 1, 5, 0), (1, 0, 6, 0), (1, 1, 6, 0)], [0, 0, 0]),
+    ("clear forgets", [(1, 0, 5, 0), (0, 0, 5, 0), (0, 0, 0, 1), (0, 0, 0, 0)], [0, 1, 0, 0]),
+]
+
+
+@pytest.mark.parametrize("name, steps, want", MONITOR_CASES)
+def test_stream_monitor_flags_exactly_the_protocol_breaks(name, steps, want) -> None:
+    """hw/harness.py's StreamMonitor, in process: the amaranth.lib.stream rule (valid and payload held from
+    valid until ready), sticky until cleared."""
+    assert _monitor_trace(steps) == want, name
+
+
+
+@pytest.mark.parametrize("name, steps, want", MONITOR_CASES)
+def test_per_cycle_monitor_rule_is_the_harness_monitors(name, steps, want) -> None:
+    """tb/streams.py's StreamMonitor applies the same rule, sample by sample, as hw/harness.py's (the
+    cases above): :func:`tb.streams.protocol_step` over the same (valid, ready, payload) sequences."""
+    from tb.streams import protocol_step
+
+    held, last, seen, bad = False, None, [], False
+    for valid, ready, payload, clear in steps:
+        what, held, last = protocol_step(held, last, bool(valid), bool(ready), str(payload))
+        bad = (bad or what is not None) and not clear
+        seen.append(int(bad))
+    assert seen == want, name
