@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
+import pickle
 import tomllib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -201,6 +202,13 @@ def _run_chunk(args: tuple[str, list[dict]]) -> list[dict]:
     return [run_point(kind, p) for p in pts]
 
 
+def _run_chunk_packed(args: tuple[str, list[dict]]) -> bytes:
+    """:func:`_run_chunk` with its rows pickled: Dask sends bytes as they are, where a list of row dicts goes
+    through its generic serialization (measured: 10,000 points 0.75 s that way, 0.50 s as bytes; the local
+    pool 0.45 s)."""
+    return pickle.dumps(_run_chunk(args), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def chunk_size(points: int, workers: int) -> int:
     """Points per task: about four tasks per worker (load balance), at most 500 points each and at least
     one — a task per point costs the executor more than the point (Dask: ~6 ms a task)."""
@@ -247,11 +255,11 @@ def _map_dask(kind: str, pts: list[dict], scheduler: str, bar) -> list[dict]:
     with _client(scheduler) as client:
         workers = sum(client.nthreads().values())
         chunks = _chunks(kind, pts, chunk_size(len(pts), workers))
-        futures = client.map(_run_chunk, chunks, pure=False)
+        futures = client.map(_run_chunk_packed, chunks, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         out: list[list[dict] | None] = [None] * len(chunks)
         for fut in as_completed(futures):
-            out[index[fut.key]] = fut.result()
+            out[index[fut.key]] = pickle.loads(fut.result())
             bar.update(len(out[index[fut.key]]))
     return [row for chunk in out for row in chunk]
 
