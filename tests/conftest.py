@@ -12,10 +12,8 @@ settings.load_profile("default")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Longest first, so `pytest -n` never leaves one worker finishing a paper-size array alone: the
-    paper-size testbenches (marker ``full``), then the other testbenches (``sim``), then the rest, each
-    group in collection order (the same on every xdist worker)."""
-    def rank(item) -> int:
-        return 0 if item.get_closest_marker("full") else 1 if item.get_closest_marker("sim") else 2
-
-    items.sort(key=rank)
+    """The paper-size testbenches (marker ``full``, `make sim` only) first, so `pytest -n` never leaves one
+    worker finishing a 4-minute array alone at the end; everything else in collection order (the same on
+    every xdist worker). Ordering every testbench first made `make test` slower (8.5 vs 7.3 min on a fresh
+    clone: its long hypothesis tests then ran last), so only ``full`` moves."""
+    items.sort(key=lambda item: 0 if item.get_closest_marker("full") else 1)
