@@ -12,6 +12,8 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass
 
+from golden.commands import flag_fields
+
 # --- tile geometry (§2.3): an AMX BF16 weight tile --------------------------------------------------------
 TILE_ROWS, TILE_COLS = 16, 32
 TILE = TILE_ROWS * TILE_COLS  # 512 elements
@@ -29,6 +31,7 @@ SQQ_DEPTH, MASK_DEPTH, SCALE_DEPTH = 32, 16, 32  # SQQ 32 x 64 B, bitmask queue 
 LUT_ENTRIES = 256  # one big LUT: 256 BF16 entries ...
 SUB_LUTS, SUB_LUT_DEPTH = 4, 64  # ... as four 64-entry sub-LUTs with one read port each
 W_CHOICES = (8, 16, 32, 64)  # output lanes per vOp
+W, LANES = 32, 8  # the paper's design point {W, L} = {32, 8} (§8.2): every unit's and model's default
 LANE_CHOICES = (1, 2, 4, 8, 16, 32, 64)  # big LUTs (L)
 SQQ_READ_VALUES_RAW = LINE_BITS // RAW_BITS  # raw BF16 values read per cycle: one SQQ entry (our choice)
 
@@ -45,11 +48,11 @@ class Err(enum.IntFlag):
     BAD_CFG = 1 << 6
 
 
-ERR_FIELDS = {f.name.lower(): 1 for f in Err}  # bit order = declaration order: hw builds a StructLayout
+ERR_FIELDS = flag_fields(Err)  # bit order = declaration order: hw builds a StructLayout
 
 
 def err_names(flags: int) -> list[str]:
-    return [f.name.lower() for f in Err if flags & f]
+    return [str(f.name).lower() for f in Err if flags & f]
 
 
 CMD_FIELDS = {"bits": 5, "sparse": 1, "scaled": 1, "group_log2": 4}  # the tile descriptor, LSB first

@@ -10,11 +10,7 @@ shared/notes/l3_duplex_flash.md §2.4). Values are bit patterns: FP16 operands, 
   NaN is the canonical NaN. tests/test_duplex_golden.py checks it against golden.arith's bit-level ops.
 * **GEMM** (:func:`gemm`): K split into tiles the input buffer holds; tile partials add in FP32 in tile
   order in the results buffer, then one final rounding to FP16.
-* **Softmax unit** (:func:`softmax`): the row, padded to whole beats of ``lanes`` with -Inf. Pass 1: M is
-  the max tree of beat 0, then max(M, max tree of beat b) (-0 < +0, NaN wins). Pass 2: e_i = exp(s_i - M)
-  (FP16 subtract, golden.arith.fp_exp); l_b = the add tree of beat b's e; two partial sums (beats even /
-  odd) from -0, S = S_0 + S_1; r = 1/S (golden.arith.fp_recip). Pass 3 (``normalize``): p_i = e_i * r,
-  recomputing e_i. Deferred normalization returns e_i and r: the context GEMM's outputs are scaled by r.
+* **Softmax unit**: the shared unit's (``golden.softmax.softmax``), at 64 lanes and 128 KB.
 * **Gated activation** (:func:`silu_gate`): SiLU(g) * u = (g * (1 / (1 + exp(-g)))) * u, each step one
   FP16 operation in that order.
 * **GQA decode attention** (:func:`gqa_decode`): the hardware's composition — scores = the GEMM with
@@ -29,12 +25,12 @@ import math
 import numpy as np
 
 from golden import arith
-from golden.commands import skip_to_last, take
-from golden.duplex_spec import ELEM_BITS, Err, Geometry, Op, SoftmaxErr
+from golden.commands import pack_fields, skip_to_last, take, unpack_fields
+from golden.duplex_spec import DESC_FIELDS, ELEM_BITS, Err, Geometry, Op
 from golden.fp import FP16, FP32, decode_array, encode_array, round_pack, unpack
+from golden.softmax import softmax
 
 F, F32 = FP16, FP32
-NEG_INF = F.inf_bits | F.sign_bit
 ONE = 0x3C00  # FP16 1.0
 
 
@@ -85,11 +81,12 @@ def gemm(w: np.ndarray, x: np.ndarray, k_tile: int) -> np.ndarray:
 
 
 def pack_desc(m: int, k: int, n: int) -> int:
-    return m | k << 16 | n << 32
+    """A DESC item's data (``golden.duplex_spec.DESC_FIELDS``)."""
+    return pack_fields(DESC_FIELDS, m=m, k=k, n=n)
 
 
-def unpack_desc(data: int) -> tuple[int, int, int]:
-    return data & 0xFFFF, data >> 16 & 0xFFFF, data >> 32 & 0xFFFF
+def unpack_desc(data: int) -> tuple[int, ...]:
+    return unpack_fields(DESC_FIELDS, data)
 
 
 def pack_beat(vals, width: int = ELEM_BITS) -> int:
@@ -148,29 +145,6 @@ def _run_gemm(items: list, i: int, m: int, k: int, n: int, g: Geometry, out: lis
                 y = gemm_tile(np.array(ws[-k:]).T, np.array(xs).reshape(n, k))
                 out += [(y[j].tolist(), int(final and j == n - 1), 0) for j in range(n)]
     return Err(0), i
-
-
-# --- softmax unit ---------------------------------------------------------------------------------------
-
-def softmax(scores: list[int], lanes: int, normalize: bool = True,
-            max_scores: int | None = None) -> tuple[list[int], int, int]:
-    """(p or e for every lane of every beat, r = 1/S, error) for one FP16 score row (module docstring)."""
-    if not scores:
-        raise ValueError("scores: a row needs at least one score")
-    if max_scores is not None and len(scores) > max_scores:
-        return [], 0, int(SoftmaxErr.LEN_OVER)
-    padded = list(scores) + [NEG_INF] * (-len(scores) % lanes)
-    beats = [padded[b:b + lanes] for b in range(0, len(padded), lanes)]
-    m = arith.max_tree(beats[0], F)
-    for beat in beats[1:]:
-        m = arith.fp_max(m, arith.max_tree(beat, F), F)
-    es = [[arith.fp_exp(arith.fp_add(s, m ^ F.sign_bit, F), F) for s in beat] for beat in beats]
-    part = [F.sign_bit, F.sign_bit]
-    for b, e in enumerate(es):
-        part[b % 2] = arith.fp_add(part[b % 2], arith.add_tree(e, F), F)
-    r = arith.fp_recip(arith.fp_add(part[0], part[1], F), F)
-    flat = [x for e in es for x in e]
-    return ([arith.fp_mul(x, r, F) for x in flat] if normalize else flat), r, 0
 
 
 # --- gated activation -----------------------------------------------------------------------------------

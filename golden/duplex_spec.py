@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from golden.commands import flag_fields
+
 ELEM_BITS = 16  # FP16 weights, activations, scores (§VI: "FP16")
 ACC_BITS = 32  # FP32 accumulation [S, notes §2.8.9]
 CLOCK_HZ = 650e6  # Logic-PIM arithmetic clock = 1/tCCD_S (§VI)
@@ -21,6 +23,7 @@ MODULES_PER_STACK = 32  # one per pseudo-channel (§VI) [D]
 STACKS = 5  # 80 GB / 16 GB per 8-hi HBM3 stack (§VI) [D]
 ACC_PHASES = 2  # partial sums per output (k even / k odd): hides the 2-cycle FP32 adder [S]
 DIM_BITS = 16  # descriptor fields m, k, n
+DESC_FIELDS = {"m": DIM_BITS, "k": DIM_BITS, "n": DIM_BITS}  # a DESC item's data, LSB first
 SOFTMAX_LANES = 64  # matches the module's 64-wide stream [S, notes §2.4f]
 SOFTMAX_BUFFER_BYTES = 128 * 1024  # "128 KB of buffers" (§VI): 64K FP16 scores
 ACT_LANES = 64  # gated-activation lanes [S]: the paper gives no design
@@ -46,12 +49,7 @@ class Err(enum.IntFlag):
     MALFORMED = 1 << 4  # items out of order, or ``last`` early or missing
 
 
-class SoftmaxErr(enum.IntFlag):
-    LEN_OVER = 1 << 0  # a row longer than the softmax buffer
-
-
-ERR_FIELDS = {f.name.lower(): 1 for f in Err}
-SOFTMAX_ERR_FIELDS = {f.name.lower(): 1 for f in SoftmaxErr}
+ERR_FIELDS = flag_fields(Err)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ Semantics (hw/hermes implements exactly these):
   descriptor the unit cannot run or a malformed stream is consumed to its ``last`` item and answered,
   after the rows already complete, with one error item.
 * **Activation unit** (:func:`act_run`; ``golden.hermes_spec.ActOp``), all FP16 with RNE: softmax over
-  n scores is ``golden.duplex.softmax`` (the same unit design: running max over lanes-wide beats, exp(s - M)
+  n scores is ``golden.softmax.softmax`` (the unit Duplex uses too: running max over lanes-wide beats, exp(s - M)
   with the library's exp, pairwise beat sums into even/odd partials, one reciprocal, a multiply), the last
   beat's lanes past n taken as -Inf; ReLU passes x when its sign is clear or it is NaN, else +0 (so -0 ->
   +0); merge a + b; scale a * b[0]. A transaction is ceil(n / lanes) beats of one op; a malformed one
@@ -43,9 +43,9 @@ import numpy as np
 from golden import hermes_spec as hs
 from golden.arith import add_tree, fp_add, fp_convert, fp_mul
 from golden.commands import skip_to_last, take
-from golden.duplex import softmax as _softmax
 from golden.fp import FP16, FP32
 from golden.hermes_spec import ACT_N_BITS, ELEM_BITS, ActErr, ActOp, Err, Gemv, Mode, Op, pack_desc, unpack_desc
+from golden.softmax import softmax as _softmax
 
 NEG_ZERO32 = FP32.sign_bit
 

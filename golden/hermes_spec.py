@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from golden.commands import flag_fields, pack_fields, unpack_fields
+
 ELEM_BITS = 16  # FP16 weights and activations throughout (§IV-A1)
 ACC_BITS = 32  # FP32 products (exact for FP16 x FP16) and accumulation, one final rounding [S, notes §3.1]
 CLOCK_HZ = 1e9  # NDP core clock (§V-A)
@@ -21,6 +23,8 @@ BUFFER_BYTES = 256 * 1024  # NDP core buffer (Table II)
 ACT_LANES = 256  # activation unit: 256 FP16 exp, add and multiply units (§IV-A1)
 DIM_BITS = 16  # descriptor fields n and kb
 BATCH_BITS = 5  # descriptor field batch
+# a DESC item's data, LSB first: mode (Mode), n (rows or columns), kb (beats per row or column), batch
+DESC_FIELDS = {"mode": 1, "n": DIM_BITS, "kb": DIM_BITS, "batch": BATCH_BITS}
 MAX_BATCH = 16  # "batch 1-16" (§V-A); the accumulators and output queue are sized for it
 
 # --- the neuron predictor (§IV-C1, notes §4.2-4.3) ---------------------------------------------------------
@@ -60,7 +64,7 @@ class Err(enum.IntFlag):
     BATCH = 8  # batch above MAX_BATCH
 
 
-ERR_FIELDS = {f.name.lower(): 1 for f in Err}
+ERR_FIELDS = flag_fields(Err)
 
 
 class ActOp(enum.IntEnum):
@@ -81,7 +85,7 @@ class ActErr(enum.IntFlag):
     MALFORMED = 4  # beats other than ceil(n / lanes), or an op change within the transaction
 
 
-ACT_ERR_FIELDS = {f.name.lower(): 1 for f in ActErr}
+ACT_ERR_FIELDS = flag_fields(ActErr)
 ACT_N_BITS = 20  # an activation transaction's n: past the softmax buffer's 128K scores, so LEN_OVER is reachable
 ACT_BUFFER_BYTES = BUFFER_BYTES  # the softmax row buffer: the NDP core buffer (Table II) [S]
 
@@ -138,17 +142,12 @@ class Gemv:
 
 
 def pack_desc(mode: int, n: int, kb: int, batch: int) -> int:
-    """A DESC item's data: mode (bit 0), n (rows or columns), kb (beats per row or column), batch."""
-    return mode | n << 1 | kb << (1 + DIM_BITS) | batch << (1 + 2 * DIM_BITS)
+    """A DESC item's data (:data:`DESC_FIELDS`)."""
+    return pack_fields(DESC_FIELDS, mode=mode, n=n, kb=kb, batch=batch)
 
 
-def unpack_desc(data: int) -> tuple[int, int, int, int]:
-    mask = (1 << DIM_BITS) - 1
-    batch = data >> (1 + 2 * DIM_BITS) & ((1 << BATCH_BITS) - 1)
-    return data & 1, data >> 1 & mask, data >> (1 + DIM_BITS) & mask, batch
-
-
-DESC_BITS = 1 + 2 * DIM_BITS + BATCH_BITS
+def unpack_desc(data: int) -> tuple[int, ...]:
+    return unpack_fields(DESC_FIELDS, data)
 
 
 FULL = Gemv()

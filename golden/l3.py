@@ -49,9 +49,9 @@ from golden.l3_spec import (
     Geometry,
     Op,
 )
+from golden.softmax import NEG_INF
 
 F = FP16
-NEG_INF = F.inf_bits | F.sign_bit
 MASK16 = (1 << ELEM_BITS) - 1
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from golden.commands import flag_fields
+
 ELEM_BITS = 16  # FP16 K, V, Q and scores (Table 3: N_pre = 2)
 CHIPS = 8  # x8 DDR4 chips on a 64-bit rank (§4.1: "FP16 and x8 chips")
 BEAT_BITS = 64  # the rank's data bus
@@ -53,7 +55,7 @@ class Err(enum.IntFlag):
     LEN_OVER = 1 << 2  # a head longer than the rank PU buffer (or the rank's K/V storage)
 
 
-ERR_FIELDS = {f.name.lower(): 1 for f in Err}
+ERR_FIELDS = flag_fields(Err)
 
 
 @dataclass(frozen=True)

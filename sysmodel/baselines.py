@@ -37,6 +37,7 @@ from sysmodel.cost import efficiency as efficiency_profile
 from sysmodel.devices import get_device, get_link
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
 HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16.3 TB/s (L3 §6.1, notes §1)
@@ -95,7 +96,7 @@ class Baseline:
                 u.read(self.device.memory, np.multiply(count, op.bytes))
                 u.flops = np.add(u.flops, np.multiply(count, op.flops))
             if self.engine.count > 1:
-                u.move(self.device.link, count * tp_allreduce_bytes(self.cfg, shape, self.engine.count))
+                u.move(self.device.interconnect, count * tp_allreduce_bytes(self.cfg, shape, self.engine.count))
         return u
 
     def energy(self, shape: StageShape, seconds: ArrayLike | None = None) -> np.ndarray:
@@ -116,7 +117,7 @@ class Baseline:
         require_fit(self.cfg, self.kv_capacity() + self.cfg.weight_bytes(self.wbytes), self.where(), batch, ctx,
                     self.wbytes)
 
-    def stage_times(self, shape: StageShape) -> ArrayLike:
+    def stage_times(self, shape: StageShape) -> Num:
         return stage_time(self.cfg, shape, self.engine, self.wbytes)
 
     def decode(self, batch: int, kv_len: ArrayLike) -> TokenTime:
@@ -168,7 +169,7 @@ class Offload(Baseline):
         self.overlap, self.active, self.compute_overhead = overlap, active or {}, compute_overhead
         self.name = f"offload ({device} + {link})"
 
-    def _moved(self, ops) -> ArrayLike:
+    def _moved(self, ops) -> Num:
         """Weight bytes a layer's step streams: the offloaded share, of the active neurons only (``active``)."""
         share = {"qkv": self.active.get("attn", 1.0), "ffn": self.active.get("mlp", 1.0)}
         return self.streamed * sum(np.multiply(op.weight_bytes, share.get(op.name.split("_")[0], 1.0)) for op in ops)
@@ -199,8 +200,8 @@ class Offload(Baseline):
         u.move(self.link.name, moved)
         return u
 
-    def stage_times(self, shape: StageShape) -> ArrayLike:
-        t = 0.0
+    def stage_times(self, shape: StageShape) -> Num:
+        t: Num = 0.0
         for moe, count in layer_groups(self.cfg):
             ops = layer_ops(self.cfg, shape, moe, self.wbytes)
             compute = sum(self.engine.op_time(op) for op in ops) * (1 + self.compute_overhead)
@@ -209,13 +210,13 @@ class Offload(Baseline):
         return t
 
 
-def pipelined(a: ArrayLike, b: ArrayLike, stages: int) -> ArrayLike:
+def pipelined(a: Num, b: Num, stages: int) -> Num:
     """Two dependent kinds of work overlapped over ``stages`` independent slices (head groups): all but
     one slice of the shorter hides under the longer."""
     return np.maximum(a, b) + np.minimum(a, b) / stages
 
 
-def coprocess(a: ArrayLike, b: ArrayLike) -> ArrayLike:
+def coprocess(a: Num, b: Num) -> Num:
     """Divisible work split between two engines so both finish together (times ``a`` and ``b`` alone)."""
     return a * b / (a + b)
 
@@ -233,7 +234,7 @@ class HbmPim(Baseline):
                  ff_coprocess: bool = False, overlap: bool = False, wbytes: float = 2.0, eff: Efficiency = ATTACC):
         super().__init__(model, device, gpus, wbytes, eff)
         self.pim = Engine(replace(self.device, mem_bw=self.device.mem_bw * factor), PEAK, gpus)
-        self.link = get_link(self.device.link)
+        self.link = get_link(self.device.interconnect)
         self.ff_coprocess, self.overlap, self.factor = ff_coprocess, overlap, factor
         self.name = f"HBM-PIM attention ({gpus}x {device}, {factor:g}x)"
 
@@ -249,14 +250,14 @@ class HbmPim(Baseline):
             kv = np.multiply(count, ops["attn_decode"].bytes)
             u.read(self.device.memory, np.negative(kv))
             u.read(self.device.memory, kv, "bank")
-            u.move(self.device.link, count * np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim)
+            u.move(self.device.interconnect, count * np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim)
                                                          * ACT_BYTES))
             if self.ff_coprocess:
                 names = [n for n in ops if n.startswith("ffn_") or n == "router"]
                 gpu_t = sum(self.engine.op_time(ops[n]) for n in names)
                 pim_bytes = sum(np.multiply(shape.tokens, ops[n].weight_bytes) for n in names)
                 share = gpu_t / (gpu_t + pim_bytes / self.pim.bandwidth)  # the PIM's part of the split
-                moved = sum(ops[n].weight_bytes for n in names)
+                moved = sum(np.asarray(ops[n].weight_bytes, float) for n in names)
                 u.read(self.device.memory, np.negative(np.multiply(count * share, moved)))
                 u.read(self.device.memory, np.multiply(count * share, pim_bytes), "bank")
         return u
@@ -270,9 +271,9 @@ class HbmPim(Baseline):
         return Area(per_bw * self.factor * self.device.mem_bw * self.engine.count,
                     "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth")
 
-    def stage_times(self, shape: StageShape) -> ArrayLike:
+    def stage_times(self, shape: StageShape) -> Num:
         cfg, gpu, pim, gpus = self.cfg, self.engine, self.pim, self.engine.count
-        t = 0.0
+        t: Num = 0.0
         for moe, count in layer_groups(cfg):
             ops = {op.name: op for op in layer_ops(cfg, shape, moe, self.wbytes)}
             fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"])

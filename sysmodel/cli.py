@@ -299,6 +299,7 @@ def cmd_dram(a: argparse.Namespace) -> int:
           f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
           f"{res.cycles} cycles | {res.refreshes} refreshes")
     if a.log is not None:
+        assert res.log is not None  # simulate() logged: log=True
         bad = memory_check.check(p, res.log, refresh=a.refresh != "none")
         if bad:
             raise RuntimeError(f"the command log breaks a timing constraint: {bad[0]}")

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from sysmodel.devices import Device, get_link
 from sysmodel.models import KV_BYTES, ModelConfig, Op, StageShape, layer_groups, layer_ops
+from sysmodel.num import Num
 
 
 @dataclass(frozen=True)
@@ -96,10 +97,10 @@ class Engine:
     def bandwidth(self) -> float:
         return self.device.mem_bw * self.eff.memory * self.count
 
-    def time(self, flops: ArrayLike, nbytes: ArrayLike) -> ArrayLike:
+    def time(self, flops: ArrayLike, nbytes: ArrayLike) -> Num:
         return np.maximum(np.divide(flops, self.flops), np.divide(nbytes, self.bandwidth))
 
-    def occupancy(self, blocks: ArrayLike) -> ArrayLike:
+    def occupancy(self, blocks: ArrayLike) -> Num:
         """Busy fraction of the SMs for ``blocks`` thread blocks per device (1 when not modelled)."""
         if not (self.eff.occupancy and self.device.sms):
             return np.ones_like(np.asarray(blocks, float))
@@ -107,7 +108,7 @@ class Engine:
         waves = np.maximum(np.ceil(per_dev / self.device.sms), 1)
         return np.where(per_dev > 0, per_dev / (waves * self.device.sms), 1.0)
 
-    def op_time(self, op: Op) -> ArrayLike:
+    def op_time(self, op: Op) -> Num:
         t = self.time(op.flops, op.bytes)
         if op.kind == "attention" and np.any(op.blocks):
             t = t / self.occupancy(op.blocks)
@@ -117,13 +118,11 @@ class Engine:
             t = t + self.eff.act_s
         return t
 
-    def allreduce_time(self, nbytes: ArrayLike) -> ArrayLike:
+    def allreduce_time(self, nbytes: ArrayLike) -> Num:
         """One tensor-parallel all-reduce of a ``nbytes`` vector per device (0 for a single device)."""
         if self.count == 1:
             return np.zeros_like(np.asarray(nbytes, float))
-        if self.device.link is None:
-            raise ValueError(f"device: {self.device.name} has no interconnect for tensor parallelism")
-        return get_link(self.device.link).allreduce_time(nbytes, self.count)
+        return get_link(self.device.interconnect).allreduce_time(nbytes, self.count)
 
 
 Placement = Engine | Callable[[Op], Engine]  # one engine for everything, or an engine per operator
@@ -133,12 +132,12 @@ ALLREDUCES_PER_LAYER = 2  # Megatron tensor parallelism: after the attention pro
 ACT_BYTES = 2.0  # FP16 activations
 
 
-def tp_allreduce(cfg: ModelConfig, shape: StageShape, engine: Engine) -> ArrayLike:
+def tp_allreduce(cfg: ModelConfig, shape: StageShape, engine: Engine) -> Num:
     """A layer's tensor-parallel collectives: its output vectors (tokens x hidden) all-reduced twice."""
     return ALLREDUCES_PER_LAYER * engine.allreduce_time(np.multiply(shape.tokens, cfg.hidden * ACT_BYTES))
 
 
-def tp_allreduce_bytes(cfg: ModelConfig, shape: StageShape, devices: int) -> ArrayLike:
+def tp_allreduce_bytes(cfg: ModelConfig, shape: StageShape, devices: int) -> Num:
     """Bytes a layer's tensor-parallel all-reduces put on the links, all devices together: a ring all-reduce
     of an n-byte vector sends 2 (d - 1) / d x n from each of d devices."""
     vector = np.multiply(shape.tokens, cfg.hidden * ACT_BYTES)
@@ -146,11 +145,11 @@ def tp_allreduce_bytes(cfg: ModelConfig, shape: StageShape, devices: int) -> Arr
 
 
 def stage_time(cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes: float = 2.0,
-               kv_bytes: float = KV_BYTES) -> ArrayLike:
+               kv_bytes: float = KV_BYTES) -> Num:
     """Seconds for one stage: every layer's operators, each on the engine ``placement`` gives it, plus
     the tensor-parallel all-reduces of the engine that runs the layer's projection."""
     engine_of = placement if callable(placement) else (lambda _op: placement)
-    total = 0.0
+    total: Num = 0.0
     for moe, count in layer_groups(cfg):
         ops = layer_ops(cfg, shape, moe, wbytes, kv_bytes)
         proj = next(op for op in ops if op.name == "o_proj")
@@ -160,7 +159,7 @@ def stage_time(cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes
 
 
 def decode_step(cfg: ModelConfig, placement: Placement, batch: ArrayLike = 1, kv_len: ArrayLike = 1024,
-                wbytes: float = 2.0, kv_bytes: float = KV_BYTES) -> ArrayLike:
+                wbytes: float = 2.0, kv_bytes: float = KV_BYTES) -> Num:
     """Seconds for one decode step of ``batch`` requests at ``kv_len`` cached tokens each."""
     return stage_time(cfg, StageShape.decode(batch, kv_len), placement, wbytes, kv_bytes)
 

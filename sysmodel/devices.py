@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel.num import Num
+
 
 @dataclass(frozen=True)
 class Device:
@@ -28,6 +30,14 @@ class Device:
     link: str | None = None
     memory: str = "hbm2e"
     tdp_w: float = 0.0
+
+    @property
+    def interconnect(self) -> str:
+        """``link``, for a system that moves data between devices of this kind (an error naming the device
+        when it has none)."""
+        if self.link is None:
+            raise ValueError(f"device: {self.name} has no interconnect for multi-device systems")
+        return self.link
 
     def time(self, flops: float, nbytes: float) -> float:
         """Roofline time at peak rates: the slower of compute and memory."""
@@ -107,7 +117,7 @@ class Link:
             raise ValueError("nbytes: must be >= 0")
         return self.latency_s + nbytes / self.bw if nbytes else 0.0
 
-    def allreduce_time(self, nbytes: ArrayLike, devices: int) -> ArrayLike:
+    def allreduce_time(self, nbytes: ArrayLike, devices: int) -> Num:
         """All-reduce of ``nbytes`` (each device's full vector) over ``devices``: devices - 1 steps, each
         moving nbytes/devices, taking max(step_s + step_s_per_byte * size, size / bw)."""
         if devices <= 1:

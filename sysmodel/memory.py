@@ -476,7 +476,7 @@ def simulate(preset: DramPreset, addrs: list[int], writes: list[bool] | None = N
     if len(addrs) == 0:
         raise ValueError("addrs: empty trace")
     policy = policy_index(preset, refresh)
-    addrs = np.asarray(addrs, np.int64)
+    addr_a = np.asarray(addrs, np.int64)
     writes_a = np.zeros(len(addrs), np.bool_) if writes is None else np.asarray(writes, np.bool_)
     arrive = np.zeros(len(addrs), np.int64) if arrivals is None else np.asarray(arrivals, np.int64)
     t = preset.timing
@@ -485,11 +485,11 @@ def simulate(preset: DramPreset, addrs: list[int], writes: list[bool] | None = N
     run = _engine()
     cycles, refs, logs = 0, 0, []
     for ch in range(o.channels):
-        sel = np.flatnonzero(addrs % o.channels == ch)
+        sel = np.flatnonzero(addr_a % o.channels == ch)
         if not len(sel):
             continue
         sel = sel[np.argsort(arrive[sel], kind="stable")]
-        local = addrs[sel] // o.channels
+        local = addr_a[sel] // o.channels
         bg, a = local % o.bankgroups, local // o.bankgroups
         a = a // o.columns
         bk, a = a % o.banks_per_group, a // o.banks_per_group
@@ -567,7 +567,7 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
     dec = [decode(o, a) for a in addrs]
     g = len({bank // o.banks_per_group for _, bank, _, _ in dec})
     banks = len({(rank, bank) for rank, bank, _, _ in dec})
-    visits = {}
+    visits: dict = {}
     for rank, bank, row, _ in dec:
         visits.setdefault((rank, bank), []).append(row)
     row_visits = sum(1 + sum(a != b for a, b in zip(rows, rows[1:], strict=False)) for rows in visits.values())
@@ -666,7 +666,8 @@ def pim_refresh_lines() -> list[str]:
         def g(v: float | None) -> str:
             return "—" if v is None else f"{v / 1e9:.1f}"
 
-        ratio = "—" if paper is None else f"{bw[used] / paper:.3f}"
+        took = bw[used]
+        ratio = "—" if paper is None or took is None else f"{took / paper:.3f}"
         lines.append(f"| {name} | {g(paper)} | {g(peak)} | {' | '.join(g(bw[c]) for c in cols)} | {used} | "
                      f"{ratio} | {src} |")
     return lines

@@ -59,7 +59,7 @@ class _Channel:
         self.pb_count = np.zeros((o.ranks, o.banks), np.int64)
         self.ref = np.full(o.ranks, NEVER, np.int64)
         self.ref_count = np.zeros(o.ranks, np.int64)
-        self.acts = [deque(maxlen=4) for _ in range(o.ranks)]
+        self.acts: list[deque[int]] = [deque(maxlen=4) for _ in range(o.ranks)]
         self.last_act = [(NEVER, -1)] * o.ranks  # (cycle, bank group)
         self.last_col = [(NEVER, -1)] * o.ranks
         self.last_wr = [(NEVER, -1)] * o.ranks  # (write data end, bank group)

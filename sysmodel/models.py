@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel.num import Num
+
 MODELS_DIR = Path(__file__).parent / "data" / "models"
 KV_BYTES = 2.0  # FP16 KV cache, every paper's precision (L3 Table 3, Duplex §VI, Hermes §V-A)
 
@@ -146,7 +148,7 @@ class Op:
     blocks: ArrayLike = 0
 
     @property
-    def bytes(self) -> ArrayLike:
+    def bytes(self) -> Num:
         return np.add(np.add(self.weight_bytes, self.kv_bytes), self.act_bytes)
 
 

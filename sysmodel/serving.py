@@ -540,6 +540,7 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     def preempt_one() -> None:
         nonlocal preemptions, recomputed, swap_bytes, link_s
         victim = max(running)  # the latest arrived (vLLM's victim)
+        assert blocks is not None  # only the paged policies preempt
         running.remove(victim)
         preemptions += 1
         if preempt == "recompute":
@@ -598,8 +599,8 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         in_sys = len(running) + len(waiting) + len(swapped)
         if len(pre):  # a stage with prefill work; decodes ride along unless the policy runs prompts alone
             ride = dec if pol.mixed else dec[:0]
-            budget = pol.budget(prefill_budget)
-            budget = math.inf if budget is None else budget
+            allowed = pol.budget(prefill_budget)
+            budget: float = math.inf if allowed is None else allowed
             if pol.budget_counts_decode:
                 budget -= len(ride)
             elif prefill_budget is None and not pol.paged and hasattr(system, "prefill_budget"):
@@ -720,6 +721,7 @@ def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, r in enumerate(results):
+        assert r.iter_kv is not None  # simulate() records it on every run
         start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
         ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system)
     ax.set_xlabel("time (s)")

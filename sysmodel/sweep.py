@@ -259,9 +259,10 @@ def _map_dask(kind: str, pts: list[dict], scheduler: str, bar) -> list[dict]:
         index = {f.key: i for i, f in enumerate(futures)}
         out: list[list[dict] | None] = [None] * len(chunks)
         for fut in as_completed(futures):
-            out[index[fut.key]] = pickle.loads(fut.result())
-            bar.update(len(out[index[fut.key]]))
-    return [row for chunk in out for row in chunk]
+            rows = pickle.loads(fut.result())
+            out[index[fut.key]] = rows
+            bar.update(len(rows))
+    return [row for chunk in out if chunk is not None for row in chunk]
 
 
 def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, scheduler: str | None = None) -> Path:

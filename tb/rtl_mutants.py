@@ -90,7 +90,8 @@ RTL_MUTANTS = (
               "a flipped comparison in the chunk softmax's assembly of a chunk (hw/l3/softmax_unit.py): the "
               "arriving score is dropped for a stale one"),
     RtlMutant("duplex-gemm-input", "duplex", _spec(DUPLEX_SPECS, "duplex_gemm_module"),
-              "self.i.ready.eq((kk < dk) & (~held | last_grp))", "self.i.ready.eq((kk <= dk) & (~held | last_grp))",
+              'self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))',
+              'self.i.ready.eq((c["kk"] <= c["k"]) & (~self.issue | last_grp))',
               "an off-by-one in the GEMM module's input beat counter (hw/duplex/gemm_module.py): one beat too many "
               "accepted per K tile"),
 )

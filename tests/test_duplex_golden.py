@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from golden import arith, duplex
 from golden.duplex_spec import FULL, REDUCED, Err, Geometry, Op
 from golden.fp import FP16, FP32
+from golden.softmax import softmax
 from tb.stimulus import edge_values, random_value
 
 EDGES = edge_values(FP16)
@@ -73,24 +74,24 @@ def test_gemm_tiles_close_to_float64() -> None:
 def test_softmax_close_to_float64(n: int) -> None:
     rng = np.random.default_rng(n)
     s = duplex.random_fp16(rng, n, scale=3.0)
-    p, r, err = duplex.softmax(s.tolist(), lanes=64)
+    p, r, err = softmax(s.tolist(), lanes=64)
     assert err == 0 and len(p) % 64 == 0
     ref = np.exp(duplex.fp16_value(s) - duplex.fp16_value(s).max())
     ref /= ref.sum()
     got = duplex.fp16_value(p[:n])
     assert np.all(np.abs(got - ref) <= 4 * 2.0 ** -11 * ref.max())
     assert all(x == 0 for x in p[n:])  # padding lanes: exp(-Inf) = 0
-    e, r2, _ = duplex.softmax(s.tolist(), lanes=64, normalize=False)
+    e, r2, _ = softmax(s.tolist(), lanes=64, normalize=False)
     assert r2 == r and [arith.fp_mul(a, r, FP16) for a in e] == p  # deferred: the same p once scaled
 
 
 def test_softmax_edges() -> None:
-    assert duplex.softmax([FP16.nan_bits, 0], 4)[0][0] == FP16.nan_bits
-    p, _, _ = duplex.softmax([0x7BFF, 0xFBFF, 0], 4)  # +max, -max, 0: one-hot
+    assert softmax([FP16.nan_bits, 0], 4)[0][0] == FP16.nan_bits
+    p, _, _ = softmax([0x7BFF, 0xFBFF, 0], 4)  # +max, -max, 0: one-hot
     assert duplex.fp16_value(p[:3]).tolist() == [1.0, 0.0, 0.0]
-    assert duplex.softmax([0] * 9, 4, max_scores=8)[2] != 0
+    assert softmax([0] * 9, 4, max_scores=8)[2] != 0
     with pytest.raises(ValueError, match="scores"):
-        duplex.softmax([], 4)
+        softmax([], 4)
 
 
 def test_silu_gate_close_to_float64() -> None:

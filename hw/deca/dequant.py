@@ -15,7 +15,7 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.deca_spec import LINE_BITS, RAW_BITS, TILE, VALUE_BITS
+from golden.deca_spec import LANES, LINE_BITS, RAW_BITS, TILE, VALUE_BITS, W
 from hw.deca.descriptor import CMD, DescriptorDecode
 from hw.deca.expand import popcount
 from hw.deca.lut_array import ADDR_BITS, LookupSignature
@@ -42,7 +42,7 @@ class Dequantize(wiring.Component):
       ``o``: Out(stream of :func:`vop_layout`) — one entry per vOp.
     """
 
-    def __init__(self, w: int = 32, lanes: int = 8):
+    def __init__(self, w: int = W, lanes: int = LANES):
         self.w, self.lanes, self.nv = w, lanes, TILE // w
         self.lookups = min(w, 4 * lanes)
         super().__init__({"cmd": In(stream.Signature(CMD)), "sqq": In(SqqReadSignature()),

@@ -11,7 +11,7 @@ from amaranth.hdl import Const, Module, Mux
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.deca_spec import CMD_FIELDS, GROUP_LOG2_MAX, RAW_BITS, TILE
+from golden.deca_spec import CMD_FIELDS, GROUP_LOG2_MAX, LANES, RAW_BITS, TILE, W
 from hw.deca.cycles import lq
 
 CMD = data.StructLayout(CMD_FIELDS)  # golden.deca_spec.TileCmd
@@ -28,7 +28,7 @@ class DescriptorDecode(wiring.Component):
       ``group_vops``: Out — vOps per scale group minus one, as a mask on the vOp index.
     """
 
-    def __init__(self, w: int = 32, lanes: int = 8):
+    def __init__(self, w: int = W, lanes: int = LANES):
         self.w, self.lanes = w, lanes
         super().__init__({"cmd": In(CMD), "bad": Out(1), "bits": Out(5), "lq": Out(range(w + 1)),
                           "sparse": Out(1), "scaled": Out(1), "scale_on": Out(1), "group_vops": Out(range(TILE + 1))})

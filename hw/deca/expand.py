@@ -9,6 +9,8 @@ from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from golden.deca_spec import W
+
 
 def prefix_sum(m: Module, bits: Value, name: str = "psum") -> list[Signal]:
     """Exclusive prefix popcount of ``bits`` (Hillis-Steele scan, log2(W) adder levels):
@@ -35,7 +37,7 @@ def popcount(m: Module, bits: Value, name: str = "popcnt") -> Signal:
 class Expand(wiring.Component):
     """sd (window values, dense-packed) + mask -> dd (W lanes with zeros inserted)."""
 
-    def __init__(self, w: int = 32):
+    def __init__(self, w: int = W):
         self.w = w
         super().__init__({"sd": In(data.ArrayLayout(16, w)), "mask": In(w),
                           "dd": Out(data.ArrayLayout(16, w))})

@@ -15,7 +15,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from golden.deca_spec import LUT_ENTRIES, SUB_LUT_DEPTH, SUB_LUTS, VALUE_BITS
+from golden.deca_spec import LANES, LUT_ENTRIES, SUB_LUT_DEPTH, SUB_LUTS, VALUE_BITS, W
 
 ADDR_BITS = LUT_ENTRIES.bit_length() - 1  # 8: a big LUT's address, the widest code it decodes
 SUB_BITS = SUB_LUT_DEPTH.bit_length() - 1  # 6: a sub-LUT's address
@@ -43,7 +43,7 @@ class LutArray(wiring.Component):
     ``lookup`` In(:class:`LookupSignature`).
     """
 
-    def __init__(self, lanes: int = 8, lookups: int = 32):
+    def __init__(self, lanes: int = LANES, lookups: int = W):
         if lookups > SUB_LUTS * lanes:
             raise ValueError(f"lookups: {lookups} not allowed; at most 4*L = {SUB_LUTS * lanes}")
         self.lanes, self.lookups = lanes, lookups

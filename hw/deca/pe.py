@@ -29,6 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from golden.deca_spec import (
     LANE_CHOICES,
+    LANES,
     LINE_BITS,
     MASK_DEPTH,
     SCALE_DEPTH,
@@ -36,6 +37,7 @@ from golden.deca_spec import (
     TILE,
     VALUE_BITS,
     W_CHOICES,
+    W,
 )
 from hw.cycles import CycleModel
 from hw.deca.cycles import expected_tile_cycles, lq
@@ -56,7 +58,7 @@ def check_params(w: int, lanes: int) -> None:
         raise ValueError(f"lanes: {lanes} not allowed; a power of two from 1 to {LANE_CHOICES[-1]}")
 
 
-def cycle_model(w: int = 32, lanes: int = 8, bits: int = 8, density: float = 1.0, **_params) -> CycleModel:
+def cycle_model(w: int = W, lanes: int = LANES, bits: int = 8, density: float = 1.0, **_params) -> CycleModel:
     """latency: from a tile's last dequantization cycle (its descriptor retires) to its last chunk's
     acceptance, FILL_TO_OUT + 512/W - 1; ii: cycles per tile, 512/W * (1 + bpv) — exact for dense
     tiles, the binomial expectation for sparse ones (each tile's exact count: ``tile_cycles``)."""
@@ -69,7 +71,7 @@ class DecaPE(wiring.Component):
     """W output lanes per vOp, L big LUTs; queue depths default to Table 3 (SQQ 32 x 64 B, bitmask queue
     16 x 4 B, scale-factor queue 32 x 2 B). Members: the ports listed in the module docstring."""
 
-    def __init__(self, w: int = 32, lanes: int = 8, sqq_depth: int = SQQ_DEPTH, mask_depth: int = MASK_DEPTH,
+    def __init__(self, w: int = W, lanes: int = LANES, sqq_depth: int = SQQ_DEPTH, mask_depth: int = MASK_DEPTH,
                  scale_depth: int = SCALE_DEPTH):
         check_params(w, lanes)
         self.w, self.lanes = w, lanes

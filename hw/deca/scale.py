@@ -12,7 +12,7 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.deca_spec import TILE, VALUE_BITS
+from golden.deca_spec import TILE, VALUE_BITS, W
 from golden.fp import BF16
 from hw.arith import fpmul
 from hw.deca.dequant import vop_layout
@@ -27,7 +27,7 @@ class ScaleStage(wiring.Component):
     """Members: ``i`` In(stream of :func:`~hw.deca.dequant.vop_layout`) — one vOp per entry;
     ``o`` Out(stream of :func:`~hw.deca.tout.chunk_in`) — its W output lanes for TOut."""
 
-    def __init__(self, w: int = 32):
+    def __init__(self, w: int = W):
         self.w = w
         super().__init__({"i": In(stream.Signature(vop_layout(w))), "o": Out(stream.Signature(chunk_in(w)))})
 

@@ -11,7 +11,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from golden.deca_spec import ERR_FIELDS, TILE, VALUE_BITS
+from golden.deca_spec import ERR_FIELDS, TILE, VALUE_BITS, W
 
 ERR = data.StructLayout(ERR_FIELDS)  # golden.deca_spec.Err, one bit per flag
 
@@ -29,7 +29,7 @@ def chunk_out(w: int) -> data.StructLayout:
 class TOut(wiring.Component):
     """Members: ``i`` In(stream of :func:`chunk_in`); ``o`` Out(stream of :func:`chunk_out`)."""
 
-    def __init__(self, w: int = 32):
+    def __init__(self, w: int = W):
         self.w, self.nv = w, TILE // w
         super().__init__({"i": In(stream.Signature(chunk_in(w))), "o": Out(stream.Signature(chunk_out(w)))})
 

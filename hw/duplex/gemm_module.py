@@ -20,12 +20,12 @@ output. Back-to-back transactions start the cycle after the previous one's last 
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from golden.duplex_spec import ACC_BITS, DIM_BITS, ELEM_BITS, ERR_FIELDS, FULL, Err, Geometry, Op
+from golden.duplex_spec import ACC_BITS, DESC_FIELDS, DIM_BITS, ELEM_BITS, ERR_FIELDS, FULL, Err, Geometry, Op
 from golden.fp import FP16, FP32
 from hw.arith import fpadd, fpmul
 from hw.cycles import CycleModel
@@ -34,10 +34,11 @@ from hw.pipeline import PipelineCtl, delay
 MAC_DEPTH = fpmul.LATENCY + fpadd.LATENCY  # issue -> accumulator write
 FLUSH = MAC_DEPTH + 1  # last issue -> first combine read (the write lands the cycle after)
 ERR = data.StructLayout(ERR_FIELDS)
+DESC = data.StructLayout(DESC_FIELDS)  # a DESC item's data (golden.duplex.pack_desc)
 
 
 def item_layout(g: Geometry) -> data.StructLayout:
-    return data.StructLayout({"op": 2, "data": max(g.modules * g.rows * ELEM_BITS, 3 * DIM_BITS), "last": 1})
+    return data.StructLayout({"op": 2, "data": max(g.modules * g.rows * ELEM_BITS, DESC.size), "last": 1})
 
 
 def out_layout(g: Geometry) -> data.StructLayout:
@@ -61,7 +62,8 @@ def timing_shape(g: Geometry) -> tuple[int, int, int]:
     return 2 * g.rows, 2 * g.rows, g.lanes
 
 
-def cycle_model(rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192, **_params) -> CycleModel:
+def cycle_model(rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
+                **_params) -> CycleModel:
     """For :func:`timing_shape`: latency from its last weight beat (G = 1 issue, FLUSH, n drain reads, the
     combine) and II per transaction (its cycles plus the one after its last output)."""
     g = Geometry(rows, lanes, buffer_bytes)
@@ -169,14 +171,16 @@ class Combine(wiring.Component):
 
 class GemmModule(wiring.Component):
     """Members: ``i`` In(stream of {op, data, last}) — DESC, X and W items (``golden.duplex_spec.Op``;
-    DESC data = m | k << 16 | n << 32); ``o`` Out(stream of {y: rows FP32, last, error}) — each row block's
+    DESC data: :data:`DESC`); ``o`` Out(stream of {y: rows FP32, last, error}) — each row block's
     n output beats, or one error item. With ``modules`` > 1 (hw/duplex/stack.py) one controller drives that
     many datapaths (input buffer, MAC array, combine) in lockstep; W items and outputs carry one row block
     per module."""
 
-    def __init__(self, rows: int = 64, lanes: int = 8, buffer_bytes: int = 8192, modules: int = 1):
-        if rows < 4:
-            raise ValueError(f"rows: {rows} not allowed; >= 4 (a beat carries the 48-bit descriptor)")
+    def __init__(self, rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
+                 modules: int = 1):
+        if rows * ELEM_BITS < DESC.size:
+            raise ValueError(f"rows: {rows} not allowed; >= {-(-DESC.size // ELEM_BITS)} (a beat carries the "
+                             f"{DESC.size}-bit descriptor)")
         self.g = Geometry(rows, lanes, buffer_bytes, modules)
         super().__init__({"i": In(stream.Signature(item_layout(self.g))),
                           "o": Out(stream.Signature(out_layout(self.g)))})
@@ -184,109 +188,26 @@ class GemmModule(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
-        lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
-        m.submodules.check = check = DescCheck(g)
+        m.submodules.ctl = ctl = Controller(g)
+        wiring.connect(m, wiring.flipped(self.i), ctl.i)
         paths = [self._datapath(m, d) for d in range(g.modules)]
         _, macs, comb = paths[0]  # the lockstep datapaths' leader: its handshakes and busy flags speak for all
-        for d, (_, _, cd) in enumerate(paths):
-            m.d.comb += [self.o.payload.y.as_value().word_select(d, g.rows * ACC_BITS).eq(cd.o.payload.y),
-                         cd.o.ready.eq(self.o.ready)]
-        m.d.comb += [self.o.valid.eq(comb.o.valid), self.o.payload.last.eq(comb.o.payload.last),
+        m.d.comb += [ctl.mac_busy.eq(macs.busy), ctl.out_busy.eq(comb.busy), ctl.drain.ready.eq(comb.i.ready),
+                     self.o.valid.eq(comb.o.valid), self.o.payload.last.eq(comb.o.payload.last),
                      self.o.payload.error.eq(comb.o.payload.error)]
-        p = self.i.payload
-        m.d.comb += check.data.eq(p.data)
-
-        dm, dk, dn, groups = (Signal(DIM_BITS, name=n) for n in ("m", "k", "n", "groups"))
-        xj, xb, blk, kk, k_held, grp, dj = (Signal(DIM_BITS, name=n)
-                                            for n in ("xj", "xb", "blk", "kk", "k_held", "grp", "dj"))
-        kb = dk >> lr  # beats per input vector
-        w_reg = Signal(data.ArrayLayout(ELEM_BITS, g.modules * g.rows))
-        held = Signal()  # a weight beat is being issued, one token group per cycle
-        last_grp = grp == groups - 1
-        err = Signal(ERR)
-        x_we = Signal()
-        lane = dj[:lt] if lt else 0  # the combine reads token dj's lane of both partials
         for d, (bd, md, cd) in enumerate(paths):
-            m.d.comb += [bd.w_lane.eq(xj[:lt] if lt else 0), bd.w_addr.eq((xj >> lt) * kb + xb),
-                         bd.w_data.eq(p.data), bd.w_en.eq(x_we), bd.r_addr.eq(grp * kb + (k_held >> lr)),
-                         bd.r_elem.eq(k_held[:lr]), md.w.eq(w_reg.as_value().word_select(d, g.rows * ELEM_BITS)),
-                         md.x.eq(bd.x), md.phase.eq(k_held[0]), md.group.eq(grp), md.first.eq(k_held < 2),
-                         md.issue.eq(held), md.r_group.eq(dj >> lt)]
-            if d:  # the FSM drives the leader's combine input; the followers copy it
-                m.d.comb += [cd.i.valid.eq(comb.i.valid), cd.i.payload.last.eq(comb.i.payload.last),
-                             cd.i.payload.error.eq(comb.i.payload.error)]
-            for r in range(g.rows):
+            m.d.comb += [bd.w_lane.eq(ctl.x_lane), bd.w_addr.eq(ctl.x_addr), bd.w_data.eq(self.i.payload.data),
+                         bd.w_en.eq(ctl.x_we), bd.r_addr.eq(ctl.r_addr), bd.r_elem.eq(ctl.r_elem),
+                         md.w.eq(ctl.w.as_value().word_select(d, g.rows * ELEM_BITS)), md.x.eq(bd.x),
+                         md.phase.eq(ctl.phase), md.group.eq(ctl.group), md.first.eq(ctl.first),
+                         md.issue.eq(ctl.issue), md.r_group.eq(ctl.r_group),
+                         cd.i.valid.eq(ctl.drain.valid), cd.i.payload.last.eq(ctl.drain.payload.last),
+                         cd.i.payload.error.eq(ctl.drain.payload.error),
+                         self.o.payload.y.as_value().word_select(d, g.rows * ACC_BITS).eq(cd.o.payload.y),
+                         cd.o.ready.eq(self.o.ready)]
+            for r in range(g.rows):  # the combine reads the draining token's lane of both partials
                 for ph, a in enumerate((cd.i.payload.a0, cd.i.payload.a1)):
-                    m.d.comb += a[r].eq(Array(md.acc[ph][r * g.lanes + t] for t in range(g.lanes))[lane])
-        with m.If(held):
-            m.d.sync += grp.eq(Mux(last_grp, 0, grp + 1))
-            with m.If(last_grp):
-                m.d.sync += held.eq(0)
-        accept = self.i.valid & self.i.ready
-
-        def fail(bits) -> None:
-            """Flag ``bits``; the error item goes out now if this item was the last, else after skipping."""
-            m.d.sync += err.as_value().eq(bits)
-            with m.If(p.last):
-                m.next = "ERROR"
-            with m.Else():
-                m.next = "SKIP"
-
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += self.i.ready.eq(~comb.busy)  # one transaction's outputs at a time
-                with m.If(accept):
-                    m.d.sync += [dm.eq(check.m), dk.eq(check.k), dn.eq(check.n), groups.eq(check.groups),
-                                 xj.eq(0), xb.eq(0), blk.eq(0), kk.eq(0), dj.eq(0), grp.eq(0)]
-                    with m.If(p.op != Op.DESC):
-                        fail(Err.MALFORMED)
-                    with m.Elif(check.err.as_value() != 0):
-                        fail(check.err)
-                    with m.Elif(p.last):
-                        fail(Err.MALFORMED)
-                    with m.Else():
-                        m.next = "LOAD"
-            with m.State("LOAD"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(accept):
-                    with m.If((p.op != Op.X) | p.last):
-                        fail(Err.MALFORMED)
-                    with m.Else():
-                        m.d.comb += x_we.eq(1)
-                        m.d.sync += xb.eq(Mux(xb == kb - 1, 0, xb + 1))
-                        with m.If(xb == kb - 1):
-                            m.d.sync += xj.eq(xj + 1)
-                            with m.If(xj == dn - 1):
-                                m.next = "RUN"
-            with m.State("RUN"):
-                m.d.comb += self.i.ready.eq((kk < dk) & (~held | last_grp))
-                with m.If(accept):
-                    with m.If((p.op != Op.W) | (p.last != is_final(blk, kk, dm, dk, lr))):
-                        fail(Err.MALFORMED)
-                    with m.Else():
-                        m.d.sync += [w_reg.eq(p.data[:g.modules * g.rows * ELEM_BITS]), held.eq(1), k_held.eq(kk),
-                                     kk.eq(kk + 1)]
-                with m.If((kk == dk) & ~held & ~macs.busy):  # the block's last sums are landing
-                    m.next = "DRAIN"
-            with m.State("DRAIN"):
-                final_blk = blk == (dm >> lr) - 1
-                m.d.comb += [comb.i.valid.eq(1), comb.i.payload.last.eq(final_blk & (dj == dn - 1))]
-                with m.If(comb.i.ready):
-                    m.d.sync += dj.eq(dj + 1)
-                    with m.If(dj == dn - 1):
-                        m.d.sync += [dj.eq(0), blk.eq(blk + 1), kk.eq(0)]
-                        with m.If(final_blk):
-                            m.next = "IDLE"
-                        with m.Else():
-                            m.next = "RUN"
-            with m.State("SKIP"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(accept & p.last):
-                    m.next = "ERROR"
-            with m.State("ERROR"):
-                m.d.comb += [comb.i.valid.eq(1), comb.i.payload.last.eq(1), comb.i.payload.error.eq(err)]
-                with m.If(comb.i.ready):
-                    m.next = "IDLE"
+                    m.d.comb += a[r].eq(Array(md.acc[ph][r * g.lanes + t] for t in range(g.lanes))[ctl.lane])
         return m
 
     def _datapath(self, m: Module, d: int) -> tuple[InputBuffer, MacArray, Combine]:
@@ -296,6 +217,132 @@ class GemmModule(wiring.Component):
         m.submodules[f"macs{suffix}"] = macs = MacArray(self.g)
         m.submodules[f"comb{suffix}"] = comb = Combine(self.g)
         return buf, macs, comb
+
+
+class Controller(wiring.Component):
+    """The module's item FSM and counters (one per stack: hw/duplex/stack.py), with the descriptor check.
+    Members: ``i`` In(stream of :func:`item_layout`) — the items; ``x_we``, ``x_lane``, ``x_addr`` Out —
+    the X beat on ``i`` goes to this lane's word of the input buffer; ``w`` Out(modules x rows FP16) — the
+    weight beat being issued, ``issue`` Out — one token group of it this cycle, ``r_addr``, ``r_elem`` Out
+    — the input-buffer word and element it multiplies, ``phase``, ``group``, ``first`` Out — the MAC
+    array's partial, token group and first-k flag; ``r_group``, ``lane`` Out — the token the combine
+    stage reads; ``drain`` Out(stream of {last, error}) — a combine step (a token's output beat, or the
+    error item); ``mac_busy``, ``out_busy`` In — the MAC array's and the combine stage's work in flight."""
+
+    def __init__(self, g: Geometry):
+        self.g = g
+        super().__init__({"i": In(stream.Signature(item_layout(g))), "x_we": Out(1), "x_lane": Out(range(g.lanes)),
+                          "x_addr": Out(range(g.lane_words)), "w": Out(data.ArrayLayout(ELEM_BITS, g.modules * g.rows)),
+                          "issue": Out(1), "r_addr": Out(range(g.lane_words)), "r_elem": Out(range(g.rows)),
+                          "phase": Out(1), "group": Out(range(g.lane_words)), "first": Out(1),
+                          "r_group": Out(range(g.lane_words)), "lane": Out(range(g.lanes)),
+                          "drain": Out(stream.Signature(data.StructLayout({"last": 1, "error": ERR}))),
+                          "mac_busy": In(1), "out_busy": In(1)})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        g = self.g
+        lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
+        m.submodules.check = check = DescCheck(g)
+        c = self._counters = {n: Signal(DIM_BITS, name=n)
+                              for n in ("m", "k", "n", "groups", "xj", "xb", "blk", "kk", "k_held", "grp", "dj")}
+        kb = c["k"] >> lr  # beats per input vector
+        m.d.comb += [check.data.eq(self.i.payload.data), self.x_lane.eq(c["xj"][:lt] if lt else 0),
+                     self.x_addr.eq((c["xj"] >> lt) * kb + c["xb"]),
+                     self.r_addr.eq(c["grp"] * kb + (c["k_held"] >> lr)),
+                     self.r_elem.eq(c["k_held"][:lr]), self.phase.eq(c["k_held"][0]), self.group.eq(c["grp"]),
+                     self.first.eq(c["k_held"] < 2), self.r_group.eq(c["dj"] >> lt),
+                     self.lane.eq(c["dj"][:lt] if lt else 0)]
+        last_grp = c["grp"] == c["groups"] - 1
+        with m.If(self.issue):  # a held weight beat issues one token group per cycle
+            m.d.sync += c["grp"].eq(Mux(last_grp, 0, c["grp"] + 1))
+            with m.If(last_grp):
+                m.d.sync += self.issue.eq(0)
+        err = Signal(ERR)
+        with m.FSM():
+            with m.State("IDLE"):
+                self._idle(m, check, err)
+            with m.State("LOAD"):
+                self._load(m, kb, err)
+            with m.State("RUN"):
+                self._run(m, last_grp, lr, err)
+            with m.State("DRAIN"):
+                self._drain(m, lr)
+            with m.State("SKIP"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(self.i.valid & self.i.payload.last):
+                    m.next = "ERROR"
+            with m.State("ERROR"):
+                m.d.comb += [self.drain.valid.eq(1), self.drain.payload.last.eq(1), self.drain.payload.error.eq(err)]
+                with m.If(self.drain.ready):
+                    m.next = "IDLE"
+        return m
+
+    def _fail(self, m: Module, err: Signal, bits) -> None:
+        """Flag ``bits``; the error item goes out now if this item was the last, else after skipping."""
+        m.d.sync += err.as_value().eq(bits)
+        with m.If(self.i.payload.last):
+            m.next = "ERROR"
+        with m.Else():
+            m.next = "SKIP"
+
+    def _idle(self, m: Module, check: DescCheck, err: Signal) -> None:
+        """A DESC item: its fields latched, or its error flagged."""
+        c, p = self._counters, self.i.payload
+        m.d.comb += self.i.ready.eq(~self.out_busy)  # one transaction's outputs at a time
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [c["m"].eq(check.m), c["k"].eq(check.k), c["n"].eq(check.n), c["groups"].eq(check.groups)]
+            m.d.sync += [c[n].eq(0) for n in ("xj", "xb", "blk", "kk", "dj", "grp")]
+            with m.If(p.op != Op.DESC):
+                self._fail(m, err, Err.MALFORMED)
+            with m.Elif(check.err.as_value() != 0):
+                self._fail(m, err, check.err)
+            with m.Elif(p.last):
+                self._fail(m, err, Err.MALFORMED)
+            with m.Else():
+                m.next = "LOAD"
+
+    def _load(self, m: Module, kb: Value, err: Signal) -> None:
+        """The n input vectors' X beats into the input buffer."""
+        c, p = self._counters, self.i.payload
+        m.d.comb += self.i.ready.eq(1)
+        with m.If(self.i.valid):
+            with m.If((p.op != Op.X) | p.last):
+                self._fail(m, err, Err.MALFORMED)
+            with m.Else():
+                m.d.comb += self.x_we.eq(1)
+                m.d.sync += c["xb"].eq(Mux(c["xb"] == kb - 1, 0, c["xb"] + 1))
+                with m.If(c["xb"] == kb - 1):
+                    m.d.sync += c["xj"].eq(c["xj"] + 1)
+                    with m.If(c["xj"] == c["n"] - 1):
+                        m.next = "RUN"
+
+    def _run(self, m: Module, last_grp: Value, lr: int, err: Signal) -> None:
+        """A row block's weight beats, each held for its token groups; then the drain once its sums land."""
+        c, p, g = self._counters, self.i.payload, self.g
+        m.d.comb += self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))
+        with m.If(self.i.valid & self.i.ready):
+            with m.If((p.op != Op.W) | (p.last != is_final(c["blk"], c["kk"], c["m"], c["k"], lr))):
+                self._fail(m, err, Err.MALFORMED)
+            with m.Else():
+                m.d.sync += [self.w.eq(p.data[:g.modules * g.rows * ELEM_BITS]), self.issue.eq(1),
+                             c["k_held"].eq(c["kk"]), c["kk"].eq(c["kk"] + 1)]
+        with m.If((c["kk"] == c["k"]) & ~self.issue & ~self.mac_busy):  # the block's last sums are landing
+            m.next = "DRAIN"
+
+    def _drain(self, m: Module, lr: int) -> None:
+        """The row block's n output beats, token by token, through the combine stage."""
+        c = self._counters
+        final_blk = c["blk"] == (c["m"] >> lr) - 1
+        m.d.comb += [self.drain.valid.eq(1), self.drain.payload.last.eq(final_blk & (c["dj"] == c["n"] - 1))]
+        with m.If(self.drain.ready):
+            m.d.sync += c["dj"].eq(c["dj"] + 1)
+            with m.If(c["dj"] == c["n"] - 1):
+                m.d.sync += [c["dj"].eq(0), c["blk"].eq(c["blk"] + 1), c["kk"].eq(0)]
+                with m.If(final_blk):
+                    m.next = "IDLE"
+                with m.Else():
+                    m.next = "RUN"
 
 
 def is_final(blk: Signal, kk: Signal, dm: Signal, dk: Signal, lr: int):
@@ -316,8 +363,8 @@ class DescCheck(wiring.Component):
         m = Module()
         g = self.g
         lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
-        m.d.comb += [self.m.eq(self.data[:DIM_BITS]), self.k.eq(self.data[DIM_BITS:2 * DIM_BITS]),
-                     self.n.eq(self.data[2 * DIM_BITS:3 * DIM_BITS]),
+        d = DESC(self.data[:DESC.size])
+        m.d.comb += [self.m.eq(d.m), self.k.eq(d.k), self.n.eq(d.n),
                      self.groups.eq((self.n + g.lanes - 1) >> lt)]
         zero = (self.m == 0) | (self.k == 0) | (self.n == 0)
         aligned = self.k[:lr] == 0

@@ -3,7 +3,7 @@ tree, an adder tree and a divider"; shared/notes/hermes.md §3.2): softmax, ReLU
 commands over ``lanes``-wide FP16 beats (semantics: ``golden.hermes.act_run``; ops and flags:
 ``golden.hermes_spec.ActOp`` / ``ActErr``).
 
-Softmax is the library's softmax unit (:class:`hw.duplex.softmax_unit.SoftmaxUnit`: the comparator tree
+Softmax is the shared softmax unit (:class:`hw.common.softmax.SoftmaxUnit`, as Duplex's: the comparator tree
 and running max, the exp lanes, the adder tree and even/odd partials, one reciprocal, the multiply by it),
 which this unit feeds with the last beat's lanes past n set to -Inf. ReLU, merge and scale run in
 :class:`Elementwise` (one FP16 adder and multiplier per lane); :class:`Front` checks the transaction and
@@ -15,23 +15,23 @@ closes it. A transaction with n = 0, a softmax longer than the buffer, or a malf
 its ``last`` beat and answered with one error item, after the elementwise beats already out — never a
 hang; the next transaction is unaffected.
 
-Cycle model (:func:`txn_cycles`): softmax, the softmax unit's row (:func:`hw.duplex.softmax_unit.row_cycles`)
+Cycle model (:func:`txn_cycles`): softmax, the softmax unit's row (:func:`hw.common.softmax.row_cycles`)
 plus the input register; elementwise, a beat per cycle through :data:`ELEM_LATENCY` stages. The unit takes
 one transaction at a time, the next one's first beat the cycle after the previous one's last output.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from golden.duplex import NEG_INF
 from golden.fp import FP16
 from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_ERR_FIELDS, ACT_LANES, ACT_N_BITS, ELEM_BITS, ActOp
+from golden.softmax import NEG_INF
 from hw.arith import fpadd, fpmul
+from hw.common import softmax as softmax_unit
 from hw.cycles import CycleModel
-from hw.duplex import softmax_unit
 from hw.pipeline import PipelineCtl, delay
 
 ERR = data.StructLayout(ACT_ERR_FIELDS)
@@ -129,14 +129,10 @@ class ActivationUnit(wiring.Component):
         wiring.connect(m, wiring.flipped(self.i), front.i)
         # the front's beats to the transaction's path, through the input register for softmax
         beat, is_sm = front.o.payload, front.op == ActOp.SOFTMAX
-        sm_v, sm_s, sm_last = Signal(), Signal(data.ArrayLayout(ELEM_BITS, lanes)), Signal()
-        with m.If(sm.i.ready | ~sm_v):
-            m.d.sync += [sm_v.eq(front.o.valid & is_sm), sm_s.eq(beat.s), sm_last.eq(beat.last)]
-        m.d.comb += [sm.i.valid.eq(sm_v), sm.i.payload.s.eq(sm_s), sm.i.payload.last.eq(sm_last),
-                     el.i.valid.eq(front.o.valid & ~is_sm), el.i.payload.op.eq(front.op),
+        sm_free = self._softmax_in(m, front, sm)
+        m.d.comb += [el.i.valid.eq(front.o.valid & ~is_sm), el.i.payload.op.eq(front.op),
                      el.i.payload.a.eq(beat.s), el.i.payload.b.eq(beat.b), el.i.payload.last.eq(beat.last),
-                     el.i.payload.drop.eq(beat.drop),
-                     front.o.ready.eq(Mux(is_sm, sm.i.ready | ~sm_v, el.i.ready))]
+                     el.i.payload.drop.eq(beat.drop), front.o.ready.eq(Mux(is_sm, sm_free, el.i.ready))]
         m.submodules.collect = out = Collect(lanes)
         wiring.connect(m, sm.o, out.sm)
         wiring.connect(m, el.o, out.el)
@@ -149,11 +145,22 @@ class ActivationUnit(wiring.Component):
                      out.error_out.eq(front.error_out), front.error_taken.eq(out.error_taken)]
         return m
 
+    def _softmax_in(self, m: Module, front: Front, sm: softmax_unit.SoftmaxUnit) -> Value:
+        """The input register (:data:`IN_REG`) between the front and the softmax unit; returns whether it
+        takes the front's beat this cycle."""
+        sm_v, sm_s, sm_last = Signal(), Signal(data.ArrayLayout(ELEM_BITS, self.lanes)), Signal()
+        free = sm.i.ready | ~sm_v
+        with m.If(free):
+            m.d.sync += [sm_v.eq(front.o.valid & (front.op == ActOp.SOFTMAX)), sm_s.eq(front.o.payload.s),
+                         sm_last.eq(front.o.payload.last)]
+        m.d.comb += [sm.i.valid.eq(sm_v), sm.i.payload.s.eq(sm_s), sm.i.payload.last.eq(sm_last)]
+        return free
+
 
 class Collect(wiring.Component):
     """The unit's output: the transaction path's beats, with the beat or softmax row that closed a
     malformed transaction swallowed, or the front's error item. Members: ``sm`` In(stream of
-    :func:`hw.duplex.softmax_unit.out_layout`) — the softmax unit's beats; ``el`` In(stream of
+    :func:`hw.common.softmax.out_layout`) — the softmax unit's beats; ``el`` In(stream of
     {y, last, drop}) — :class:`Elementwise`'s; ``softmax`` In — the transaction runs on the softmax unit;
     ``sm_drop`` In — its row closed a malformed transaction; ``path_done`` Out — the path's last beat
     taken; ``error``, ``error_pending``, ``error_out`` In, ``error_taken`` Out — :class:`Front`'s flag;
@@ -209,11 +216,7 @@ class Front(wiring.Component):
         cur_n = Mux(k == 0, first_n, n)
         final = k == Mux(k == 0, first_beats, beats) - 1
         bad = (k != 0) & (p.op != self.op) | (p.last != final)
-        rem = cur_n - k * lanes  # scores in this beat when it is the final one
-        for j in range(lanes):
-            masked = (self.op == ActOp.SOFTMAX) & final & (j >= rem)
-            m.d.comb += [self.o.payload.s[j].eq(Mux(masked, Const(NEG_INF, ELEM_BITS), p.a[j])),
-                         self.o.payload.b[j].eq(p.b[j])]
+        self._pad(m, final, cur_n - k * lanes)
         m.d.comb += [self.o.payload.last.eq(p.last | final), self.o.payload.drop.eq(bad),
                      self.error_pending.eq(self.error.as_value() != 0)]
         accept = self.i.valid & self.i.ready
@@ -264,3 +267,11 @@ class Front(wiring.Component):
                     m.d.sync += [k.eq(0), self.error.eq(0)]
                     m.next = "BEATS"
         return m
+
+    def _pad(self, m: Module, final: Value, rem: Value) -> None:
+        """The beat forwarded: a softmax's final beat with its lanes from ``rem`` (the scores left) on -Inf."""
+        p = self.i.payload
+        for j in range(self.lanes):
+            masked = (self.op == ActOp.SOFTMAX) & final & (j >= rem)
+            m.d.comb += [self.o.payload.s[j].eq(Mux(masked, Const(NEG_INF, ELEM_BITS), p.a[j])),
+                         self.o.payload.b[j].eq(p.b[j])]

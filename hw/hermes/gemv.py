@@ -24,7 +24,7 @@ transaction's DESC is taken the cycle after the last output.
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -34,7 +34,7 @@ from golden.fp import FP16, FP32
 from golden.hermes_spec import (
     ACC_BITS,
     BATCH_BITS,
-    DESC_BITS,
+    DESC_FIELDS,
     DIM_BITS,
     ELEM_BITS,
     ERR_FIELDS,
@@ -53,12 +53,14 @@ from hw.hermes import bitserial
 from hw.pipeline import delay
 
 ERR = data.StructLayout(ERR_FIELDS)
+MALFORMED = ERR.const({"malformed": 1})
+DESC = data.StructLayout(DESC_FIELDS)  # a DESC item's data (golden.hermes_spec.pack_desc)
 OUT_QUEUE = 2 * MAX_BATCH  # DOT results waiting for the sink
 TAGS = 4  # operations between issue and their lanes leaving the multipliers
 
 
 def item_layout(g: Gemv) -> data.StructLayout:
-    return data.StructLayout({"op": 2, "data": max(g.beat * ELEM_BITS, DESC_BITS), "last": 1})
+    return data.StructLayout({"op": 2, "data": max(g.beat * ELEM_BITS, DESC.size), "last": 1})
 
 
 def out_layout(g: Gemv) -> data.StructLayout:
@@ -286,14 +288,13 @@ class Descriptor(wiring.Component):
 
     def __init__(self, g: Gemv):
         self.g = g
-        super().__init__({"data": In(DESC_BITS), "mode": Out(1), "n": Out(DIM_BITS), "kb": Out(DIM_BITS),
+        super().__init__({"data": In(DESC.size), "mode": Out(1), "n": Out(DIM_BITS), "kb": Out(DIM_BITS),
                           "batch": Out(BATCH_BITS), "error": Out(ERR)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        g, d = self.g, self.data
-        m.d.comb += [self.mode.eq(d[0]), self.n.eq(d[1:1 + DIM_BITS]), self.kb.eq(d[1 + DIM_BITS:1 + 2 * DIM_BITS]),
-                     self.batch.eq(d[1 + 2 * DIM_BITS:])]
+        g, d = self.g, DESC(self.data)
+        m.d.comb += [self.mode.eq(d.mode), self.n.eq(d.n), self.kb.eq(d.kb), self.batch.eq(d.batch)]
         zero = (self.n == 0) | (self.kb == 0) | (self.batch == 0)
         beats = self.batch * self.kb
         over = Mux(self.mode == Mode.DOT, beats > g.buffer_bytes // (2 * g.beat),
@@ -421,77 +422,36 @@ class GemvUnit(wiring.Component):
         g = self.g
         m.submodules.desc = desc = Descriptor(g)
         m.submodules.path = path = Datapath(g)
-        item, accept = self.i.payload, self.i.valid & self.i.ready
-        mode, kb, batch, n = path.mode, path.kb, path.batch, Signal(DIM_BITS)  # the descriptor's, held
-        err = Signal(ERR)
-        count = Signal(DIM_BITS + BATCH_BITS + 1)  # items of the phase accepted
-        k, row = Signal(DIM_BITS), Signal(DIM_BITS)  # the next W beat's place
-        x_base = Signal(range(g.buffer_bytes // 2))  # AXPY: row * batch
-        r_word = Signal.like(path.r_word)
-        lastk, last_row = k == kb - 1, row == n - 1
-        m.d.comb += [desc.data.eq(item.data), path.data.eq(item.data), path.x_addr.eq(count), path.k.eq(k),
-                     path.lastk.eq(lastk), path.col0.eq(row == 0), path.final.eq(lastk & last_row),
-                     path.x_base.eq(Mux(mode == Mode.DOT, 0, x_base)), path.r_word.eq(r_word)]
-        malformed = ERR.const({"malformed": 1})
-
-        def fail(e) -> None:
-            m.d.sync += err.eq(e)
-            with m.If(item.last):
-                m.next = "DRAIN_ERR"
-            with m.Else():
-                m.next = "SKIP"
-
+        item = self.i.payload
+        # the descriptor's fields (held), the phase's item count, the next W beat's place, AXPY's row * batch
+        # and output word
+        c = self._seq = {"mode": path.mode, "kb": path.kb, "batch": path.batch, "n": Signal(DIM_BITS, name="n"),
+                         "count": Signal(DIM_BITS + BATCH_BITS + 1, name="count"), "k": Signal(DIM_BITS, name="k"),
+                         "row": Signal(DIM_BITS, name="row"),
+                         "x_base": Signal(range(g.buffer_bytes // 2), name="x_base"),
+                         "r_word": Signal.like(path.r_word, name="r_word"), "err": Signal(ERR, name="err")}
+        lastk, last_row = c["k"] == c["kb"] - 1, c["row"] == c["n"] - 1
+        m.d.comb += [desc.data.eq(item.data), path.data.eq(item.data), path.x_addr.eq(c["count"]),
+                     path.k.eq(c["k"]), path.lastk.eq(lastk), path.col0.eq(c["row"] == 0),
+                     path.final.eq(lastk & last_row), path.x_base.eq(Mux(c["mode"] == Mode.DOT, 0, c["x_base"])),
+                     path.r_word.eq(c["r_word"])]
         with m.FSM():
             with m.State("DESC"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(accept):
-                    m.d.sync += [mode.eq(desc.mode), n.eq(desc.n), kb.eq(desc.kb), batch.eq(desc.batch),
-                                 count.eq(0), k.eq(0), row.eq(0), x_base.eq(0), r_word.eq(0)]
-                    with m.If(item.op != Op.DESC):
-                        fail(malformed)
-                    with m.Elif(desc.error.as_value() != 0):
-                        fail(desc.error)
-                    with m.Elif(item.last):
-                        fail(malformed)
-                    with m.Else():
-                        m.next = "X"
+                self._desc(m, desc)
             with m.State("X"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(accept):
-                    with m.If((item.op != Op.X) | item.last):
-                        fail(malformed)
-                    with m.Else():
-                        m.d.comb += path.x_we.eq(1)
-                        m.d.sync += count.eq(count + 1)
-                        with m.If(count + 1 == Mux(mode == Mode.DOT, batch * kb, n * batch)):
-                            m.next = "W"
+                self._x(m, path)
             with m.State("W"):
-                m.d.comb += self.i.ready.eq(path.free)
-                with m.If(accept):
-                    with m.If((item.op != Op.W) | (item.last != (lastk & last_row))):
-                        fail(malformed)
-                    with m.Else():
-                        m.d.comb += path.load.eq(1)
-                        m.d.sync += k.eq(k + 1)
-                        with m.If(lastk):
-                            m.d.sync += [k.eq(0), row.eq(row + 1), x_base.eq(x_base + batch)]
-                        with m.If(item.last):
-                            m.next = "RUN"
+                self._w(m, path, lastk, last_row)
                 self._dot_out(m, path.dot)
             with m.State("RUN"):  # DOT: until the last result is out; AXPY: until the partial sums are written
-                with m.If((mode == Mode.AXPY) & path.idle):
+                with m.If((c["mode"] == Mode.AXPY) & path.idle):
                     m.next = "OUT"
                 self._dot_out(m, path.dot, "DESC")
             with m.State("OUT"):
-                last = r_word == batch * kb * g.lanes - 1
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.y.eq(path.axpy_y), self.o.payload.last.eq(last)]
-                with m.If(self.o.ready):
-                    m.d.sync += r_word.eq(r_word + 1)
-                    with m.If(last):
-                        m.next = "DESC"
+                self._axpy_out(m, path)
             with m.State("SKIP"):  # a flagged transaction: consumed to its last item
                 m.d.comb += self.i.ready.eq(1)
-                with m.If(accept & item.last):
+                with m.If(self.i.valid & item.last):
                     m.next = "DRAIN_ERR"
                 self._dot_out(m, path.dot)
             with m.State("DRAIN_ERR"):  # the rows already complete go out first
@@ -499,10 +459,72 @@ class GemvUnit(wiring.Component):
                     m.next = "ERROR"
                 self._dot_out(m, path.dot)
             with m.State("ERROR"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(err)]
+                m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(c["err"])]
                 with m.If(self.o.ready):
                     m.next = "DESC"
         return m
+
+    def _fail(self, m: Module, e) -> None:
+        """Flag ``e``; the error item goes out after the transaction's last item (this one, or skipped to)."""
+        m.d.sync += self._seq["err"].eq(e)
+        with m.If(self.i.payload.last):
+            m.next = "DRAIN_ERR"
+        with m.Else():
+            m.next = "SKIP"
+
+    def _desc(self, m: Module, desc: Descriptor) -> None:
+        """A DESC item: its fields held, or its error flagged."""
+        c, item = self._seq, self.i.payload
+        m.d.comb += self.i.ready.eq(1)
+        with m.If(self.i.valid):
+            m.d.sync += [c["mode"].eq(desc.mode), c["n"].eq(desc.n), c["kb"].eq(desc.kb), c["batch"].eq(desc.batch)]
+            m.d.sync += [c[f].eq(0) for f in ("count", "k", "row", "x_base", "r_word")]
+            with m.If(item.op != Op.DESC):
+                self._fail(m, MALFORMED)
+            with m.Elif(desc.error.as_value() != 0):
+                self._fail(m, desc.error)
+            with m.Elif(item.last):
+                self._fail(m, MALFORMED)
+            with m.Else():
+                m.next = "X"
+
+    def _x(self, m: Module, path: Datapath) -> None:
+        """The operands' X items into the buffer (DOT: batch x kb beats; AXPY: n x batch scalars)."""
+        c, item = self._seq, self.i.payload
+        m.d.comb += self.i.ready.eq(1)
+        with m.If(self.i.valid):
+            with m.If((item.op != Op.X) | item.last):
+                self._fail(m, MALFORMED)
+            with m.Else():
+                m.d.comb += path.x_we.eq(1)
+                m.d.sync += c["count"].eq(c["count"] + 1)
+                with m.If(c["count"] + 1 == Mux(c["mode"] == Mode.DOT, c["batch"] * c["kb"], c["n"] * c["batch"])):
+                    m.next = "W"
+
+    def _w(self, m: Module, path: Datapath, lastk: Value, last_row: Value) -> None:
+        """The n x kb W beats, each to the datapath when it is free; the final one carries ``last``."""
+        c, item = self._seq, self.i.payload
+        m.d.comb += self.i.ready.eq(path.free)
+        with m.If(self.i.valid & self.i.ready):
+            with m.If((item.op != Op.W) | (item.last != (lastk & last_row))):
+                self._fail(m, MALFORMED)
+            with m.Else():
+                m.d.comb += path.load.eq(1)
+                m.d.sync += c["k"].eq(c["k"] + 1)
+                with m.If(lastk):
+                    m.d.sync += [c["k"].eq(0), c["row"].eq(c["row"] + 1), c["x_base"].eq(c["x_base"] + c["batch"])]
+                with m.If(item.last):
+                    m.next = "RUN"
+
+    def _axpy_out(self, m: Module, path: Datapath) -> None:
+        """AXPY's batch x kb x lanes partial-sum words, rounded, in order."""
+        c = self._seq
+        last = c["r_word"] == c["batch"] * c["kb"] * self.g.lanes - 1
+        m.d.comb += [self.o.valid.eq(1), self.o.payload.y.eq(path.axpy_y), self.o.payload.last.eq(last)]
+        with m.If(self.o.ready):
+            m.d.sync += c["r_word"].eq(c["r_word"] + 1)
+            with m.If(last):
+                m.next = "DESC"
 
     def _dot_out(self, m: Module, dot: stream.Interface, then: str | None = None) -> None:
         """Stream the DOT results; on the transaction's final result go to ``then`` (when given)."""

@@ -28,12 +28,12 @@ from amaranth.lib.wiring import In, Out
 
 from golden.fp import FP16
 from golden.l3_spec import ELEM_BITS, ERR_FIELDS, MAX_TOKENS
+from golden.softmax import NEG_INF
 from hw.arith import fpadd, fpexp, fpmul, fprecip
 from hw.arith.maxtree import fp_max
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, delay
 
-NEG_INF = FP16.inf_bits | FP16.sign_bit
 ERR = data.StructLayout(ERR_FIELDS)
 SCORE = data.StructLayout({"s": ELEM_BITS, "last": 1})
 PROB = data.StructLayout({"p": ELEM_BITS, "last": 1, "error": ERR})
@@ -198,6 +198,82 @@ class Normalize(wiring.Component):
         return m
 
 
+class Collector(wiring.Component):
+    """Pass 1's input: gathers ``chunk`` scores into a chunk (the head's last one padded with -Inf).
+    Members: ``i`` In(stream of :data:`SCORE`) — the head's scores; ``o`` Out(stream of {s: chunk FP16,
+    last}) — its chunks; ``pass1`` In — the unit is in pass 1 (else it takes no score); ``count`` Out —
+    scores accepted this head; ``clear`` In — a new head. After the head's last score it takes no more
+    until ``clear``: the next head waits for this one's output."""
+
+    def __init__(self, chunk: int, n_bits: int):
+        self.chunk = chunk
+        super().__init__({"i": In(stream.Signature(SCORE)), "pass1": In(1), "count": Out(n_bits), "clear": In(1),
+                          "o": Out(stream.Signature(data.StructLayout({"s": data.ArrayLayout(ELEM_BITS, chunk),
+                                                                       "last": 1})))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        c = self.chunk
+        asm = Array(Signal(ELEM_BITS, name=f"asm{k}") for k in range(c))
+        lane = Signal(range(c))
+        closed = Signal()  # the head's last score is in
+        moving = self.o.valid & self.o.ready
+        completing = self.i.valid & (self.i.payload.last | (lane == c - 1))
+        m.d.comb += self.i.ready.eq(self.pass1 & ~closed & (~completing | ~self.o.valid | moving))
+        with m.If(moving):
+            m.d.sync += self.o.valid.eq(0)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [asm[lane].eq(self.i.payload.s), lane.eq(Mux(completing, 0, lane + 1)),
+                         self.count.eq(self.count + 1)]
+            with m.If(completing):
+                for k in range(c):
+                    m.d.sync += self.o.payload.s[k].eq(Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF)))
+                m.d.sync += [self.o.valid.eq(1), self.o.payload.last.eq(self.i.payload.last),
+                             closed.eq(self.i.payload.last)]
+        with m.If(self.clear):
+            m.d.sync += [closed.eq(0), self.count.eq(0)]
+        return m
+
+
+class TokenBuffer(wiring.Component):
+    """The on-chip buffer (256 KB: a chunk's exponentials and its max per word) and pass 2's read-back.
+    Members: ``w_en``, ``w_addr``, ``w_e``, ``w_m`` In — a chunk's exponentials and max into word
+    ``w_addr``; ``issuing`` In — read the head back, a token per cycle ``o`` accepts, up to ``count`` In
+    tokens; ``restart`` In — the next read-back starts at token 0; ``o`` Out(stream of {e, m, last}) — a
+    token's exponential, its chunk's max and ``last`` on the head's final token."""
+
+    def __init__(self, chunk: int, depth: int, n_bits: int):
+        self.chunk, self.depth = chunk, depth
+        super().__init__({"w_en": In(1), "w_addr": In(range(depth)), "w_e": In(data.ArrayLayout(ELEM_BITS, chunk)),
+                          "w_m": In(ELEM_BITS), "issuing": In(1), "restart": In(1), "count": In(n_bits),
+                          "o": Out(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS,
+                                                                       "last": 1})))})
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        c, log2c = self.chunk, self.chunk.bit_length() - 1
+        m.submodules.e_mem = e_mem = Memory(shape=data.ArrayLayout(ELEM_BITS, c), depth=self.depth, init=[])
+        m.submodules.m_mem = m_mem = Memory(shape=ELEM_BITS, depth=self.depth, init=[])
+        e_w, m_w = e_mem.write_port(), m_mem.write_port()
+        e_r, m_r = e_mem.read_port(domain="sync"), m_mem.read_port(domain="sync")
+        k = Signal.like(self.count)  # the next token to read
+        last, lane_r = Signal(), Signal(range(c))
+        advance = self.o.ready | ~self.o.valid
+        issue = self.issuing & (k < self.count) & advance
+        m.d.comb += [e_w.addr.eq(self.w_addr), e_w.data.eq(self.w_e), e_w.en.eq(self.w_en),
+                     m_w.addr.eq(self.w_addr), m_w.data.eq(self.w_m), m_w.en.eq(self.w_en),
+                     e_r.addr.eq(k >> log2c), m_r.addr.eq(k >> log2c), e_r.en.eq(advance), m_r.en.eq(advance),
+                     self.o.payload.e.eq(Array(e_r.data[j] for j in range(c))[lane_r]),
+                     self.o.payload.m.eq(m_r.data), self.o.payload.last.eq(last)]
+        with m.If(advance):
+            m.d.sync += [self.o.valid.eq(issue), last.eq(k == self.count - 1), lane_r.eq(k[:max(1, log2c)])]
+        with m.If(issue):
+            m.d.sync += k.eq(k + 1)
+        with m.If(self.restart):
+            m.d.sync += k.eq(0)
+        return m
+
+
 class SoftmaxUnit(wiring.Component):
     """Members: ``i`` In(stream of {s, last}) — one head's scores in token order; ``o`` Out(stream of {p,
     last, error}) — its probabilities in token order (or one error item)."""
@@ -209,92 +285,55 @@ class SoftmaxUnit(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        c = self.chunk
+        c, depth = self.chunk, self.max_tokens // self.chunk
+        n_bits = max(self.max_tokens, 1 << 20).bit_length() + 1
+        m.submodules.collect = col = Collector(c, n_bits)
         m.submodules.stats = cs = ChunkStats(c)
         m.submodules.fold = fold = RunningStats()
+        m.submodules.buffer = buf = TokenBuffer(c, depth, n_bits)
         m.submodules.norm = norm = Normalize()
-        depth = self.max_tokens // c
-        m.submodules.e_mem = e_mem = Memory(shape=data.ArrayLayout(ELEM_BITS, c), depth=depth, init=[])
-        m.submodules.m_mem = m_mem = Memory(shape=ELEM_BITS, depth=depth, init=[])
-        n_bits = max(self.max_tokens, 1 << 20).bit_length() + 1
-        count = Signal(n_bits)  # scores accepted this head
+        wiring.connect(m, wiring.flipped(self.i), col.i)
+        wiring.connect(m, col.o, cs.i)
+        wiring.connect(m, buf.o, norm.i)
         chunks = Signal(n_bits)  # chunks folded this head
-        over = Signal()
-
-        # --- collector ------------------------------------------------------------------------------
-        asm = Array(Signal(ELEM_BITS, name=f"asm{k}") for k in range(c))
-        lane = Signal(range(c))
-        cvalid, clast = Signal(), Signal()
-        cvec = Signal(data.ArrayLayout(ELEM_BITS, c))
-        moving = cvalid & cs.i.ready
-        completing = self.i.valid & (self.i.payload.last | (lane == c - 1))
+        over, finished = Signal(), Signal()
         phase = Signal(2)  # 0: pass 1, 1: reciprocal, 2: pass 2
-        closed = Signal()  # the head's last score is in: the next head waits for this one's output
-        m.d.comb += [self.i.ready.eq((phase == 0) & ~closed & (~completing | ~cvalid | moving)),
-                     cs.i.valid.eq(cvalid), cs.i.payload.s.eq(cvec), cs.i.payload.last.eq(clast)]
-        with m.If(moving):
-            m.d.sync += cvalid.eq(0)
-        with m.If(self.i.valid & self.i.ready):
-            m.d.sync += [asm[lane].eq(self.i.payload.s), lane.eq(Mux(completing, 0, lane + 1)), count.eq(count + 1)]
-            with m.If(completing):
-                for k in range(c):
-                    m.d.sync += cvec[k].eq(Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF)))
-                m.d.sync += [cvalid.eq(1), clast.eq(self.i.payload.last), closed.eq(self.i.payload.last)]
 
-        # --- running statistics: buffer writes and the fold ---------------------------------------------
-        e_w, m_w = e_mem.write_port(), m_mem.write_port()
+        # running statistics: buffer writes and the fold
         take = cs.o.valid & fold.i.ready
-        in_range = chunks < depth
-        m.d.comb += [cs.o.ready.eq(fold.i.ready), fold.i.valid.eq(cs.o.valid),
-                     fold.i.payload.m.eq(cs.o.payload.m), fold.i.payload.l.eq(cs.o.payload.l),
-                     fold.i.payload.first.eq(chunks == 0),
-                     e_w.addr.eq(chunks), e_w.data.eq(cs.o.payload.e), e_w.en.eq(take & in_range),
-                     m_w.addr.eq(chunks), m_w.data.eq(cs.o.payload.m), m_w.en.eq(take & in_range)]
+        m.d.comb += [col.pass1.eq(phase == 0), col.clear.eq(finished), cs.o.ready.eq(fold.i.ready),
+                     fold.i.valid.eq(cs.o.valid), fold.i.payload.m.eq(cs.o.payload.m),
+                     fold.i.payload.l.eq(cs.o.payload.l), fold.i.payload.first.eq(chunks == 0),
+                     buf.w_addr.eq(chunks), buf.w_e.eq(cs.o.payload.e), buf.w_m.eq(cs.o.payload.m),
+                     buf.w_en.eq(take & (chunks < depth)), buf.count.eq(col.count)]
         head_done = Signal()  # the last chunk has been taken
         with m.If(take):
             m.d.sync += chunks.eq(chunks + 1)
             with m.If(cs.o.payload.last):
-                m.d.sync += [head_done.eq(1), over.eq(count > self.max_tokens)]
+                m.d.sync += [head_done.eq(1), over.eq(col.count > self.max_tokens)]
 
-        # --- reciprocal, then pass 2 ------------------------------------------------------------------
+        # reciprocal, then pass 2
         one = Signal()
         m.d.comb += one.eq(1)
         r = fprecip.fp_recip(m, one, fold.s, FP16, "recip")
         wait = Signal(range(fprecip.LATENCY + 1))
-        k = Signal(n_bits)  # token being issued in pass 2
         with m.If((phase == 0) & head_done & ~fold.busy):
             m.d.sync += [phase.eq(1), wait.eq(fprecip.LATENCY - 1)]
         with m.If(phase == 1):
             m.d.sync += wait.eq(wait - 1)
             with m.If(wait == 0):
-                m.d.sync += [phase.eq(2), k.eq(0)]
+                m.d.sync += phase.eq(2)
+                m.d.comb += buf.restart.eq(1)
+        m.d.comb += [buf.issuing.eq((phase == 2) & ~over), norm.big_m.eq(fold.m), norm.r.eq(r)]
 
-        e_r = e_mem.read_port(domain="sync")
-        m_r = m_mem.read_port(domain="sync")
-        issue = Signal()
-        vld, lst, lane_r = Signal(), Signal(), Signal(range(c))
-        log2c = c.bit_length() - 1
-        m.d.comb += [e_r.addr.eq(k >> log2c), m_r.addr.eq(k >> log2c), e_r.en.eq(norm.i.ready | ~vld),
-                     m_r.en.eq(norm.i.ready | ~vld), norm.big_m.eq(fold.m), norm.r.eq(r)]
-        m.d.comb += issue.eq((phase == 2) & ~over & (k < count) & (norm.i.ready | ~vld))
-        with m.If(norm.i.ready | ~vld):
-            m.d.sync += [vld.eq(issue), lst.eq(k == count - 1), lane_r.eq(k[:max(1, log2c)])]
-        with m.If(issue):
-            m.d.sync += k.eq(k + 1)
-        e_word = Array(e_r.data[j] for j in range(c))
-        m.d.comb += [norm.i.valid.eq(vld), norm.i.payload.e.eq(e_word[lane_r]), norm.i.payload.m.eq(m_r.data),
-                     norm.i.payload.last.eq(lst)]
-
-        # --- output: normalized tokens, or the one error item of an over-long head ------------------------
-        err_item = (phase == 2) & over
-        with m.If(err_item):
+        # output: normalized tokens, or the one error item of an over-long head
+        with m.If((phase == 2) & over):
             m.d.comb += [self.o.valid.eq(1), self.o.payload.p.eq(0), self.o.payload.last.eq(1),
                          self.o.payload.error.len_over.eq(1), norm.o.ready.eq(0)]
         with m.Else():
             m.d.comb += [self.o.valid.eq(norm.o.valid), self.o.payload.eq(norm.o.payload),
                          norm.o.ready.eq(self.o.ready)]
-        finished = self.o.valid & self.o.ready & self.o.payload.last
+        m.d.comb += finished.eq(self.o.valid & self.o.ready & self.o.payload.last)
         with m.If(finished):
-            m.d.sync += [phase.eq(0), head_done.eq(0), closed.eq(0), count.eq(0), chunks.eq(0), over.eq(0)]
+            m.d.sync += [phase.eq(0), head_done.eq(0), chunks.eq(0), over.eq(0)]
         return m
-

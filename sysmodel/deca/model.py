@@ -25,7 +25,7 @@ import numpy as np
 
 from golden import deca as gdeca
 from golden.deca import format_cmd
-from golden.deca_spec import MASK_BYTES, TILE, TILE_COLS, TILE_ROWS
+from golden.deca_spec import LANES, MASK_BYTES, TILE, TILE_COLS, TILE_ROWS, W
 from hw.deca import cycles as dcycles
 from sysmodel.cost import Infeasible
 from sysmodel.deca import paper
@@ -138,12 +138,12 @@ def sw_vo_per_tile(k: Kernel) -> float:
 
 # --- DECA vOp-cycles per tile -----------------------------------------------------------------------------
 
-def analytical_cycles_per_tile(k: Kernel, w: int = 32, lanes: int = 8) -> float:
+def analytical_cycles_per_tile(k: Kernel, w: int = W, lanes: int = LANES) -> float:
     """#vOps * (1 + bpv(W, Lq, d)) (DECA §6.2)."""
     return dcycles.expected_tile_cycles(w, dcycles.lq(k.fmt.bits, lanes, w), k.density)
 
 
-def deca_cycles_per_tile(k: Kernel, w: int = 32, lanes: int = 8) -> float:
+def deca_cycles_per_tile(k: Kernel, w: int = W, lanes: int = LANES) -> float:
     """The DECA PE's vOp-cycles per tile: measured on the RTL (characterization snapshot) where the
     testbench ran this design, format and density; the analytical formula otherwise."""
     return measured_cycles().get((w, lanes, k.scheme, k.density)) or analytical_cycles_per_tile(k, w, lanes)
@@ -187,7 +187,7 @@ def supported(k: Kernel, w: int) -> bool:
     return format_cmd(k.fmt, k.sparse).valid(w)
 
 
-def deca_point(m: Machine, k: Kernel, n: int = N_TABLE2, w: int = 32, lanes: int = 8,
+def deca_point(m: Machine, k: Kernel, n: int = N_TABLE2, w: int = W, lanes: int = LANES,
                cycles_per_tile: float | None = None) -> tuple[float, str]:
     """(FLOPS, bound) of the kernel with DECA at {W, L}; ``Infeasible`` when the PE rejects its format."""
     if k.scheme == "q16" and not k.sparse:
@@ -264,7 +264,7 @@ def fc_weight_tiles(model: str = "llama2-70b", n: int = 1) -> int:
     for moe, count in layer_groups(cfg):
         for op in layer_ops(cfg, StageShape.decode(n, 0), moe):
             if op.kind == "gemm":
-                copies = round(float(op.weight_bytes) / (op.k * op.n * 2.0))
+                copies = round(float(np.asarray(op.weight_bytes)) / (op.k * op.n * 2.0))
                 total += count * copies * math.ceil(op.k / TILE_COLS) * math.ceil(op.n / TILE_ROWS)
     return total
 

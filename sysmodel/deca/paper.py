@@ -38,7 +38,10 @@ def table2(kernel: str, column: int) -> Claim:
 
 def table6(model: str, n: int, scheme: str, deca: bool) -> Claim:
     """Table 6's next-token latency, software-only or with DECA, ms."""
-    return Claim(TABLE6[model, n, scheme][deca], "deca", "Table 6",
+    value = TABLE6[model, n, scheme][deca]
+    if value is None:
+        raise KeyError(f"DECA Table 6 has no DECA cell for {model} N={n} {scheme}")
+    return Claim(value, "deca", "Table 6",
                  f"{model} N={n} {scheme} {'DECA' if deca else 'software-only'} (ms)", "SPR-HBM, 128 in / 128 out")
 
 

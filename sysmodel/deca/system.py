@@ -25,16 +25,16 @@ from functools import cached_property
 
 import numpy as np
 
-from golden.deca_spec import TILE, TILE_ROWS
+from golden.deca_spec import LANES, TILE, TILE_ROWS, W
 from sysmodel.cost import Infeasible
 from sysmodel.deca import model as dm
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
 MACHINES = {"SPR-HBM": (dm.SPR_HBM, "spr-hbm"), "SPR-DDR5": (dm.SPR_DDR, "spr-ddr5")}
 AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
-W, LANES = 32, 8  # the paper's design point (§8.2)
 
 
 class DecaSystem:
@@ -101,7 +101,7 @@ class DecaSystem:
                               np.ceil(np.maximum(tokens, 1) / TILE_ROWS) / m.mos)
         fc = self._tiles(tokens) * per_tile
         mtx_flops = 2.0 * TILE * TILE_ROWS * m.mos  # FLOP/s of the TMULs at full occupancy
-        attn = 0.0
+        attn: Num = 0.0
         for moe, count in layer_groups(c):
             ops = {op.name: op for op in layer_ops(c, shape, moe)}
             attn = attn + count * (np.divide(ops["attn_decode"].kv_bytes, dm.ETA_MEM * m.mbw)

@@ -24,6 +24,13 @@ def makers(model: str) -> dict:
             "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank")}
 
 
+def fits(r: Result | None, what: str) -> Result:
+    """``r``, for a grid cell the paper runs (so it must fit): an ``Infeasible`` naming it otherwise."""
+    if r is None:
+        raise Infeasible(f"{what}: does not fit the system")
+    return r
+
+
 def serve(make, lengths: tuple[int, int], batch: int, requests: int, seed: int = 1) -> Result | None:
     """Closed loop at ``batch`` requests in the system (§VI), Gaussian lengths; None if it cannot fit."""
     n = max(1, min(requests, 2 * batch))
@@ -50,8 +57,8 @@ def fig12(requests: int) -> list[dict]:
     mk, rows = makers("glam-143b"), []
     for lengths in paper.GLAM_LENGTHS:
         res = {name: serve(mk[name], lengths, paper.GLAM_BATCH, requests) for name in ("GPU", "2xGPU", "Duplex+PE+ET")}
-        rows.append({"lengths": lengths, **{k: (r.tbt_percentiles()[50], float(np.mean(r.e2e)))
-                                            for k, r in res.items()}})
+        rows.append({"lengths": lengths, **{k: (fits(r, f"Fig. 12 {k} {lengths}").tbt_percentiles()[50],
+                                                float(np.mean(fits(r, k).e2e))) for k, r in res.items()}})
     return rows
 
 
@@ -76,7 +83,9 @@ def fig14(requests: int, lanes: int = SOFTMAX_LANES) -> list[dict]:
         for batch in paper.BANK_PIM_BATCHES:
             d, b = (serve(lambda pim=pim: DuplexSystem("mixtral-8x7b", "duplex", pim=pim, softmax_lanes=lanes),
                           lengths, batch, requests) for pim in ("logic", "bank"))
-            rows.append({"lengths": lengths, "batch": batch, "ratio": d.throughput / b.throughput})
+            what = f"Fig. 14 {lengths} batch {batch}"
+            rows.append({"lengths": lengths, "batch": batch,
+                         "ratio": fits(d, what).throughput / fits(b, what).throughput})
     return rows
 
 

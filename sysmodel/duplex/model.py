@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_LANES, STACKS, Geometry
+from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
 from hw.duplex import gemm_module, softmax_unit
 from sysmodel import memory
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
@@ -155,7 +155,7 @@ class DuplexSystem:
         if routing is not None and c.experts <= 1:
             raise ValueError(f"routing: {c.name} has no experts to route to")
         if routing is None:
-            self.routing = UniformRouting(max(c.experts, 1), c.top_k, seed)
+            self.routing: UniformRouting | TableRouting = UniformRouting(max(c.experts, 1), c.top_k, seed)
         elif isinstance(routing, np.ndarray):
             self.routing = TableRouting(routing, c.experts, c.top_k, c.name)
         else:
@@ -170,7 +170,7 @@ class DuplexSystem:
         else:
             self.pim_engine = Engine(replace(xpu, peak_flops=STACKS * peaks["flops"],
                                              mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()), PEAK, 1)
-        self.nvlink, self.ib = get_link(xpu.link), paper.IB_BW
+        self.nvlink, self.ib = get_link(xpu.interconnect), paper.IB_BW
         names = {"gpu": "GPU", "duplex": "Duplex", "duplex+pe": "Duplex+PE", "duplex+pe+et": "Duplex+PE+ET"}
         kind = {"logic": "", "bank": " (Bank-PIM)", "bankgroup": " (BankGroup-PIM)"}[pim]
         self.name = f"{names[mode]}{kind} {self.nodes}x{self.devices}"
@@ -272,7 +272,7 @@ class DuplexSystem:
             if self.mode == "gpu":
                 attn = self.xpu.op_time(ops["attn_decode"]) + pre
             else:
-                dec = self.attention_pim(node.decode_reqs, node.decode_ctx)
+                dec = self.attention_pim(np.asarray(node.decode_reqs), np.asarray(node.decode_ctx))
                 attn = np.maximum(pre, dec) if self.mode != "duplex" else pre + dec
             if moe:
                 ffn = self.xpu.op_time(ops["router"]) + np.array(
@@ -297,9 +297,9 @@ class DuplexSystem:
                 u.read("hbm3", np.multiply(count, op.bytes), PIM_PATH[self.pim] if pim_op else "host")
             if static:
                 if moe:
-                    u.move(xpu.link, count * np.multiply(shape.tokens, c.hidden * ACT_BYTES * 2))
+                    u.move(xpu.interconnect, count * np.multiply(shape.tokens, c.hidden * ACT_BYTES * 2))
                 if self.devices > 1:
-                    u.move(xpu.link, count * tp_allreduce_bytes(c, shape, self.devices) * self.nodes)
+                    u.move(xpu.interconnect, count * tp_allreduce_bytes(c, shape, self.devices) * self.nodes)
         return u
 
     def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
@@ -328,8 +328,8 @@ class DuplexSystem:
         if self.mode != "gpu" and self.pim != "bank":
             p.record("duplex_gemm_module", "hw/duplex/gemm_module.py", "golden/duplex.py",
                      buffer_bytes=FULL.buffer_bytes, lanes=FULL.lanes, rows=FULL.rows)
-            p.record("duplex_softmax_unit", "hw/duplex/softmax_unit.py", "golden/duplex.py",
-                     buffer_bytes=131072, lanes=SOFTMAX_LANES)
+            p.record("duplex_softmax_unit", "hw/duplex/softmax_unit.py", "golden/softmax.py",
+                     buffer_bytes=SOFTMAX_BUFFER_BYTES, lanes=SOFTMAX_LANES)
             p.cycle_model("gemm_module.txn_cycles, softmax_unit.row_cycles", "hw/duplex/gemm_module.py",
                           "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records")
             p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")

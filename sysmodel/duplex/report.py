@@ -74,10 +74,10 @@ def fig11_lines(rows: list[dict]) -> list[str]:
     pe = [_r(r["Duplex+PE"], r["Duplex"]) for r in rows]
     et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in rows]
     lines += ["", *head("Fig. 11's headline throughput ratios, paper vs model"),
-              _row("Duplex over GPU, max", paper.DUPLEX_MAX, np.nanmax(duplex)),
-              _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, np.nanmean(pe)),
-              _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, np.nanmax(et)),
-              _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, np.nanmean(et))]
+              _row("Duplex over GPU, max", paper.DUPLEX_MAX, float(np.nanmax(duplex))),
+              _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, float(np.nanmean(pe))),
+              _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, float(np.nanmax(et))),
+              _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, float(np.nanmean(et)))]
     return lines
 
 
@@ -85,7 +85,7 @@ def fig12_lines(rows: list[dict], out: Path) -> list[str]:
     lines = [f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.", "",
              caption(f"Duplex Fig. 12: Duplex+PE+ET's latency reductions on GLaM at batch {paper.GLAM_BATCH}"),
              "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |", "| --- | ---: | ---: | ---: |"]
-    red = {"tbt": [], "e2e": [], "e2e2": []}
+    red: dict[str, list[float]] = {"tbt": [], "e2e": [], "e2e2": []}
     for r in rows:
         d, g, g2 = r["Duplex+PE+ET"], r["GPU"], r["2xGPU"]
         red["tbt"].append(1 - d[0] / g[0])

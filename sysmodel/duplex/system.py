@@ -7,6 +7,7 @@ Table I for the paper's models, else one node of four devices [S] (``--set devic
 
 from __future__ import annotations
 
+from golden.duplex_spec import FULL, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES
 from sysmodel.systems import Param, register
 
 
@@ -20,10 +21,11 @@ from sysmodel.systems import Param, register
            Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
            Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
            Param("seed", 1, "uniform routing seed"),
-           Param("softmax_lanes", 64, "softmax unit lanes (the paper gives none; 64 is the RTL's default)",
+           Param("softmax_lanes", SOFTMAX_LANES,
+                 f"softmax unit lanes (the paper gives none; {SOFTMAX_LANES} is the RTL's default)",
                  minimum=1, maximum=4096)),
-          records=(("duplex_gemm_module", {"buffer_bytes": 8192, "lanes": 8, "rows": 64}),
-                   ("duplex_softmax_unit", {"buffer_bytes": 131072, "lanes": 64})))
+          records=(("duplex_gemm_module", {"buffer_bytes": FULL.buffer_bytes, "lanes": FULL.lanes, "rows": FULL.rows}),
+                   ("duplex_softmax_unit", {"buffer_bytes": SOFTMAX_BUFFER_BYTES, "lanes": SOFTMAX_LANES})))
 def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int,
             softmax_lanes: int):
     from pathlib import Path

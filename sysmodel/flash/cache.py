@@ -26,8 +26,11 @@ from sysmodel.flash.store import FFN
 
 
 class Source(Protocol):
-    d_model: int
-    d_ff: int
+    @property
+    def d_model(self) -> int: ...
+
+    @property
+    def d_ff(self) -> int: ...
 
     def load(self, neurons: np.ndarray) -> np.ndarray: ...
 
@@ -113,7 +116,7 @@ class NeuronCache:
             raise ValueError(f"active: shape {active.shape}, expected ({self.source.d_ff},)")
         self.last_k_active[self.tokens % self.window] = active
         self.tokens += 1
-        evicted, moved = self._delete(self.last_k_active.any(axis=0))
+        evicted, moved = self._delete(np.asarray(self.last_k_active.any(axis=0)))
         new = np.flatnonzero(active & ~self.cached())
         if self.num_used + new.size > self.capacity:
             raise ValueError(f"capacity: the window needs {self.num_used + new.size} rows, the cache has "

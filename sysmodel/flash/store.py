@@ -212,7 +212,7 @@ class FlashReader:
         out = np.empty((neurons.size, 2 * self.d_model), self.dtype)
         if self.cache_mode == "fadvise-dontneed":
             os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        view = memoryview(out.view(np.uint8).reshape(-1))
+        view = out.view(np.uint8).reshape(-1).data
         reqs = self.requests(neurons)
         list(self.pool.map(lambda r: self._read(view, *r), reqs))
         self.reads += len(reqs)

@@ -20,6 +20,7 @@ softmax's cycles are the activation unit's cycle model at 256 lanes (asserted by
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -240,7 +241,7 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
                 total += block
                 run.mlp_s += block * scale if b == "mlp" else 0.0
                 activity[key] += comp & ~p.on_gpu
-                state[key] = gh.update_states(state[key], act.any(axis=0))
+                state[key] = gh.update_states(state[key], np.asarray(act.any(axis=0)))
                 if policy in ("adjustment", "hermes"):  # reloads ride the O-proj, half of it per block [S]
                     run.reloads += sch.adjust(p, state[key], int(t_o / 2 * hw.pcie.bw // c.bytes))
             attn = attention_time(cfg, hw, batch, t, host)
@@ -274,7 +275,7 @@ def baseline_system(name: str, cfg: ModelConfig, hw: Hardware, trace: Trace | No
 
     if name == "TensorRT-LLM":
         return GpuOnly(cfg, paper.TRT_GPU, paper.TRT_GPUS, eff=hw.eff)
-    kw = {"device": hw.gpu, "link": hw.pcie.name, "eff": hw.eff, "resident_bytes": hw.gpu_weight_bytes}
+    kw: dict[str, Any] = {"device": hw.gpu, "link": hw.pcie.name, "eff": hw.eff, "resident_bytes": hw.gpu_weight_bytes}
     if name == "FlexGen":
         return Offload(cfg, **kw)
     if name == "Accelerate":

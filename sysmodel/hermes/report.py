@@ -6,7 +6,9 @@ the model's and their ratio."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +178,8 @@ def ilp_lines() -> list[str]:
     cs = [hm.costs(cfg, hw, 1, k[1]) for k in keys]
     budget = hm.hot_budget(cfg, hw) * tr.sim_layers / cfg.layers
     ref = None
-    for name, fn in (("decomposed", sch.decomposed_ilp), ("greedy", sch.greedy)):
+    solvers: dict[str, Callable[..., list[sch.Placement]]] = {"decomposed": sch.decomposed_ilp, "greedy": sch.greedy}
+    for name, fn in solvers.items():
         t = time.perf_counter()
         maps = fn(fs, cs, budget, hw.dimms)
         secs = time.perf_counter() - t
@@ -280,7 +283,7 @@ def plot_throughput(rows: list[dict], names: list[str], path: Path) -> Path:
         ax.set_ylabel("output tokens/s")
     for ax in axes.flat[len(models):]:
         ax.set_visible(False)
-    seen = {}
+    seen: dict = {}
     for ax in axes.flat:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, h)
@@ -361,7 +364,8 @@ QUICK = {"models": ("llama2-70b", "opt-66b"), "batches": (1, 16), "multipliers":
 def report_lines(ctx) -> list[str]:
     """The section; ``ctx.quick``: the smoke-run grid (QUICK) instead of every model, batch and multiplier count."""
     out, quick = ctx.out, ctx.quick
-    grid = QUICK if quick else {"models": paper.MODELS, "batches": paper.BATCHES, "multipliers": paper.DSE_MULTIPLIERS}
+    grid: dict[str, Any] = QUICK if quick else {"models": paper.MODELS, "batches": paper.BATCHES,
+                                                "multipliers": paper.DSE_MULTIPLIERS}
     rows = ctx.grid("hermes-runs", runs, grid["models"], grid["batches"])
     note = [f"Quick grid (--quick): {', '.join(grid['models'])} at batches {grid['batches']}; averages over it only.",
             ""] if quick else []

@@ -73,16 +73,24 @@ def exact_ilp(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dim
     sizes = [len(f) for f in freqs]
     nx = sum(sizes) * units
     nvar = nx + len(freqs)
-    rows, cols, vals, lo, hi = [], [], [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
 
     def add(entries: list[tuple[int, float]], lb: float, ub: float) -> None:
         r = len(lo)
         for c, v in entries:
-            rows.append(r), cols.append(c), vals.append(v)
-        lo.append(lb), hi.append(ub)
+            rows.append(r)
+            cols.append(c)
+            vals.append(v)
+        lo.append(lb)
+        hi.append(ub)
 
     base = 0
-    gpu_cap, dimm_cap = [], [[] for _ in range(dimms)]
+    gpu_cap: list = []
+    dimm_cap: list[list] = [[] for _ in range(dimms)]
     for li, (f, c) in enumerate(zip(freqs, costs, strict=True)):
         t = nx + li
         xs = [[base + i * units + u for u in range(units)] for i in range(len(f))]
@@ -263,5 +271,5 @@ def predictor_accuracy(prev: np.ndarray | None, cur: np.ndarray, parents: np.nda
         fp += int((pred & ~act).sum())
         fn += int((~pred & act).sum())
         tn += int((~pred & ~act).sum())
-        state = gh.update_states(state, act.any(axis=0))
+        state = gh.update_states(state, np.asarray(act.any(axis=0)))
     return Accuracy((tp + tn) / (tp + fp + fn + tn), tp / max(tp + fn, 1), tp / max(tp + fp, 1))

@@ -159,7 +159,7 @@ class Trace:
     def save(self, path: Path) -> Path:
         arrays = {f"layer{layer}_{b}": a for (layer, b), a in self.acts.items()}
         arrays |= {f"parents_layer{layer}_{b}": p for (layer, b), p in self.parents.items()}
-        np.savez_compressed(path, prefill=self.prefill, **arrays)
+        np.savez_compressed(path, prefill=self.prefill, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its bool options
         return path
 
 
@@ -174,7 +174,8 @@ def generate(neurons: dict[str, int], sim_layers: int, tokens: int, prefill: int
     s, rng = solve(stats), np.random.default_rng(seed)
     tr = Trace({}, prefill, layers=layers or sim_layers)
     innov, keep = np.sqrt(1 - s.ar ** 2), np.sqrt(1 - s.coupling ** 2)
-    beta, y = {}, {}
+    beta: dict = {}
+    y: dict = {}
     for b in BLOCKS:
         n = neurons[b]
         for layer in range(sim_layers):
@@ -240,9 +241,9 @@ def load_trace(path: Path) -> Trace:
         raise ValueError(f"trace {path}: no layer<l>_<block> arrays")
     layers = 1 + max(layer for layer, _ in acts)
     for b in BLOCKS:
-        shapes = {acts[(layer, b)].shape if (layer, b) in acts else None for layer in range(layers)}
-        if None in shapes:
+        if any((layer, b) not in acts for layer in range(layers)):
             raise ValueError(f"trace {path}: block {b!r} misses some of layers 0..{layers - 1}")
+        shapes = {acts[(layer, b)].shape for layer in range(layers)}
         if len({(s[0], s[1]) for s in shapes}) != 1 or len(shapes) != 1:
             raise ValueError(f"trace {path}: {b} arrays differ in shape {sorted(shapes)}; one (batch, tokens, "
                              "neurons) per block")

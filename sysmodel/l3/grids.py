@@ -45,7 +45,7 @@ def fig8(requests: int) -> list[dict]:
         makers = systems(model)
         for trace in paper.TRACES:
             res = {name: serve(make, model, trace, requests) for name, make in makers.items()}
-            row = {"model": model, "trace": trace}
+            row: dict[str, object] = {"model": model, "trace": trace}
             for name, r in res.items():
                 row[name] = None if r is None else r.throughput * dp
                 row[f"{name} batch"] = None if r is None else float(np.average(r.iter_decode, weights=r.iter_time))
@@ -67,7 +67,7 @@ def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
     design (cumulative), and tFAW enforced over the default — each a throughput ratio. The full design's
     throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the same ``requests``)."""
     full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
-    base = _l3_throughput(requests, HostConfig(paper.SCALE_BASE["ranksets"], paper.SCALE_BASE["capacity"]))
+    base = _l3_throughput(requests, HostConfig(int(paper.SCALE_BASE["ranksets"]), paper.SCALE_BASE["capacity"]))
     naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
     return {"scalability": {name: _l3_throughput(requests, HostConfig(rs, cap)) / base
                             for name, (cap, rs) in paper.SCALE_POINTS.items()},

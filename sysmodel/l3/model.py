@@ -39,6 +39,7 @@ from sysmodel.devices import get_device
 from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w, joules
 from sysmodel.l3 import paper
 from sysmodel.models import KV_BYTES, StageShape, layer_groups, layer_ops, load_model
+from sysmodel.num import Num
 from sysmodel.systems import Area, Provenance
 
 TCK_S = memory.DDR4_3200.timing.tck_ns * 1e-9
@@ -127,7 +128,7 @@ class L3System:
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
         return cycles * TCK_S / eff / self.ranks
 
-    def layer_parts(self, shape: StageShape, moe: bool) -> tuple[np.ndarray, np.ndarray]:
+    def layer_parts(self, shape: StageShape, moe: bool) -> tuple[Num, Num]:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
         cfg = self.cfg
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
@@ -142,8 +143,8 @@ class L3System:
         host = np.maximum(xfer, attn + xfer / self.host.ranksets) if self.overlap else attn + xfer
         return gpu, host
 
-    def stage_times(self, shape: StageShape) -> np.ndarray:
-        total = 0.0
+    def stage_times(self, shape: StageShape) -> Num:
+        total: Num = 0.0
         for moe, count in layer_groups(self.cfg):
             gpu, host = self.layer_parts(shape, moe)
             total = total + count * (np.maximum(gpu, host) if self.scheduler else gpu + host)
@@ -174,7 +175,7 @@ class L3System:
                 np.multiply(np.subtract(shape.tokens, shape.decode_reqs), 2 * cfg.kv_dim * KV_BYTES)
             u.move(paper.HOST_LINK, np.multiply(count, moved))
             if self.tp > 1:
-                u.move(gpu.link, count * tp_allreduce_bytes(cfg, shape, self.tp))
+                u.move(gpu.interconnect, count * tp_allreduce_bytes(cfg, shape, self.tp))
         return u
 
     def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
@@ -239,7 +240,7 @@ def train_predictors(model: str = "gpt3-175b", tp: int = 8, samples: int = 1000,
     chunk = rng.integers(0, 256, samples) * paper.CHUNK_MULTIPLE
     shape = StageShape(tokens=reqs + chunk, decode_reqs=reqs, decode_ctx=ctx, prefill_pairs=chunk * (chunk + 1) / 2,
                        prefill_kv=chunk)
-    gpu, host = sys.layer_parts(shape, False)
+    gpu, host = (np.asarray(t) for t in sys.layer_parts(shape, False))
     x_pim, x_gpu = np.stack([ctx, reqs, chunk], 1), np.stack([chunk, shape.prefill_pairs, reqs], 1)
     cut = int(0.8 * samples)
     out = {}

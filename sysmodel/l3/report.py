@@ -161,11 +161,12 @@ def area_lines() -> list[str]:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for unit, um2 in paper.AREA_UM2.items():
         cells = area[unit]["cells"]
-        want, got = paper.AREA_RATIO.get(unit, 1.0), cells["total"] / area[ref]["cells"]["total"]
+        claim, got = paper.AREA_RATIO.get(unit), cells["total"] / area[ref]["cells"]["total"]
+        want = 1.0 if claim is None else float(claim)  # the reference unit: 1 by definition
         ffs = sum(v for k, v in cells.items() if "DFF" in k)
         lines.append(f"| {unit} | {um2} | {want:.2f} | {cells['total']} | {ffs} | {got:.2f} | {got / want:.2f} |")
-        if unit in paper.AREA_RATIO:
-            ledger.record(want, got, GAPS.get(want.quantity, AREA_GAP))
+        if claim is not None:
+            ledger.record(claim, got, GAPS.get(claim.quantity, AREA_GAP))
     return lines + ["", f"Gaps: {AREA_GAP}."]
 
 

@@ -10,6 +10,8 @@ import numpy as np
 
 from golden import duplex
 from golden.duplex_spec import ACT_LANES, FULL, REDUCED, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geometry, Op
+from golden.softmax import NEG_INF, softmax
+from hw.common import softmax as softmax_hw
 from hw.duplex import activation, gemm_module, softmax_unit
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
@@ -113,8 +115,8 @@ def _activation_case(spec: TbSpec) -> StreamCase:
 def _softmax_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES, "normalize": True, **spec.params}
     lanes, normalize = p["lanes"], p["normalize"]
-    max_beats = softmax_unit.max_beats(lanes, p["buffer_bytes"])
-    layout = softmax_unit.out_layout(lanes)
+    max_beats = softmax_hw.max_beats(lanes, p["buffer_bytes"])
+    layout = softmax_hw.out_layout(lanes)
 
     def row(scores: list[int]) -> dict:
         return {"scores": scores, "beats": -(-len(scores) // lanes)}
@@ -128,27 +130,27 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
                     for _ in range(n)])
 
     def items(t: dict) -> list[dict]:
-        padded = t["scores"] + [duplex.NEG_INF] * (t["beats"] * lanes - len(t["scores"]))
+        padded = t["scores"] + [NEG_INF] * (t["beats"] * lanes - len(t["scores"]))
         return [{"s": padded[b * lanes:(b + 1) * lanes], "last": int(b == t["beats"] - 1)} for b in range(t["beats"])]
 
     def golden(t: dict) -> list[int]:
-        vals, r, err = duplex.softmax(t["scores"], lanes, normalize, max_beats * lanes)
+        vals, r, err = softmax(t["scores"], lanes, normalize, max_beats * lanes)
         if err:
             return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
-        last = t["beats"] - 1 if normalize else -1  # deferred: e beats, then one r item (hw/duplex/softmax_unit.py)
+        last = t["beats"] - 1 if normalize else -1  # deferred: e beats, then one r item (hw/common/softmax.py)
         beats = [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": r if normalize else 0,
                                "last": int(b == last), "error": 0}) for b in range(t["beats"])]
         return beats if normalize else beats + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
 
     full = max_beats * lanes
-    directed = [row([0]), row([duplex.NEG_INF] * lanes), row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
-                row([F.nan_bits] + [0] * lanes), row([F.inf_bits, 0, duplex.NEG_INF]),
+    directed = [row([0]), row([NEG_INF] * lanes), row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
+                row([F.nan_bits] + [0] * lanes), row([F.inf_bits, 0, NEG_INF]),
                 row([F.max_bits, F.max_bits ^ F.sign_bit] * lanes), row([1, 0x8001, 0x0400] * lanes),  # subnormals
                 row([0x3C00] * full), row([0] * (full + 1)), row(EDGES * (2 * lanes // len(EDGES) + 1))]
     return StreamCase(golden, rand, directed, softmax_unit.cycle_model(**p), items,
                       lone_cycles=lambda t: softmax_unit.row_cycles(t["beats"], **p),
                       timing=lambda rng: row([random_value(rng, F, exp_span=4)
-                                              for _ in range(softmax_unit.TIMING_BEATS * lanes)]),
+                                              for _ in range(softmax_hw.TIMING_BEATS * lanes)]),
                       ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from golden import l3
 from golden.l3_spec import ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode
+from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
 from tb.case import StreamCase
 from tb.runner import TbSpec
@@ -130,7 +131,7 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         return softmax_unit.head_cycles(len(scores), chunk, max_tokens)
 
     big = l3.to_fp16(60000.0)
-    directed = [[0] * chunk, [NEG_INF_BITS] + [0] * (chunk - 1), [big, big | F.sign_bit, 0],
+    directed = [[0] * chunk, [NEG_INF] + [0] * (chunk - 1), [big, big | F.sign_bit, 0],
                 [e for e in EDGES if e not in (F.nan_bits, F.nan_bits | F.sign_bit, F.inf_bits | 1)]]
     return StreamCase(golden, rand, directed, softmax_unit.cycle_model(chunk, max_tokens), items,
                       lone_cycles=lone, timing=one_chunk, ii_per="txn")
@@ -186,7 +187,7 @@ def _rank_case(spec: TbSpec) -> StreamCase:
             row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(g.d_head)]
 
     directed = [head(1), head(g.chunk, edit=set_k(0)), head(3, edit=set_k(F.inf_bits)),
-                head(5, edit=set_k(NEG_INF_BITS)), head(g.chunk + 1, edit=edge_v), head(max_tokens),
+                head(5, edit=set_k(NEG_INF)), head(g.chunk + 1, edit=edge_v), head(max_tokens),
                 head(4, run=0), head(2, run=3), head(max_tokens + 1, run=max_tokens)]
 
     def measure(dut, t: dict) -> dict:
@@ -201,7 +202,6 @@ def _rank_case(spec: TbSpec) -> StreamCase:
                       measure=measure)
 
 
-NEG_INF_BITS = F.inf_bits | F.sign_bit
 CASES = {"l3_relayout": _relayout_case, "l3_bank_pu": _bank_pu_case, "l3_adder_unit": _adder_case,
          "l3_softmax_unit": _softmax_case, "l3_rank": _rank_case}
 

@@ -1,0 +1,1 @@
+"""Units more than one paper instantiates (the softmax unit: Duplex's, and Hermes' activation unit's)."""
