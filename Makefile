@@ -28,6 +28,7 @@ $(VENV)/.installed: pyproject.toml
 
 test: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
 
 test-full: setup
@@ -64,6 +65,8 @@ characterize: sim
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 clean:
-	rm -rf build .pytest_cache .hypothesis
+	rm -rf build .pytest_cache .hypothesis .mypy_cache

@@ -26,8 +26,7 @@ def _inf(fmt: FloatFormat, sign: int) -> int:
     return fmt.inf_bits | (fmt.sign_bit if sign else 0)
 
 
-def fp_mul(a: int, b: int, fmt_in: FloatFormat, fmt_out: FloatFormat | None = None,
-           rounding: Rounding = "rne") -> int:
+def fp_mul(a: int, b: int, fmt_in: FloatFormat, fmt_out: FloatFormat | None = None, rounding: Rounding = "rne") -> int:
     fmt_out = fmt_out or fmt_in
     ca, sa, ma, ea = unpack(a, fmt_in)
     cb, sb, mb, eb = unpack(b, fmt_in)
@@ -63,8 +62,7 @@ def fp_convert(x: int, fmt_in: FloatFormat, fmt_out: FloatFormat, rounding: Roun
     return round_pack(sign, sig, exp, fmt_out, rounding)
 
 
-def fp_mac(a: int, b: int, c: int, fmt_in: FloatFormat, fmt_acc: FloatFormat,
-           rounding: Rounding = "rne") -> int:
+def fp_mac(a: int, b: int, c: int, fmt_in: FloatFormat, fmt_acc: FloatFormat, rounding: Rounding = "rne") -> int:
     return fp_add(fp_mul(a, b, fmt_in, fmt_acc, rounding), c, fmt_acc, rounding)
 
 
@@ -97,6 +95,7 @@ def max_tree(xs: list[int], fmt: FloatFormat) -> int:
 
 
 # --- exponential: the hw/arith/fpexp.py algorithm --------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ExpParams:
@@ -156,6 +155,7 @@ def fp_exp(x: int, fmt: FloatFormat) -> int:
 
 
 # --- reciprocal: the hw/arith/fprecip.py algorithm -------------------------------------------------
+
 
 def fp_recip(x: int, fmt: FloatFormat, rounding: Rounding = "rne") -> int:
     """1/x correctly rounded (RNE): the significand is normalised, Q = floor(2**(2M+2) / sig) by

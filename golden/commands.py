@@ -19,8 +19,7 @@ def take(items: Sequence, i: int, what: str = "items") -> Any:
     return items[i]
 
 
-def skip_to_last(items: Sequence, i: int, what: str = "items",
-                 is_last: Callable[[Any], bool] = _tuple_last) -> int:
+def skip_to_last(items: Sequence, i: int, what: str = "items", is_last: Callable[[Any], bool] = _tuple_last) -> int:
     """The index after the transaction's next ``last`` item, from ``items[i]`` on."""
     while not is_last(take(items, i, what)):
         i += 1

@@ -136,8 +136,11 @@ class CompressedTile:
 
     def nbytes(self) -> int:
         """Bytes in memory: packed values + bitmask (sparse only) + stored scales."""
-        return math.ceil(self.nnz * self.fmt.bits / 8) + (MASK_BYTES if self.mask is not None else 0) \
+        return (
+            math.ceil(self.nnz * self.fmt.bits / 8)
+            + (MASK_BYTES if self.mask is not None else 0)
             + self.fmt.n_scales * self.fmt.scale_bytes
+        )
 
 
 def compression_factor(tile: CompressedTile) -> float:
@@ -151,6 +154,7 @@ def paper_compression_factor(bits: int, density: float) -> float:
 
 
 # --- compression (offline, §2.2) ---------------------------------------------------------------------
+
 
 def _nearest(values: np.ndarray, table: tuple[int, ...]) -> np.ndarray:
     t = np.array([decode(v, BF16) for v in table])
@@ -180,8 +184,11 @@ def _scale_and_codes(vals: np.ndarray, fmt: DecaFormat) -> tuple[np.ndarray, np.
             codes.append(list(elems))
         else:
             amax = float(np.max(np.abs(g)))
-            qmax = (1 << (fmt.bits - 1)) - 1 if fmt.kind == "int" else \
-                max(abs(decode(v, BF16)) for v in fmt.table if not math.isnan(decode(v, BF16)))
+            qmax = (
+                (1 << (fmt.bits - 1)) - 1
+                if fmt.kind == "int"
+                else max(abs(decode(v, BF16)) for v in fmt.table if not math.isnan(decode(v, BF16)))
+            )
             scale = encode(amax / qmax, BF16) if amax else encode(1.0, BF16)
             s = decode(scale, BF16)
             if fmt.kind == "int":
@@ -193,8 +200,7 @@ def _scale_and_codes(vals: np.ndarray, fmt: DecaFormat) -> tuple[np.ndarray, np.
     return np.array(codes, np.uint16).ravel(), np.array(scales, np.uint16)
 
 
-def compress(dense: np.ndarray, fmt: DecaFormat, density: float = 1.0, sparse: bool | None = None) \
-        -> CompressedTile:
+def compress(dense: np.ndarray, fmt: DecaFormat, density: float = 1.0, sparse: bool | None = None) -> CompressedTile:
     """Prune to the ``round(density*512)`` largest magnitudes (ties: lower index first), quantize the
     kept values (scales from each group's kept values) and return the three arrays. ``sparse`` (default:
     density < 1) stores a bitmask; a dense tile needs density 1."""
@@ -205,8 +211,9 @@ def compress(dense: np.ndarray, fmt: DecaFormat, density: float = 1.0, sparse: b
         raise ValueError(f"density: {density} not allowed; allowed 0..1")
     sparse = density < 1.0 if sparse is None else sparse
     if fmt.kind in ("int", "table") and fmt.group is not None and not np.isfinite(x).all():
-        raise ValueError(f"dense: Inf/NaN has no encoding in {fmt.name} (group scales would be Inf); "
-                         "allowed: finite values")
+        raise ValueError(
+            f"dense: Inf/NaN has no encoding in {fmt.name} (group scales would be Inf); allowed: finite values"
+        )
     nnz = round(density * TILE)
     if not sparse and nnz != TILE:
         raise ValueError(f"density: {density} needs a bitmask; pass sparse=True or density=1")
@@ -228,12 +235,12 @@ def decompress(tile: CompressedTile) -> np.ndarray:
     out[mask] = vals
     if tile.scales is not None:
         scale = tile.scales[np.arange(TILE) // f.group]
-        out = np.array([arith.fp_mul(int(v), int(s), BF16) for v, s in zip(out, scale, strict=True)],
-                       np.uint16)
+        out = np.array([arith.fp_mul(int(v), int(s), BF16) for v, s in zip(out, scale, strict=True)], np.uint16)
     return out
 
 
 # --- what the PE's queues receive ------------------------------------------------------------------------
+
 
 def lut_image(fmt: DecaFormat) -> list[int]:
     """The 256 BF16 entries written to every big LUT: the table repeated with period 2**bits."""
@@ -266,8 +273,9 @@ def random_mask(rng: np.random.Generator, density: float) -> np.ndarray:
     return rng.random(TILE) < density
 
 
-def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
-                sparse: bool | None = None) -> CompressedTile:
+def random_tile(
+    rng: np.random.Generator, fmt: DecaFormat, density: float, sparse: bool | None = None
+) -> CompressedTile:
     """Random codes (every code value, NaN/Inf codes included) behind an i.i.d. mask, random scales."""
     sparse = density < 1.0 if sparse is None else sparse
     mask = random_mask(rng, density) if sparse else None
@@ -285,6 +293,7 @@ def random_tile(rng: np.random.Generator, fmt: DecaFormat, density: float,
 
 
 # --- the PE's view: per-tile streams, possibly malformed ----------------------------------------------
+
 
 def format_cmd(fmt: DecaFormat, sparse: bool) -> TileCmd:
     """The descriptor (golden.deca_spec.TileCmd) of ``fmt``'s tiles, sparse (with a bitmask) or dense."""
@@ -351,8 +360,9 @@ def pe_decompress(ts: TileStreams, lut: list[int], w: int) -> tuple[np.ndarray, 
         flags |= Err.MASK_LONG
     if c.scaled:
         need = 0 if bad else TILE >> c.group_log2
-        flags |= (Err.SCALE_SHORT if len(ts.scales) < need else Err(0)) | \
-            (Err.SCALE_LONG if len(ts.scales) > need else Err(0))
+        flags |= (Err.SCALE_SHORT if len(ts.scales) < need else Err(0)) | (
+            Err.SCALE_LONG if len(ts.scales) > need else Err(0)
+        )
         if not bad:
             g = 1 << c.group_log2
             sc = [ts.scales[i // g] if i // g < len(ts.scales) else 0 for i in range(TILE)]

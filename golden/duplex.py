@@ -36,6 +36,7 @@ ONE = 0x3C00  # FP16 1.0
 
 # --- GEMM module ----------------------------------------------------------------------------------------
 
+
 def _f32(bits: np.ndarray) -> np.ndarray:
     return np.asarray(bits, dtype=np.uint32).view(np.float32)
 
@@ -72,7 +73,7 @@ def fp32_to_fp16(bits: int) -> int:
 def gemm(w: np.ndarray, x: np.ndarray, k_tile: int) -> np.ndarray:
     """FP16 outputs (n x m) of a GEMM whose K is split into ``k_tile``-long tiles (module docstring)."""
     k = np.shape(w)[1]
-    tiles = [gemm_tile(np.asarray(w)[:, s:s + k_tile], np.asarray(x)[:, s:s + k_tile]) for s in range(0, k, k_tile)]
+    tiles = [gemm_tile(np.asarray(w)[:, s : s + k_tile], np.asarray(x)[:, s : s + k_tile]) for s in range(0, k, k_tile)]
     total = _f32(tiles[0])
     with np.errstate(all="ignore"):
         for t in tiles[1:]:
@@ -101,9 +102,12 @@ def module_items(w: np.ndarray, x: np.ndarray, g: Geometry) -> list[tuple[int, i
         raise ValueError(f"w: {rows_total} rows do not split over {g.modules} modules")
     m = rows_total // g.modules
     items = [(Op.DESC, pack_desc(m, k, n), 0)]
-    items += [(Op.X, pack_beat(x[j, b * r:(b + 1) * r]), 0) for j in range(n) for b in range(k // r)]
-    items += [(Op.W, pack_beat(np.concatenate([w[d * m + o0:d * m + o0 + r, kk] for d in range(g.modules)])), 0)
-              for o0 in range(0, m, r) for kk in range(k)]
+    items += [(Op.X, pack_beat(x[j, b * r : (b + 1) * r]), 0) for j in range(n) for b in range(k // r)]
+    items += [
+        (Op.W, pack_beat(np.concatenate([w[d * m + o0 : d * m + o0 + r, kk] for d in range(g.modules)])), 0)
+        for o0 in range(0, m, r)
+        for kk in range(k)
+    ]
     items[-1] = (*items[-1][:2], 1)
     return items
 
@@ -149,6 +153,7 @@ def _run_gemm(items: list, i: int, m: int, k: int, n: int, g: Geometry, out: lis
 
 # --- gated activation -----------------------------------------------------------------------------------
 
+
 def silu_gate(g: int, u: int) -> int:
     """SiLU(g) * u in FP16 (module docstring)."""
     sig = arith.fp_recip(arith.fp_add(ONE, arith.fp_exp(g ^ F.sign_bit, F), F), F)
@@ -157,10 +162,11 @@ def silu_gate(g: int, u: int) -> int:
 
 # --- GQA decode attention -------------------------------------------------------------------------------
 
+
 def gqa_decode(q: np.ndarray, k: np.ndarray, v: np.ndarray, lanes: int, k_tile: int) -> np.ndarray:
     """FP16 context (g x d) of g query heads ``q`` (pre-scaled) sharing one KV group ``k``, ``v`` (L x d)."""
     scores = gemm(k, q, k_tile)  # (g, L): K rows play the weights
-    probs = np.array([softmax(row.tolist(), lanes)[0][:len(row)] for row in scores], dtype=np.uint16)
+    probs = np.array([softmax(row.tolist(), lanes)[0][: len(row)] for row in scores], dtype=np.uint16)
     return gemm(np.asarray(v).T, probs, k_tile)  # (g, d): V^T rows are the weights
 
 

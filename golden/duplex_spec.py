@@ -73,8 +73,10 @@ class Geometry:
             if v < 1 or v & (v - 1) or v > 256:
                 raise ValueError(f"{name}: {v} not allowed; a power of two from 1 to 256")
         if self.buffer_bytes % (2 * self.rows * self.lanes) or self.buffer_bytes < 2 * self.rows * self.lanes:
-            raise ValueError(f"buffer_bytes: {self.buffer_bytes} not allowed; a positive multiple of "
-                             f"2 * rows * lanes = {2 * self.rows * self.lanes}")
+            raise ValueError(
+                f"buffer_bytes: {self.buffer_bytes} not allowed; a positive multiple of "
+                f"2 * rows * lanes = {2 * self.rows * self.lanes}"
+            )
 
     @property
     def lane_words(self) -> int:

@@ -151,8 +151,9 @@ def decode(bits: int, fmt: FloatFormat) -> float:
     return math.ldexp(-sig if sign else sig, exp) if sig else (-0.0 if sign else 0.0)
 
 
-def round_pack(sign: int, sig: int, exp: int, fmt: FloatFormat, rounding: Rounding = "rne",
-               sticky: bool = False) -> int:
+def round_pack(
+    sign: int, sig: int, exp: int, fmt: FloatFormat, rounding: Rounding = "rne", sticky: bool = False
+) -> int:
     """Round (-1)**sign * (sig + sticky*eps) * 2**exp to ``fmt`` once and return its bit pattern.
 
     ``sticky`` says nonzero bits lie below ``sig``'s LSB (used by twins of hardware that keeps a sticky
@@ -216,16 +217,17 @@ def encode(x: float, fmt: FloatFormat, rounding: Rounding = "rne") -> int:
 
 
 def encode_array(x: np.ndarray, fmt: FloatFormat, rounding: Rounding = "rne") -> np.ndarray:
-    return np.array([encode(v, fmt, rounding) for v in np.asarray(x, dtype=np.float64).ravel()],
-                    dtype=np.uint32).reshape(np.shape(x))
+    return np.array(
+        [encode(v, fmt, rounding) for v in np.asarray(x, dtype=np.float64).ravel()], dtype=np.uint32
+    ).reshape(np.shape(x))
 
 
 def decode_array(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    return np.array([decode(int(b), fmt) for b in np.asarray(bits).ravel()],
-                    dtype=np.float64).reshape(np.shape(bits))
+    return np.array([decode(int(b), fmt) for b in np.asarray(bits).ravel()], dtype=np.float64).reshape(np.shape(bits))
 
 
 # --- integers with scales ---------------------------------------------------------------------------
+
 
 def _half_even(v: np.ndarray) -> np.ndarray:
     return np.round(v)  # numpy rounds half to even

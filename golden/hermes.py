@@ -85,7 +85,7 @@ def beat_sum(wbeat, xbeat, g: Gemv) -> int:
     """One beat's FP32 sum in the dot mode's order: per lane a tree over the multipliers, then a tree over
     the lanes."""
     p = [mul(int(a), int(b)) for a, b in zip(wbeat, xbeat, strict=True)]
-    return add_tree([add_tree(p[t::g.lanes], FP32) for t in range(g.lanes)], FP32)
+    return add_tree([add_tree(p[t :: g.lanes], FP32) for t in range(g.lanes)], FP32)
 
 
 def gemv_axpy(w: np.ndarray, a: np.ndarray, g: Gemv) -> np.ndarray:
@@ -158,23 +158,32 @@ def _run(items: list, i: int, mode: int, n: int, kb: int, batch: int, g: Gemv, o
             got[want].append(data)
             if mode == Mode.DOT and want == Op.W and (c + 1) % kb == 0:  # a row is complete
                 row = np.array([_unbeat(d, g.beat) for d in got[Op.W][-kb:]], np.uint16).reshape(1, -1)
-                xs = np.array([sum((_unbeat(d, g.beat) for d in got[Op.X][b * kb:(b + 1) * kb]), [])
-                               for b in range(batch)], np.uint16)
+                xs = np.array(
+                    [sum((_unbeat(d, g.beat) for d in got[Op.X][b * kb : (b + 1) * kb]), []) for b in range(batch)],
+                    np.uint16,
+                )
                 y = gemv_dot(row, xs, g)[:, 0]
                 final = c == count - 1
-                out += [([int(y[b])] + [0] * (g.multipliers - 1), int(final and b == batch - 1), 0)
-                        for b in range(batch)]
+                out += [
+                    ([int(y[b])] + [0] * (g.multipliers - 1), int(final and b == batch - 1), 0) for b in range(batch)
+                ]
     if mode == Mode.AXPY:
-        cols = np.array([sum((_unbeat(d, g.beat) for d in got[Op.W][c * kb:(c + 1) * kb]), []) for c in range(n)],
-                        np.uint16)
+        cols = np.array(
+            [sum((_unbeat(d, g.beat) for d in got[Op.W][c * kb : (c + 1) * kb]), []) for c in range(n)], np.uint16
+        )
         a = np.array(got[Op.X], np.uint16).reshape(n, batch).T
         y = gemv_axpy(cols, a, g).reshape(batch, kb, g.multipliers, g.lanes)
-        out += [([int(v) for v in y[b, k, :, t]], int((b, k, t) == (batch - 1, kb - 1, g.lanes - 1)), 0)
-                for b in range(batch) for k in range(kb) for t in range(g.lanes)]
+        out += [
+            ([int(v) for v in y[b, k, :, t]], int((b, k, t) == (batch - 1, kb - 1, g.lanes - 1)), 0)
+            for b in range(batch)
+            for k in range(kb)
+            for t in range(g.lanes)
+        ]
     return Err(0), i
 
 
 # --- the activation unit ----------------------------------------------------------------------------------
+
 
 def relu(x: int) -> int:
     return x if not x & FP16.sign_bit or (x & 0x7FFF) > FP16.inf_bits else 0
@@ -197,8 +206,16 @@ def act_items(op: int, a: list[int], b: list[int] | None, lanes: int) -> list[di
     beats = max(1, -(-n // lanes))
     pad = [*a, *[0] * (beats * lanes - n)]
     bb = [*(b or []), *[0] * (beats * lanes - len(b or []))]
-    return [{"op": int(op), "n": n, "a": pad[i * lanes:(i + 1) * lanes], "b": bb[i * lanes:(i + 1) * lanes],
-             "last": int(i == beats - 1)} for i in range(beats)]
+    return [
+        {
+            "op": int(op),
+            "n": n,
+            "a": pad[i * lanes : (i + 1) * lanes],
+            "b": bb[i * lanes : (i + 1) * lanes],
+            "last": int(i == beats - 1),
+        }
+        for i in range(beats)
+    ]
 
 
 def act_run(beats: list[dict], lanes: int, max_scores: int) -> list[tuple[list[int], int, int]]:
@@ -229,13 +246,14 @@ def act_run(beats: list[dict], lanes: int, max_scores: int) -> list[tuple[list[i
         elif not err:
             scores = [x for g in got for x in g["a"]][:n]
             p = _softmax(scores, lanes)[0]
-            out += [(p[k * lanes:(k + 1) * lanes], int(k == len(got) - 1), 0) for k in range(len(got))]
+            out += [(p[k * lanes : (k + 1) * lanes], int(k == len(got) - 1), 0) for k in range(len(got))]
         if err:
             out.append(([0] * lanes, 1, int(err)))
     return out
 
 
 # --- the neuron predictor ----------------------------------------------------------------------------------
+
 
 def init_states(freq: np.ndarray) -> np.ndarray:
     """States from prefill activation frequencies: > 90% -> 15, < 2% -> 0, else 1 + floor(14 (f - 0.02) /

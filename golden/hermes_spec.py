@@ -114,8 +114,10 @@ class Gemv:
         if not 1 <= self.serial_bits <= SIG_BITS:
             raise ValueError(f"serial_bits: {self.serial_bits} not allowed; 1 to {SIG_BITS} (the FP16 significand)")
         if self.buffer_bytes < 4 * self.beat or self.buffer_bytes % (4 * self.beat):
-            raise ValueError(f"buffer_bytes: {self.buffer_bytes} not allowed; a positive multiple of "
-                             f"4 * multipliers * lanes = {4 * self.beat}")
+            raise ValueError(
+                f"buffer_bytes: {self.buffer_bytes} not allowed; a positive multiple of "
+                f"4 * multipliers * lanes = {4 * self.beat}"
+            )
 
     @property
     def beat(self) -> int:

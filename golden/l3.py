@@ -73,6 +73,7 @@ def exp(x: int) -> int:
 
 # --- data layout -----------------------------------------------------------------------------------
 
+
 def relayout(beats: list[int], inverse: bool = False) -> list[int]:
     """Re-layout (or undo it) over 2-beat windows of 64-bit beats (module docstring)."""
     if len(beats) % WINDOW_BEATS:
@@ -93,10 +94,12 @@ def relayout(beats: list[int], inverse: bool = False) -> list[int]:
 
 def burst_beats(vec: list[int], r: int) -> list[int]:
     """Host beats of burst r of a vector of FP16 bit patterns: element k at bytes 2k, 2k+1 of the burst."""
-    elems = vec[r * ELEMS_PER_BURST:(r + 1) * ELEMS_PER_BURST]
+    elems = vec[r * ELEMS_PER_BURST : (r + 1) * ELEMS_PER_BURST]
     per_beat = BEAT_BITS // ELEM_BITS
-    return [sum(e << (ELEM_BITS * i) for i, e in enumerate(elems[b * per_beat:(b + 1) * per_beat]))
-            for b in range(BEATS_PER_BURST)]
+    return [
+        sum(e << (ELEM_BITS * i) for i, e in enumerate(elems[b * per_beat : (b + 1) * per_beat]))
+        for b in range(BEATS_PER_BURST)
+    ]
 
 
 def chip_words(beats: list[int]) -> list[int]:
@@ -139,6 +142,7 @@ def store(k: list[list[int]], v: list[list[int]], g: Geometry) -> dict:
 
 # --- processing units ------------------------------------------------------------------------------
 
+
 def bank_score(a_words: list[int], b_words: list[int]) -> int:
     """Bank PU score mode over a token's RDs (module docstring)."""
     acc = None
@@ -174,7 +178,7 @@ def chunk_softmax(scores: list[int], chunk: int) -> tuple[list[int], dict]:
     padded = list(scores) + [NEG_INF] * (-n % chunk)
     es, ms, m_run, s_run = [], [], None, None
     for c in range(0, len(padded), chunk):
-        s = padded[c:c + chunk]
+        s = padded[c : c + chunk]
         m_c = arith.max_tree(s, F)
         e = [exp(sub(x, m_c)) for x in s]
         l_c = arith.add_tree(e, F)
@@ -217,14 +221,20 @@ def head_attention(q: list[int], k: list[list[int]], v: list[list[int]], g: Geom
             for grp in range(V_GROUPS):
                 bank = grp * g.bursts + r
                 toks = [j * V_GROUPS + grp for j in range(cols)]
-                group_acc.append(bank_context([mem.get((c, bank, "v", j), 0) for j in range(cols)],
-                                              [probs[t] if t < n else 0 for t in toks], [t < n for t in toks]))
+                group_acc.append(
+                    bank_context(
+                        [mem.get((c, bank, "v", j), 0) for j in range(cols)],
+                        [probs[t] if t < n else 0 for t in toks],
+                        [t < n for t in toks],
+                    )
+                )
             for m in range(ELEMS_PER_RD):
                 out[dim(c, r, m)] = adder_unit([acc[m] for acc in group_acc])
     return out, {"scores": scores, "probs": probs, **stats}
 
 
 # --- the float64 reference ------------------------------------------------------------------------------
+
 
 def reference(q: list[int], k: list[list[int]], v: list[list[int]]) -> np.ndarray:
     """softmax(q.K^T) V in float64 from the same FP16 inputs."""
@@ -239,12 +249,13 @@ def error_ulps(out: list[int], ref: np.ndarray) -> np.ndarray:
     so an element that cancels to near 0 carries the absolute error of the large terms (shared/notes §4:
     "a few ulps per element, relative to the max")."""
     got = decode_array(np.array(out), F)
-    scale = max(float(np.max(np.abs(ref))), 2.0 ** F.emin)
+    scale = max(float(np.max(np.abs(ref))), 2.0**F.emin)
     return np.abs(got - ref) / 2.0 ** (math.floor(math.log2(scale)) - F.man_bits)
 
 
 def random_head(rng: np.random.Generator, n: int, g: Geometry, scale: float = 1.0) -> tuple:
     """FP16 q (pre-scaled by 1/sqrt(d_head)), K and V with N(0, scale^2) entries: attention-like inputs."""
+
     def fp16(x: np.ndarray) -> list:
         return encode_array(x, F).astype(int).tolist()
 
@@ -274,6 +285,7 @@ def relayout_write(beats: list[int], inverse: bool = False) -> list[tuple[int, i
 
 # --- the rank's host interface (hw/l3/rank.py) -----------------------------------------------------------
 
+
 def rank_items(q: list[int], k: list[list[int]], v: list[list[int]], n: int | None = None) -> list[tuple]:
     """The rank command items (op, data, last) that write one head's K, V and Q (golden.l3_spec.Op) and run
     it over ``n`` tokens (default: all written)."""
@@ -297,7 +309,7 @@ def rank_run(items: list[tuple], g: Geometry, max_tokens: int) -> tuple[list[int
         if last:
             if len(cur) % BEATS_PER_BURST:
                 err |= Err.PARTIAL_BURST
-            writes[Op(op)].append(cur[:len(cur) - len(cur) % BEATS_PER_BURST])
+            writes[Op(op)].append(cur[: len(cur) - len(cur) % BEATS_PER_BURST])
             cur = []
     n = run
 
@@ -305,8 +317,10 @@ def rank_run(items: list[tuple], g: Geometry, max_tokens: int) -> tuple[list[int
         beats = [b for w in writes[op] for b in w]
         per_vec = g.bursts * BEATS_PER_BURST
         per_beat = BEAT_BITS // ELEM_BITS
-        return [[(beats[i + j // per_beat] >> (ELEM_BITS * (j % per_beat))) & MASK16 for j in range(g.d_head)]
-                for i in range(0, len(beats) - per_vec + 1, per_vec)]
+        return [
+            [(beats[i + j // per_beat] >> (ELEM_BITS * (j % per_beat))) & MASK16 for j in range(g.d_head)]
+            for i in range(0, len(beats) - per_vec + 1, per_vec)
+        ]
 
     k, v, q_bursts = vectors(Op.K), vectors(Op.V), sum(len(w) for w in writes[Op.Q]) // BEATS_PER_BURST
     if q_bursts != g.bursts:

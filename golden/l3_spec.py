@@ -71,8 +71,10 @@ class Geometry:
         if self.d_head < ELEMS_PER_BURST or self.d_head % ELEMS_PER_BURST:
             raise ValueError(f"d_head: {self.d_head} not allowed; a multiple of {ELEMS_PER_BURST} (whole bursts)")
         if self.banks != V_GROUPS * self.bursts:
-            raise ValueError(f"banks: {self.banks} not allowed; {V_GROUPS} groups of d_head/32 = {self.bursts} "
-                             f"banks, i.e. {V_GROUPS * self.bursts}")
+            raise ValueError(
+                f"banks: {self.banks} not allowed; {V_GROUPS} groups of d_head/32 = {self.bursts} "
+                f"banks, i.e. {V_GROUPS * self.bursts}"
+            )
 
     @property
     def bursts(self) -> int:

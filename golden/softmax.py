@@ -29,15 +29,16 @@ class SoftmaxErr(enum.IntFlag):
 ERR_FIELDS = flag_fields(SoftmaxErr)
 
 
-def softmax(scores: list[int], lanes: int, normalize: bool = True,
-            max_scores: int | None = None) -> tuple[list[int], int, int]:
+def softmax(
+    scores: list[int], lanes: int, normalize: bool = True, max_scores: int | None = None
+) -> tuple[list[int], int, int]:
     """(p or e for every lane of every beat, r = 1/S, error) for one FP16 score row (module docstring)."""
     if not scores:
         raise ValueError("scores: a row needs at least one score")
     if max_scores is not None and len(scores) > max_scores:
         return [], 0, int(SoftmaxErr.LEN_OVER)
     padded = list(scores) + [NEG_INF] * (-len(scores) % lanes)
-    beats = [padded[b:b + lanes] for b in range(0, len(padded), lanes)]
+    beats = [padded[b : b + lanes] for b in range(0, len(padded), lanes)]
     m = arith.max_tree(beats[0], F)
     for beat in beats[1:]:
         m = arith.fp_max(m, arith.max_tree(beat, F), F)

@@ -61,8 +61,7 @@ class XorShift32(wiring.Component):
         state = Signal(32, init=1)
         a = Signal(32)
         b = Signal(32)
-        m.d.comb += [a.eq(state ^ (state << 13)[:32]), b.eq(a ^ (a >> 17)),
-                     self.hit.eq(state[16:] < self.threshold)]
+        m.d.comb += [a.eq(state ^ (state << 13)[:32]), b.eq(a ^ (a >> 17)), self.hit.eq(state[16:] < self.threshold)]
         with m.If(self.load):
             m.d.sync += state.eq(self.seed)
         with m.Elif(self.run):
@@ -82,8 +81,11 @@ def _drain_ports(m: Module, mem: memory.Memory, k: int, en, addr, out) -> None:
     width = Shape.cast(mem.shape).width
     for i in range(k):
         rd = mem.read_port()
-        m.d.comb += [rd.en.eq(en), rd.addr.eq(Cat(Const(i, (k - 1).bit_length()), addr)),
-                     out[i * width:(i + 1) * width].eq(rd.data)]
+        m.d.comb += [
+            rd.en.eq(en),
+            rd.addr.eq(Cat(Const(i, (k - 1).bit_length()), addr)),
+            out[i * width : (i + 1) * width].eq(rd.data),
+        ]
 
 
 class InputPlayer(wiring.Component):
@@ -99,13 +101,24 @@ class InputPlayer(wiring.Component):
     def __init__(self, width: int, depth: int, k: int):
         self.width, self.depth, self.k = width, depth, k
         words = _k_words(k, depth)
-        super().__init__({
-            "o": Out(stream.Signature(width)),
-            "load_en": In(1), "load_addr": In(range(words)), "load_data": In(k * width),
-            "start": In(1), "run": In(1), "seed": In(32), "p_valid": In(17),
-            "count": In(range(depth + 1)), "stamp": In(STAMP_BITS), "played": Out(range(depth + 1)),
-            "drain_en": In(1), "drain_addr": In(range(words)), "drain_stamps": Out(k * STAMP_BITS),
-        })
+        super().__init__(
+            {
+                "o": Out(stream.Signature(width)),
+                "load_en": In(1),
+                "load_addr": In(range(words)),
+                "load_data": In(k * width),
+                "start": In(1),
+                "run": In(1),
+                "seed": In(32),
+                "p_valid": In(17),
+                "count": In(range(depth + 1)),
+                "stamp": In(STAMP_BITS),
+                "played": Out(range(depth + 1)),
+                "drain_en": In(1),
+                "drain_addr": In(range(words)),
+                "drain_stamps": Out(k * STAMP_BITS),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -116,16 +129,25 @@ class InputPlayer(wiring.Component):
         m.submodules.rng = rng = XorShift32()
         for i in range(k):
             load = items.write_port()
-            m.d.comb += [load.en.eq(self.load_en), load.addr.eq(Cat(Const(i, (k - 1).bit_length()), self.load_addr)),
-                         load.data.eq(self.load_data[i * w:(i + 1) * w])]
+            m.d.comb += [
+                load.en.eq(self.load_en),
+                load.addr.eq(Cat(Const(i, (k - 1).bit_length()), self.load_addr)),
+                load.data.eq(self.load_data[i * w : (i + 1) * w]),
+            ]
         rd, stamp_w = items.read_port(domain="comb"), stamps.write_port()
         _drain_ports(m, stamps, k, self.drain_en, self.drain_addr, self.drain_stamps)
         holding = Signal()
         m.d.comb += [
-            rd.addr.eq(self.played), self.o.payload.eq(rd.data),
-            rng.seed.eq(self.seed), rng.load.eq(self.start), rng.run.eq(self.run), rng.threshold.eq(self.p_valid),
+            rd.addr.eq(self.played),
+            self.o.payload.eq(rd.data),
+            rng.seed.eq(self.seed),
+            rng.load.eq(self.start),
+            rng.run.eq(self.run),
+            rng.threshold.eq(self.p_valid),
             self.o.valid.eq(self.run & (self.played < self.count) & (holding | rng.hit)),
-            stamp_w.addr.eq(self.played), stamp_w.data.eq(self.stamp), stamp_w.en.eq(self.o.valid & self.o.ready),
+            stamp_w.addr.eq(self.played),
+            stamp_w.data.eq(self.stamp),
+            stamp_w.en.eq(self.o.valid & self.o.ready),
         ]
         with m.If(self.start):
             m.d.sync += [self.played.eq(0), holding.eq(0)]
@@ -147,12 +169,21 @@ class OutputCapture(wiring.Component):
     def __init__(self, width: int, depth: int, k: int):
         self.width, self.depth, self.k = width, depth, k
         words = _k_words(k, depth)
-        super().__init__({
-            "i": In(stream.Signature(width)),
-            "start": In(1), "run": In(1), "seed": In(32), "p_ready": In(17), "stamp": In(STAMP_BITS),
-            "captured": Out(range(depth + 1)), "full": Out(1),
-            "drain_en": In(1), "drain_addr": In(range(words)), "drain_data": Out(k * (width + STAMP_BITS)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(width)),
+                "start": In(1),
+                "run": In(1),
+                "seed": In(32),
+                "p_ready": In(17),
+                "stamp": In(STAMP_BITS),
+                "captured": Out(range(depth + 1)),
+                "full": Out(1),
+                "drain_en": In(1),
+                "drain_addr": In(range(words)),
+                "drain_data": Out(k * (width + STAMP_BITS)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -163,9 +194,14 @@ class OutputCapture(wiring.Component):
         take = self.i.valid & self.i.ready
         m.d.comb += [
             self.full.eq(self.captured == self.depth),
-            rng.seed.eq(self.seed), rng.load.eq(self.start), rng.run.eq(self.run), rng.threshold.eq(self.p_ready),
+            rng.seed.eq(self.seed),
+            rng.load.eq(self.start),
+            rng.run.eq(self.run),
+            rng.threshold.eq(self.p_ready),
             self.i.ready.eq(self.run & ~self.full & rng.hit),
-            wr.addr.eq(self.captured), wr.data.eq(Cat(self.i.payload, self.stamp)), wr.en.eq(take),
+            wr.addr.eq(self.captured),
+            wr.data.eq(Cat(self.i.payload, self.stamp)),
+            wr.en.eq(take),
         ]
         with m.If(self.start):
             m.d.sync += self.captured.eq(0)
@@ -205,8 +241,7 @@ class StreamMonitor(wiring.Component):
     ``clear`` (in, 1): forget a violation; ``violation`` (out, 1): the rule was broken since the last clear."""
 
     def __init__(self, width: int):
-        super().__init__({"valid": In(1), "ready": In(1), "payload": In(width), "clear": In(1),
-                          "violation": Out(1)})
+        super().__init__({"valid": In(1), "ready": In(1), "payload": In(width), "clear": In(1), "violation": Out(1)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -239,8 +274,7 @@ class StreamHarness(wiring.Component):
         self.dut, self.depth = dut, depth
         self.ins, self.outs, self.plain = stream_ports(dut)
         members = dut.signature.members
-        self.widths = {n: Shape.cast(members[n].signature.members["payload"].shape).width
-                       for n in self.ins + self.outs}
+        self.widths = {n: Shape.cast(members[n].signature.members["payload"].shape).width for n in self.ins + self.outs}
         if not self.ins or not self.outs:
             raise ValueError(f"dut: the harness needs an input and an output stream; has {self.ins}, {self.outs}")
         self.k = k or harness_k(max(self.widths.values()) + STAMP_BITS, max_word)
@@ -249,18 +283,32 @@ class StreamHarness(wiring.Component):
         cnt = range(depth + 1)
         max_in = max(self.widths[n] for n in self.ins)
         max_drain = max([self.widths[n] for n in self.outs] + [0]) + STAMP_BITS
-        super().__init__({
-            **members,
-            "hx_go": In(1), "hx_seed": In(32), "hx_p_valid": In(17), "hx_p_ready": In(17),
-            "hx_counts": In(data.ArrayLayout(cnt, n_in)), "hx_expect": In(data.ArrayLayout(cnt, n_out)),
-            "hx_linger": In(16), "hx_timeout": In(32),
-            "hx_load_en": In(1), "hx_load_sel": In(range(n_in)), "hx_load_addr": In(range(words)),
-            "hx_load_data": In(self.k * max_in),
-            "hx_drain_sel": In(range(n_out + n_in)), "hx_drain_addr": In(range(words)),
-            "hx_drain_data": Out(self.k * max_drain),
-            "hx_done": Out(1), "hx_status": Out(3), "hx_violation": Out(n_in + n_out), "hx_cycles": Out(STAMP_BITS),
-            "hx_played": Out(data.ArrayLayout(cnt, n_in)), "hx_captured": Out(data.ArrayLayout(cnt, n_out)),
-        })
+        super().__init__(
+            {
+                **members,
+                "hx_go": In(1),
+                "hx_seed": In(32),
+                "hx_p_valid": In(17),
+                "hx_p_ready": In(17),
+                "hx_counts": In(data.ArrayLayout(cnt, n_in)),
+                "hx_expect": In(data.ArrayLayout(cnt, n_out)),
+                "hx_linger": In(16),
+                "hx_timeout": In(32),
+                "hx_load_en": In(1),
+                "hx_load_sel": In(range(n_in)),
+                "hx_load_addr": In(range(words)),
+                "hx_load_data": In(self.k * max_in),
+                "hx_drain_sel": In(range(n_out + n_in)),
+                "hx_drain_addr": In(range(words)),
+                "hx_drain_data": Out(self.k * max_drain),
+                "hx_done": Out(1),
+                "hx_status": Out(3),
+                "hx_violation": Out(n_in + n_out),
+                "hx_cycles": Out(STAMP_BITS),
+                "hx_played": Out(data.ArrayLayout(cnt, n_in)),
+                "hx_captured": Out(data.ArrayLayout(cnt, n_out)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -271,7 +319,7 @@ class StreamHarness(wiring.Component):
         run = running & self.hx_go & ~self.hx_done
         for name in self.plain:
             port, inner = getattr(self, name), getattr(dut, name)
-            m.d.comb += (inner.eq(port) if dut.signature.members[name].flow == In else port.eq(inner))
+            m.d.comb += inner.eq(port) if dut.signature.members[name].flow == In else port.eq(inner)
         players = [self._player(m, i, name, start, run) for i, name in enumerate(self.ins)]
         captures = [self._capture(m, j, name, start, run) for j, name in enumerate(self.outs)]
         drains = [c.drain_data for c in captures] + [p.drain_stamps for p in players]
@@ -288,8 +336,13 @@ class StreamHarness(wiring.Component):
         for i, name in enumerate(self.ins + self.outs):
             mon = m.submodules[f"monitor_{name}"] = StreamMonitor(self.widths[name])
             port = getattr(self.dut, name)
-            m.d.comb += [mon.valid.eq(port.valid), mon.ready.eq(port.ready), mon.payload.eq(port.payload),
-                         mon.clear.eq(start), self.hx_violation[i].eq(mon.violation)]
+            m.d.comb += [
+                mon.valid.eq(port.valid),
+                mon.ready.eq(port.ready),
+                mon.payload.eq(port.payload),
+                mon.clear.eq(start),
+                self.hx_violation[i].eq(mon.violation),
+            ]
 
     def _player(self, m: Module, index: int, name: str, start, run) -> InputPlayer:
         p = InputPlayer(self.widths[name], self.depth, self.k)
@@ -297,12 +350,16 @@ class StreamHarness(wiring.Component):
         top, inner = getattr(self, name), getattr(self.dut, name)
         m.d.comb += self._controls(p, index, len(self.outs) + index, start, run)
         m.d.comb += [
-            p.load_en.eq(self.hx_load_en & (self.hx_load_sel == index)), p.load_addr.eq(self.hx_load_addr),
-            p.load_data.eq(self.hx_load_data), p.p_valid.eq(self.hx_p_valid),
-            p.count.eq(self.hx_counts[index]), self.hx_played[index].eq(p.played),
+            p.load_en.eq(self.hx_load_en & (self.hx_load_sel == index)),
+            p.load_addr.eq(self.hx_load_addr),
+            p.load_data.eq(self.hx_load_data),
+            p.p_valid.eq(self.hx_p_valid),
+            p.count.eq(self.hx_counts[index]),
+            self.hx_played[index].eq(p.played),
             inner.valid.eq(Mux(self.hx_go, p.o.valid, top.valid)),
             inner.payload.eq(Mux(self.hx_go, p.o.payload, top.payload)),
-            p.o.ready.eq(inner.ready), top.ready.eq(inner.ready),
+            p.o.ready.eq(inner.ready),
+            top.ready.eq(inner.ready),
         ]
         return p
 
@@ -312,26 +369,38 @@ class StreamHarness(wiring.Component):
         top, inner = getattr(self, name), getattr(self.dut, name)
         m.d.comb += self._controls(c, len(self.ins) + index, index, start, run)
         m.d.comb += [
-            c.p_ready.eq(self.hx_p_ready), self.hx_captured[index].eq(c.captured),
-            c.i.valid.eq(inner.valid), c.i.payload.eq(inner.payload),
+            c.p_ready.eq(self.hx_p_ready),
+            self.hx_captured[index].eq(c.captured),
+            c.i.valid.eq(inner.valid),
+            c.i.payload.eq(inner.payload),
             inner.ready.eq(Mux(self.hx_go, c.i.ready, top.ready)),
-            top.valid.eq(inner.valid), top.payload.eq(inner.payload),
+            top.valid.eq(inner.valid),
+            top.payload.eq(inner.payload),
         ]
         return c
 
     def _controls(self, unit, seed_index: int, drain_sel: int, start, run) -> list:
         """What a player and a capture both take: start/run, their port's seed (:func:`port_seed` order),
         the cycle stamp, and draining while the harness is idle and ``hx_drain_sel`` picks them."""
-        return [unit.start.eq(start), unit.run.eq(run), unit.seed.eq(port_seed_expr(self.hx_seed, seed_index)),
-                unit.stamp.eq(self.hx_cycles), unit.drain_en.eq(~self.hx_go & (self.hx_drain_sel == drain_sel)),
-                unit.drain_addr.eq(self.hx_drain_addr)]
+        return [
+            unit.start.eq(start),
+            unit.run.eq(run),
+            unit.seed.eq(port_seed_expr(self.hx_seed, seed_index)),
+            unit.stamp.eq(self.hx_cycles),
+            unit.drain_en.eq(~self.hx_go & (self.hx_drain_sel == drain_sel)),
+            unit.drain_addr.eq(self.hx_drain_addr),
+        ]
 
     def _control(self, m: Module, players: list, captures: list, start, run) -> None:
         """Cycle counter, completion (then ``hx_linger`` more cycles), timeout and capture-full stop."""
         settle = Signal(16)
         complete = Signal()
-        m.d.comb += complete.eq(Cat(*[p.played == p.count for p in players],
-                                    *[c.captured >= e for c, e in zip(captures, self.hx_expect, strict=True)]).all())
+        m.d.comb += complete.eq(
+            Cat(
+                *[p.played == p.count for p in players],
+                *[c.captured >= e for c, e in zip(captures, self.hx_expect, strict=True)],
+            ).all()
+        )
         timed_out, full = self.hx_cycles >= self.hx_timeout, Cat(*[c.full for c in captures]).any()
         with m.If(start):
             m.d.sync += [self.hx_cycles.eq(0), settle.eq(0), self.hx_done.eq(0), self.hx_status.eq(0)]

@@ -62,8 +62,9 @@ class Baseline:
 
     name = "baseline"
 
-    def __init__(self, model: str | ModelConfig, device: str, count: int = 1, wbytes: float = 2.0,
-                 eff: Efficiency = ATTACC):
+    def __init__(
+        self, model: str | ModelConfig, device: str, count: int = 1, wbytes: float = 2.0, eff: Efficiency = ATTACC
+    ):
         self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
         self.device, self.wbytes = get_device(device), wbytes
         self.engine = Engine(self.device, eff, count)
@@ -107,15 +108,19 @@ class Baseline:
 
     def provenance(self) -> Provenance:
         p = Provenance()
-        p.constant(f"device {self.device.name}", {"flops": self.device.peak_flops, "mem_bw": self.device.mem_bw,
-                                                  "mem_bytes": self.device.mem_bytes}, self.device.source)
+        p.constant(
+            f"device {self.device.name}",
+            {"flops": self.device.peak_flops, "mem_bw": self.device.mem_bw, "mem_bytes": self.device.mem_bytes},
+            self.device.source,
+        )
         e = self.engine.eff
         p.constant("efficiency", {"compute": e.compute, "memory": e.memory}, e.source)
         return p
 
     def require_fit(self, batch: int, ctx: int) -> None:
-        require_fit(self.cfg, self.kv_capacity() + self.cfg.weight_bytes(self.wbytes), self.where(), batch, ctx,
-                    self.wbytes)
+        require_fit(
+            self.cfg, self.kv_capacity() + self.cfg.weight_bytes(self.wbytes), self.where(), batch, ctx, self.wbytes
+        )
 
     def stage_times(self, shape: StageShape) -> Num:
         return stage_time(self.cfg, shape, self.engine, self.wbytes)
@@ -129,8 +134,9 @@ class Baseline:
 class GpuOnly(Baseline):
     """Everything resident in ``gpus`` GPUs' memory, tensor parallel."""
 
-    def __init__(self, model, device: str = "a100-80g-sxm", gpus: int = 1, wbytes: float = 2.0,
-                 eff: Efficiency = ATTACC):
+    def __init__(
+        self, model, device: str = "a100-80g-sxm", gpus: int = 1, wbytes: float = 2.0, eff: Efficiency = ATTACC
+    ):
         super().__init__(model, device, gpus, wbytes, eff)
         self.name = f"GPU-only ({gpus}x {device})"
 
@@ -153,17 +159,28 @@ class Offload(Baseline):
       predictor's share of compute): only the predicted-active neurons of the offloaded weights cross the link.
     """
 
-    def __init__(self, model, device: str = "rtx4090", link: str = "pcie4x16", kv_budget: float | None = None,
-                 wbytes: float = 2.0, eff: Efficiency = ATTACC, overlap: bool = True,
-                 resident_bytes: float | None = None, active: dict[str, float] | None = None,
-                 compute_overhead: float = 0.0):
+    def __init__(
+        self,
+        model,
+        device: str = "rtx4090",
+        link: str = "pcie4x16",
+        kv_budget: float | None = None,
+        wbytes: float = 2.0,
+        eff: Efficiency = ATTACC,
+        overlap: bool = True,
+        resident_bytes: float | None = None,
+        active: dict[str, float] | None = None,
+        compute_overhead: float = 0.0,
+    ):
         super().__init__(model, device, 1, wbytes, eff)
         self.link = get_link(link)
         self.usable = (1 - OFFLOAD_RESERVE) * self.device.mem_bytes
         self.kv_budget = self.usable / 2 if kv_budget is None else kv_budget
         if not 0 <= self.kv_budget <= self.usable:
-            raise Infeasible(f"kv_budget: {self.kv_budget / 1e9:.1f} GB not allowed; {device} has "
-                             f"{self.usable / 1e9:.1f} GB after a {OFFLOAD_RESERVE:.0%} reserve")
+            raise Infeasible(
+                f"kv_budget: {self.kv_budget / 1e9:.1f} GB not allowed; {device} has "
+                f"{self.usable / 1e9:.1f} GB after a {OFFLOAD_RESERVE:.0%} reserve"
+            )
         resident = self.usable - self.kv_budget if resident_bytes is None else resident_bytes
         self.streamed = 1 - min(1.0, resident / self.cfg.weight_bytes(wbytes))
         self.overlap, self.active, self.compute_overhead = overlap, active or {}, compute_overhead
@@ -194,8 +211,9 @@ class Offload(Baseline):
     def usage(self, shape: StageShape) -> Usage:
         """The GPU's usage, plus the streamed weights read from the host's DRAM and moved over the link."""
         u = super().usage(shape)
-        moved = sum(count * self._moved(layer_ops(self.cfg, shape, moe, self.wbytes))
-                    for moe, count in layer_groups(self.cfg))
+        moved = sum(
+            count * self._moved(layer_ops(self.cfg, shape, moe, self.wbytes)) for moe, count in layer_groups(self.cfg)
+        )
         u.read(OFFLOAD_HOST_MEMORY, moved)
         u.move(self.link.name, moved)
         return u
@@ -230,8 +248,17 @@ class HbmPim(Baseline):
     ``ff_coprocess`` (--ffopt) splits the FFN weights between GPU and PIM so both finish together
     (:func:`coprocess`), the PIM reading every weight once per token (1 Op/B: no reuse across the batch)."""
 
-    def __init__(self, model, device: str = "a100-80g-sxm", gpus: int = 1, factor: float = HBM_PIM_FACTOR,
-                 ff_coprocess: bool = False, overlap: bool = False, wbytes: float = 2.0, eff: Efficiency = ATTACC):
+    def __init__(
+        self,
+        model,
+        device: str = "a100-80g-sxm",
+        gpus: int = 1,
+        factor: float = HBM_PIM_FACTOR,
+        ff_coprocess: bool = False,
+        overlap: bool = False,
+        wbytes: float = 2.0,
+        eff: Efficiency = ATTACC,
+    ):
         super().__init__(model, device, gpus, wbytes, eff)
         self.pim = Engine(replace(self.device, mem_bw=self.device.mem_bw * factor), PEAK, gpus)
         self.link = get_link(self.device.interconnect)
@@ -250,8 +277,10 @@ class HbmPim(Baseline):
             kv = np.multiply(count, ops["attn_decode"].bytes)
             u.read(self.device.memory, np.negative(kv))
             u.read(self.device.memory, kv, "bank")
-            u.move(self.device.interconnect, count * np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim)
-                                                         * ACT_BYTES))
+            u.move(
+                self.device.interconnect,
+                count * np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES),
+            )
             if self.ff_coprocess:
                 names = [n for n in ops if n.startswith("ffn_") or n == "router"]
                 gpu_t = sum(self.engine.op_time(ops[n]) for n in names)
@@ -268,8 +297,10 @@ class HbmPim(Baseline):
         from sysmodel.duplex.model import bank_pim_stack_bw, pim_area_mm2
 
         per_bw = pim_area_mm2("bank") / bank_pim_stack_bw()
-        return Area(per_bw * self.factor * self.device.mem_bw * self.engine.count,
-                    "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth")
+        return Area(
+            per_bw * self.factor * self.device.mem_bw * self.engine.count,
+            "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth",
+        )
 
     def stage_times(self, shape: StageShape) -> Num:
         cfg, gpu, pim, gpus = self.cfg, self.engine, self.pim, self.engine.count
@@ -292,39 +323,72 @@ class HbmPim(Baseline):
 
 # --- one decode step, by name ------------------------------------------------------------------------------
 
-def gpu_only(model: str, device: str = "a100-80g-sxm", batch: int = 1, kv_len: ArrayLike = 1024,
-             wbytes: float = 2.0, gpus: int = 1, eff: Efficiency = ATTACC) -> TokenTime:
+
+def gpu_only(
+    model: str,
+    device: str = "a100-80g-sxm",
+    batch: int = 1,
+    kv_len: ArrayLike = 1024,
+    wbytes: float = 2.0,
+    gpus: int = 1,
+    eff: Efficiency = ATTACC,
+) -> TokenTime:
     return GpuOnly(model, device, gpus, wbytes, eff).decode(batch, kv_len)
 
 
-def offload_pcie(model: str, device: str = "rtx4090", link: str = "pcie4x16", batch: int = 1,
-                 kv_len: int = 1024, wbytes: float = 2.0, eff: Efficiency = ATTACC) -> TokenTime:
+def offload_pcie(
+    model: str,
+    device: str = "rtx4090",
+    link: str = "pcie4x16",
+    batch: int = 1,
+    kv_len: int = 1024,
+    wbytes: float = 2.0,
+    eff: Efficiency = ATTACC,
+) -> TokenTime:
     """The KV budget is exactly this batch's cache; every other byte of GPU memory holds weights."""
     cfg = load_model(model)
     kv = batch * kv_len * cfg.kv_bytes_per_token()
     usable = (1 - OFFLOAD_RESERVE) * get_device(device).mem_bytes
     if kv > usable:
-        require_fit(cfg, usable, f"{device} (after a {OFFLOAD_RESERVE:.0%} reserve)", batch, kv_len, wbytes,
-                    weights=False)
+        require_fit(
+            cfg, usable, f"{device} (after a {OFFLOAD_RESERVE:.0%} reserve)", batch, kv_len, wbytes, weights=False
+        )
     return Offload(cfg, device, link, kv, wbytes, eff).decode(batch, kv_len)
 
 
-def cpu_only(model: str, device: str = "spr-ddr5", batch: int = 1, kv_len: int = 1024,
-             wbytes: float = 2.0, eff: Efficiency = ATTACC_ETA) -> TokenTime:
+def cpu_only(
+    model: str,
+    device: str = "spr-ddr5",
+    batch: int = 1,
+    kv_len: int = 1024,
+    wbytes: float = 2.0,
+    eff: Efficiency = ATTACC_ETA,
+) -> TokenTime:
     return CpuOnly(model, device, wbytes, eff).decode(batch, kv_len)
 
 
-def hbm_pim_attention(model: str, device: str = "a100-80g-sxm", batch: int = 1, kv_len: ArrayLike = 1024,
-                      wbytes: float = 2.0, gpus: int = 1, factor: float = HBM_PIM_FACTOR,
-                      eff: Efficiency = ATTACC, ff_coprocess: bool = False, overlap: bool = False) -> TokenTime:
+def hbm_pim_attention(
+    model: str,
+    device: str = "a100-80g-sxm",
+    batch: int = 1,
+    kv_len: ArrayLike = 1024,
+    wbytes: float = 2.0,
+    gpus: int = 1,
+    factor: float = HBM_PIM_FACTOR,
+    eff: Efficiency = ATTACC,
+    ff_coprocess: bool = False,
+    overlap: bool = False,
+) -> TokenTime:
     return HbmPim(model, device, gpus, factor, ff_coprocess, overlap, wbytes, eff).decode(batch, kv_len)
 
 
 # --- AttAcc anchor: the public AttAcc simulator's own outputs for the same configuration ----------------
 
 ATTACC_RUNS = {  # (system, batch): tokens/s — scale-snu/attacc_simulator main.py, GPT-175B, 8x A100a
-    ("DGX", 1): 32.22, ("DGX", 16): 441.03,  # --system dgx --gpu A100a --ngpu 8 --lin 2048 --lout 128
-    ("DGX+AttAcc_bank", 1): 58.55, ("DGX+AttAcc_bank", 16): 661.84,  # + --pim bank --powerlimit --ffopt --pipeopt
+    ("DGX", 1): 32.22,
+    ("DGX", 16): 441.03,  # --system dgx --gpu A100a --ngpu 8 --lin 2048 --lout 128
+    ("DGX+AttAcc_bank", 1): 58.55,
+    ("DGX+AttAcc_bank", 16): 661.84,  # + --pim bank --powerlimit --ffopt --pipeopt
 }
 ATTACC_LIN, ATTACC_LOUT = 2048, 128
 
@@ -341,10 +405,10 @@ def attacc_anchor() -> list[dict]:
         if system == "DGX":
             t = gpu_only("gpt3-175b", "a100-hbm3", batch, ctx, gpus=8).seconds
         else:
-            t = hbm_pim_attention("gpt3-175b", "a100-hbm3", batch, ctx, gpus=8, factor=ATTACC_BANK_FACTOR,
-                                  ff_coprocess=True, overlap=True).seconds
-        rows.append({"system": system, "batch": batch, "attacc": paper, "model": batch / t,
-                     "ratio": batch / t / paper})
+            t = hbm_pim_attention(
+                "gpt3-175b", "a100-hbm3", batch, ctx, gpus=8, factor=ATTACC_BANK_FACTOR, ff_coprocess=True, overlap=True
+            ).seconds
+        rows.append({"system": system, "batch": batch, "attacc": paper, "model": batch / t, "ratio": batch / t / paper})
     return rows
 
 
@@ -359,24 +423,42 @@ ATTACC_DIFFERENCES = (
 def report_lines(ctx=None) -> list[str]:
     from sysmodel.report import caption
 
-    rows = [gpu_only("llama2-7b", batch=16, kv_len=4096), hbm_pim_attention("llama2-7b", batch=16, kv_len=4096),
-            offload_pcie("opt-30b", batch=1), cpu_only("llama2-70b"), gpu_only("llama2-70b", gpus=2)]
-    lines = [f"GPU profile: {ATTACC.source}; compute {ATTACC.compute}, memory {ATTACC.memory}. HBM-PIM "
-             f"internal bandwidth {HBM_PIM_FACTOR}x external (L3 §6.1).", "",
-             caption("One decode step of each baseline on a representative model and batch"),
-             "| system | model | batch | step ms | tokens/s |", "| --- | --- | ---: | ---: | ---: |"]
+    rows = [
+        gpu_only("llama2-7b", batch=16, kv_len=4096),
+        hbm_pim_attention("llama2-7b", batch=16, kv_len=4096),
+        offload_pcie("opt-30b", batch=1),
+        cpu_only("llama2-70b"),
+        gpu_only("llama2-70b", gpus=2),
+    ]
+    lines = [
+        f"GPU profile: {ATTACC.source}; compute {ATTACC.compute}, memory {ATTACC.memory}. HBM-PIM "
+        f"internal bandwidth {HBM_PIM_FACTOR}x external (L3 §6.1).",
+        "",
+        caption("One decode step of each baseline on a representative model and batch"),
+        "| system | model | batch | step ms | tokens/s |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
     models = ["llama2-7b (4K ctx)", "llama2-7b (4K ctx)", "opt-30b", "llama2-70b", "llama2-70b"]
     for r, m in zip(rows, models, strict=True):
         lines.append(f"| {r.system} | {m} | {r.batch} | {r.seconds * 1e3:.2f} | {r.tokens_per_s:.1f} |")
-    lines += ["", "### External anchor: the AttAcc simulator (scale-snu/attacc_simulator)", "",
-              f"GPT-175B on 8x A100 with HBM3 ('A100a'), {ATTACC_LIN} input / {ATTACC_LOUT} output tokens, "
-              "decode throughput as AttAcc reports it (prefill excluded). AttAcc values are its main.py outputs.",
-              "", caption("membound's GPU-only and HBM-PIM baselines against the AttAcc simulator's outputs, "
-                          f"GPT-175B on 8 x A100-HBM3, {ATTACC_LIN}/{ATTACC_LOUT} tokens"),
-              "| system | batch | AttAcc tokens/s | membound tokens/s | ratio |",
-              "| --- | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['system']} | {r['batch']} | {r['attacc']} | {r['model']:.2f} | {r['ratio']:.3f} |"
-              for r in attacc_anchor()]
+    lines += [
+        "",
+        "### External anchor: the AttAcc simulator (scale-snu/attacc_simulator)",
+        "",
+        f"GPT-175B on 8x A100 with HBM3 ('A100a'), {ATTACC_LIN} input / {ATTACC_LOUT} output tokens, "
+        "decode throughput as AttAcc reports it (prefill excluded). AttAcc values are its main.py outputs.",
+        "",
+        caption(
+            "membound's GPU-only and HBM-PIM baselines against the AttAcc simulator's outputs, "
+            f"GPT-175B on 8 x A100-HBM3, {ATTACC_LIN}/{ATTACC_LOUT} tokens"
+        ),
+        "| system | batch | AttAcc tokens/s | membound tokens/s | ratio |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['system']} | {r['batch']} | {r['attacc']} | {r['model']:.2f} | {r['ratio']:.3f} |"
+        for r in attacc_anchor()
+    ]
     lines += ["", "Modelling differences that remain:", ""] + [f"- {d}" for d in ATTACC_DIFFERENCES]
     return lines
 
@@ -395,13 +477,27 @@ def fewest_devices(model: str, device: str, wbytes: float = 2.0) -> int:
     return n
 
 
-_DEVICES = (Param("devices", 0, "devices in tensor parallel (0: the fewest, a power of two, whose memory the "
-                  f"weights fill at most {WEIGHT_SHARE:.0%} of)", minimum=0, maximum=64),)
+_DEVICES = (
+    Param(
+        "devices",
+        0,
+        "devices in tensor parallel (0: the fewest, a power of two, whose memory the "
+        f"weights fill at most {WEIGHT_SHARE:.0%} of)",
+        minimum=0,
+        maximum=64,
+    ),
+)
 
 
-_EFFICIENCY = (Param("efficiency", "class", "achieved fractions of peak: a profile of cost.PROFILES, or class (the "
-                     "device class's: GPU attacc, CPU attacc-eta)",
-                     choices=("class", "attacc", "attacc-eta", "a100-measured", "peak")),)
+_EFFICIENCY = (
+    Param(
+        "efficiency",
+        "class",
+        "achieved fractions of peak: a profile of cost.PROFILES, or class (the "
+        "device class's: GPU attacc, CPU attacc-eta)",
+        choices=("class", "attacc", "attacc-eta", "a100-measured", "peak"),
+    ),
+)
 
 
 def _eff(name: str, device: str) -> Efficiency:
@@ -414,30 +510,43 @@ def _device(default: str) -> Param:
     return Param("device", default, "device (sysmodel/devices.py)", choices=tuple(DEVICES))
 
 
-@register("gpu", "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
-          (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY))
+@register(
+    "gpu",
+    "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
+    (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+)
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes,
-                   _eff(efficiency, device))
+    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes, _eff(efficiency, device))
 
 
-@register("hbm-pim", "GPU + HBM-PIM (AttAcc-like): decode attention in-bank at 16x bandwidth, FC on the GPU",
-          (_device("a100-80g-sxm"), *_DEVICES, Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth",
-                                                     minimum=1), *_EFFICIENCY))
+@register(
+    "hbm-pim",
+    "GPU + HBM-PIM (AttAcc-like): decode attention in-bank at 16x bandwidth, FC on the GPU",
+    (
+        _device("a100-80g-sxm"),
+        *_DEVICES,
+        Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth", minimum=1),
+        *_EFFICIENCY,
+    ),
+)
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    return HbmPim(model, device, devices or fewest_devices(model, device), factor,
-                  eff=_eff(efficiency, device))
+    return HbmPim(model, device, devices or fewest_devices(model, device), factor, eff=_eff(efficiency, device))
 
 
-@register("cpu", "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
-          (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY))
+@register(
+    "cpu",
+    "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
+    (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+)
 def _cpu(model: str, device: str, wbytes: float, efficiency: str) -> CpuOnly:
     return CpuOnly(model, device, wbytes, _eff(efficiency, device))
 
 
-@register("offload", "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
-          "the rest stream over PCIe each step",
-          (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")),
-           *_EFFICIENCY))
+@register(
+    "offload",
+    "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
+    "the rest stream over PCIe each step",
+    (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")), *_EFFICIENCY),
+)
 def _offload(model: str, device: str, link: str, efficiency: str) -> Offload:
     return Offload(model, device, link, eff=_eff(efficiency, device))

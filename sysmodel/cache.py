@@ -29,12 +29,22 @@ from sysmodel.outputs import write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("hw", "golden", "sysmodel")
-PRESENTATION = frozenset({"sysmodel.report", "sysmodel.results", "sysmodel.plots", "sysmodel.outputs",
-                          "sysmodel.progress", "sysmodel.ledger"})  # the ledger only labels numbers
+PRESENTATION = frozenset(
+    {
+        "sysmodel.report",
+        "sysmodel.results",
+        "sysmodel.plots",
+        "sysmodel.outputs",
+        "sysmodel.progress",
+        "sysmodel.ledger",
+    }
+)  # the ledger only labels numbers
 COMMITTED = ROOT / "sysmodel" / "data" / "report_cache"
 LOCAL = Path("build/cache")
-DATA = (ROOT / "sysmodel" / "data" / "characterization.json", *sorted((ROOT / "sysmodel" / "data" / "models").glob(
-    "*.json")))
+DATA = (
+    ROOT / "sysmodel" / "data" / "characterization.json",
+    *sorted((ROOT / "sysmodel" / "data" / "models").glob("*.json")),
+)
 
 
 def _file(module: str) -> Path | None:
@@ -96,8 +106,14 @@ def stored(name: str, where: Path = COMMITTED) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def cached(name: str, inputs: Any, modules: Iterable[str], compute: Callable[[], Any], where: Path = COMMITTED,
-           refresh: bool = False) -> Any:
+def cached(
+    name: str,
+    inputs: Any,
+    modules: Iterable[str],
+    compute: Callable[[], Any],
+    where: Path = COMMITTED,
+    refresh: bool = False,
+) -> Any:
     """``compute()``'s (JSON-able) value, from the store when its key matches and not ``refresh``; a fresh
     value is written back (atomically) under the new key."""
     modules = tuple(modules)
@@ -107,8 +123,13 @@ def cached(name: str, inputs: Any, modules: Iterable[str], compute: Callable[[],
         return old["value"]
     value = compute()
     where.mkdir(parents=True, exist_ok=True)
-    write_text(entry_path(name, where), json.dumps({"name": name, "key": k, "inputs": inputs, "modules": modules,
-                                                    "value": value}, indent=1, default=float) + "\n")
+    write_text(
+        entry_path(name, where),
+        json.dumps(
+            {"name": name, "key": k, "inputs": inputs, "modules": modules, "value": value}, indent=1, default=float
+        )
+        + "\n",
+    )
     return json.loads(json.dumps(value, default=float))  # the same types a cache hit returns
 
 

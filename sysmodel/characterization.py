@@ -66,8 +66,9 @@ def _key(rec: Record) -> str:
     return json.dumps([rec.unit, rec.params], sort_keys=True)
 
 
-def collect(records_dir: Path, out: Path = SNAPSHOT,
-            required: dict[str, list[tuple[str, dict]]] | None = None) -> tuple[list[Record], ...]:
+def collect(
+    records_dir: Path, out: Path = SNAPSHOT, required: dict[str, list[tuple[str, dict]]] | None = None
+) -> tuple[list[Record], ...]:
     """Merge every record in ``records_dir`` into the snapshot ``out``: a record replaces the snapshot's entry
     for the same unit and parameters when it is as new or newer, every other entry is kept. Refuses (a
     ValueError naming them) to write a snapshot that lacks a record some registered system reads
@@ -90,15 +91,21 @@ def collect(records_dir: Path, out: Path = SNAPSHOT,
 
         required = required_records()
     have = set(entries)
-    missing = sorted({f"{unit} {params} (system {name})" for name, needs in required.items()
-                      for unit, params in needs if json.dumps([unit, params], sort_keys=True) not in have})
+    missing = sorted(
+        {
+            f"{unit} {params} (system {name})"
+            for name, needs in required.items()
+            for unit, params in needs
+            if json.dumps([unit, params], sort_keys=True) not in have
+        }
+    )
     if missing:
-        raise ValueError(f"characterize: refusing to write {out}: it would lack records systems read: "
-                         f"{'; '.join(missing)}")
+        raise ValueError(
+            f"characterize: refusing to write {out}: it would lack records systems read: {'; '.join(missing)}"
+        )
     data = sorted(entries.values(), key=lambda r: (r.unit, json.dumps(r.params, sort_keys=True)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text(out, json.dumps({"records": [r.to_dict(snapshot=True) for r in data]}, indent=1, sort_keys=True)
-               + "\n")
+    write_text(out, json.dumps({"records": [r.to_dict(snapshot=True) for r in data]}, indent=1, sort_keys=True) + "\n")
     return added, replaced, kept
 
 
@@ -125,10 +132,14 @@ def report_lines(ctx=None) -> list[str]:
         return ["No characterization snapshot yet: run `make characterize`."]
     from sysmodel.report import caption
 
-    lines = [caption("The arithmetic units' measured latency and initiation interval (RTL testbenches, bit-exact "
-                     "against golden on the vectors counted)"),
-             "| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
-             "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    lines = [
+        caption(
+            "The arithmetic units' measured latency and initiation interval (RTL testbenches, bit-exact "
+            "against golden on the vectors counted)"
+        ),
+        "| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
     for m in recs:
         params = ", ".join(f"{k}={v}" for k, v in m.params.items())
         lines.append(f"| {m.unit} | {params} | {m.latency} | {m.ii:g} | {m.vectors} | {m.simulator} | {m.date} |")

@@ -58,12 +58,14 @@ def out_dir(a: argparse.Namespace, default: Path):
 
 # --- commands --------------------------------------------------------------------------------------------
 
+
 def cmd_report(a: argparse.Namespace) -> int:
     from sysmodel.report import PAPERS, Context, report
 
     with out_dir(a, Path("build/report")) as out:
-        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, a.quick, a.full),
-               echo=not a.brief)
+        report(
+            list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, a.quick, a.full), echo=not a.brief
+        )
     return 0
 
 
@@ -98,8 +100,10 @@ def _system_settings(a: argparse.Namespace) -> list[str]:
         v = getattr(a, opt)
         if v is not None:
             if key not in {p.name for p in entry.params}:
-                raise ValueError(f"--{opt}: system {a.system} has no {key} parameter; its parameters: "
-                                 f"{', '.join(p.name for p in entry.params) or 'none'}")
+                raise ValueError(
+                    f"--{opt}: system {a.system} has no {key} parameter; its parameters: "
+                    f"{', '.join(p.name for p in entry.params) or 'none'}"
+                )
             pairs.append(f"{key}={v}")
     return pairs
 
@@ -113,18 +117,25 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
         return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
     trace = serving.load_trace(Path(a.trace))
     if a.requests and a.requests > len(trace):
-        print(f"membound {command}: note: {a.trace} has {len(trace)} requests; running all of them, not "
-              f"--requests {a.requests}", file=sys.stderr)
+        print(
+            f"membound {command}: note: {a.trace} has {len(trace)} requests; running all of them, not "
+            f"--requests {a.requests}",
+            file=sys.stderr,
+        )
     n = min(a.requests or len(trace), len(trace))
     arrival = trace.arrival[:n]
     if qps is not None:
         import numpy as np
 
-        print(f"membound {command}: note: --qps {qps:g} replaces {a.trace}'s arrival times with Poisson arrivals "
-              f"(seed {a.seed})", file=sys.stderr)
+        print(
+            f"membound {command}: note: --qps {qps:g} replaces {a.trace}'s arrival times with Poisson arrivals "
+            f"(seed {a.seed})",
+            file=sys.stderr,
+        )
         arrival = serving.poisson_arrivals(np.random.default_rng(a.seed), qps, n)
-    return serving.Trace(arrival, trace.prompt[:n], trace.output[:n], trace.name if qps is None
-                         else f"{trace.name}@{qps:g}qps")
+    return serving.Trace(
+        arrival, trace.prompt[:n], trace.output[:n], trace.name if qps is None else f"{trace.name}@{qps:g}qps"
+    )
 
 
 def cmd_serve(a: argparse.Namespace) -> int:
@@ -143,38 +154,58 @@ def cmd_serve(a: argparse.Namespace) -> int:
         rows, results, per_replica = [], [], []
         for q in qps:
             trace = load_requests(a, q, "serve")
-            res, each = replicas.run(trace, system, max_batch=a.max_batch, prefill_budget=a.prefill_budget,
-                                     concurrency=a.concurrency, progress=a.replicas == a.pp == 1,
-                                     **_parallel(a), **_scheduling(a))
+            res, each = replicas.run(
+                trace,
+                system,
+                max_batch=a.max_batch,
+                prefill_budget=a.prefill_budget,
+                concurrency=a.concurrency,
+                progress=a.replicas == a.pp == 1,
+                **_parallel(a),
+                **_scheduling(a),
+            )
             results.append(res)
             per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
-            load = f"closed loop at {a.concurrency}" if a.concurrency else \
-                ("all at t=0" if q is None else f"{q:g} QPS")
-            print(f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
-                  f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token")
+            load = f"closed loop at {a.concurrency}" if a.concurrency else ("all at t=0" if q is None else f"{q:g} QPS")
+            print(
+                f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
+                f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token"
+            )
             for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
                 sfx = "_ms" if unit == "ms" else "_s"
                 p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
                 print(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
-            print(f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
-                  f"p99 {s['scheduling_delay_p99_s']:.4g} s" + (
-                      f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
-                      f"{s['swapped_gb']:.3g} GB swapped" if "preemptions" in s else ""))
+            print(
+                f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
+                f"p99 {s['scheduling_delay_p99_s']:.4g} s"
+                + (
+                    f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
+                    f"{s['swapped_gb']:.3g} GB swapped"
+                    if "preemptions" in s
+                    else ""
+                )
+            )
             if a.slo_tbt or a.slo_ttft:
                 g = res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft)
                 rows[-1].update({f"goodput_{k}": v for k, v in g.items()})
-                print(f"  goodput: {g['met']} of {s['requests']} requests meet the SLO ({g['share']:.1%}), "
-                      f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s")
+                print(
+                    f"  goodput: {g['met']} of {s['requests']} requests meet the SLO ({g['share']:.1%}), "
+                    f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s"
+                )
             res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
         labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
         kv_runs = [r for each in per_replica for r in each]  # KV over time is per engine
-        kv_labels = [f"{lab}{f', engine {j}' if len(each) > 1 else ''}"
-                     for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
-                     for j in range(len(each))]
-        written = [serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
-                   serving.plot_kv(kv_runs, out / "kv_utilisation.png", kv_labels)]
+        kv_labels = [
+            f"{lab}{f', engine {j}' if len(each) > 1 else ''}"
+            for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
+            for j in range(len(each))
+        ]
+        written = [
+            serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
+            serving.plot_kv(kv_runs, out / "kv_utilisation.png", kv_labels),
+        ]
         if len(qps) > 1:
             written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
         print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")
@@ -223,8 +254,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     load_model(a.model)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a),
-                                 parallel=_parallel(a))
+        rows, prov = compare.run(
+            a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a), parallel=_parallel(a)
+        )
         title = f"{a.model} on {trace.name} ({len(trace)} requests)"
         print(title)
         print("\n".join(compare_report.terminal_lines(rows)))
@@ -260,13 +292,23 @@ def cmd_hermes(a: argparse.Namespace) -> int:
         tr = wl.load_trace(a.trace)
         tr.layers = cfg.layers
     else:
-        tr = wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, hp.SIM_LAYERS, hp.L_IN + hp.L_OUT, hp.L_IN,
-                         a.batch, wl.stats_for(cfg.name), seed=a.seed, layers=cfg.layers)
+        tr = wl.generate(
+            {"attn": cfg.hidden, "mlp": cfg.intermediate},
+            hp.SIM_LAYERS,
+            hp.L_IN + hp.L_OUT,
+            hp.L_IN,
+            a.batch,
+            wl.stats_for(cfg.name),
+            seed=a.seed,
+            layers=cfg.layers,
+        )
     hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
     run = hm.simulate(cfg, tr, hw, a.policy, host=a.host, progress=True)
     mean = sum(run.token_s) / len(run.token_s)
-    print(f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
-          f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}")
+    print(
+        f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
+        f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}"
+    )
     return 0
 
 
@@ -295,9 +337,11 @@ def cmd_dram(a: argparse.Namespace) -> int:
     addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride, seed=a.seed)
     writes = np.random.default_rng(a.seed).random(len(addrs)) < a.writes
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None)
-    print(f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
-          f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
-          f"{res.cycles} cycles | {res.refreshes} refreshes")
+    print(
+        f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
+        f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
+        f"{res.cycles} cycles | {res.refreshes} refreshes"
+    )
     if a.log is not None:
         assert res.log is not None  # simulate() logged: log=True
         bad = memory_check.check(p, res.log, refresh=a.refresh != "none")
@@ -320,8 +364,10 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
         row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
         print(f"{n:3d} threads (GB/s): {row}")
     m = res.model()
-    print(f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
-          f"{m.per_thread_bw / 1e9:.2f} GB/s, useful parallel reads {m.queue:.1f}")
+    print(
+        f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
+        f"{m.per_thread_bw / 1e9:.2f} GB/s, useful parallel reads {m.queue:.1f}"
+    )
     print(f"wrote {out / 'flash_bench.json'} and {out / 'flash_bench.png'}")
     return 0
 
@@ -337,34 +383,54 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
         raise ValueError(f"tokens: {data.x.shape[0]} not allowed; at least 2 (80% train, 20% test)")
     model = pr.train(pr.Activations(data.x[:n], data.active[:n]), a.rank, seed=a.seed, progress=True)
     q = pr.evaluate(model, pr.Activations(data.x[n:], data.active[n:]))
-    print(f"{a.dump or 'synthetic'} | rank {a.rank} | trained on {n} tokens, tested on {data.x.shape[0] - n} | "
-          f"false negatives {q.fnr:.1%} (paper OPT-6.7B {paper.PREDICTOR_FNR:.0%}) | false positives {q.fpr:.1%} "
-          f"(paper {paper.PREDICTOR_FPR:.0%}) | predicted active {q.predicted:.1%}, truly {q.active:.1%}")
+    print(
+        f"{a.dump or 'synthetic'} | rank {a.rank} | trained on {n} tokens, tested on {data.x.shape[0] - n} | "
+        f"false negatives {q.fnr:.1%} (paper OPT-6.7B {paper.PREDICTOR_FNR:.0%}) | false positives {q.fpr:.1%} "
+        f"(paper {paper.PREDICTOR_FPR:.0%}) | predicted active {q.predicted:.1%}, truly {q.active:.1%}"
+    )
     return 0
 
 
 # --- the parser ------------------------------------------------------------------------------------------
 
+
 def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
-    p.add_argument("--trace", default="fixed", help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
-                   "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)")
+    p.add_argument(
+        "--trace",
+        default="fixed",
+        help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
+        "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)",
+    )
     p.add_argument("--requests", type=positive_int, help=requests_help)
     p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
-    p.add_argument("--scheduler", default="vllm", help="vllm (paged, preempting; the default), reserve (whole KV "
-                   "reserved at admission, output lengths known), orca, sarathi (sysmodel/scheduling.py)")
+    p.add_argument(
+        "--scheduler",
+        default="vllm",
+        help="vllm (paged, preempting; the default), reserve (whole KV "
+        "reserved at admission, output lengths known), orca, sarathi (sysmodel/scheduling.py)",
+    )
     p.add_argument("--block-size", type=positive_int, default=16, help="paged schedulers: tokens per KV block")
-    p.add_argument("--watermark", type=float, default=0.01, help="paged schedulers: share of blocks kept free "
-                   "at admission, 0-1")
+    p.add_argument(
+        "--watermark", type=float, default=0.01, help="paged schedulers: share of blocks kept free at admission, 0-1"
+    )
     p.add_argument("--preempt", default="recompute", help="paged schedulers: recompute or swap (over the host link)")
     p.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
     p.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
-    p.add_argument("--pp", type=positive_int, default=1, help="pipeline stages: copies of the system's hardware, "
-                   "each holding 1/pp of the layers, one virtual engine per stage (sysmodel/pipeline.py)")
-    p.add_argument("--pp-link", help="the link between pipeline stages (default: the system's device interconnect; "
-                   "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)")
+    p.add_argument(
+        "--pp",
+        type=positive_int,
+        default=1,
+        help="pipeline stages: copies of the system's hardware, "
+        "each holding 1/pp of the layers, one virtual engine per stage (sysmodel/pipeline.py)",
+    )
+    p.add_argument(
+        "--pp-link",
+        help="the link between pipeline stages (default: the system's device interconnect; "
+        "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
@@ -375,11 +441,15 @@ def parser() -> Parser:
     r = sub.add_parser("report", help="write the Markdown and HTML report")
     r.add_argument("--paper", choices=["all", *_papers()], default="all")
     r.add_argument("--out", type=Path, help="output directory (default build/report)")
-    r.add_argument("--requests", type=positive_int, default=1000,
-                   help="requests per serving run (L3: the paper's 1000)")
+    r.add_argument(
+        "--requests", type=positive_int, default=1000, help="requests per serving run (L3: the paper's 1000)"
+    )
     r.add_argument("--quick", action="store_true", help="smoke-run grids (Hermes: two models, batches 1 and 16)")
-    r.add_argument("--full", action="store_true", help="rerun every serving grid instead of reading the committed "
-                   "cache (sysmodel/data/report_cache)")
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="rerun every serving grid instead of reading the committed cache (sysmodel/data/report_cache)",
+    )
     r.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
     c = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
     c.add_argument("--records", type=Path, default=Path("build/characterization"))
@@ -395,15 +465,30 @@ def parser() -> Parser:
     sv.add_argument("--set", action="append", metavar="KEY=VALUE", help="a system parameter (repeatable)")
     sv.add_argument("--device", help="shortcut for --set device=NAME (systems with a device parameter)")
     sv.add_argument("--devices", type=positive_int, help="shortcut for --set devices=N")
-    sv.add_argument("--routing", type=Path, help="shortcut for --set routing=FILE (duplex: an expert routing "
-                    "trace, .npy (tokens, top_k) or .npz with an 'experts' array)")
-    sv.add_argument("--qps", help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0; "
-                    "with a trace file it replaces the file's arrival times)")
+    sv.add_argument(
+        "--routing",
+        type=Path,
+        help="shortcut for --set routing=FILE (duplex: an expert routing "
+        "trace, .npy (tokens, top_k) or .npz with an 'experts' array)",
+    )
+    sv.add_argument(
+        "--qps",
+        help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0; "
+        "with a trace file it replaces the file's arrival times)",
+    )
     sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
-    sv.add_argument("--prefill-budget", type=positive_int, help="tokens per stage (chunked prefill: reserve counts "
-                    "prompt tokens, sarathi prompt and decode tokens, default 512)")
-    sv.add_argument("--profile", type=Path, help="measured iteration times (CSV: decode_reqs, decode_ctx, "
-                    "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)")
+    sv.add_argument(
+        "--prefill-budget",
+        type=positive_int,
+        help="tokens per stage (chunked prefill: reserve counts "
+        "prompt tokens, sarathi prompt and decode tokens, default 512)",
+    )
+    sv.add_argument(
+        "--profile",
+        type=Path,
+        help="measured iteration times (CSV: decode_reqs, decode_ctx, "
+        "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)",
+    )
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
     cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
@@ -414,8 +499,11 @@ def parser() -> Parser:
     cp.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
     hm_ = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
     hm_.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
-    hm_.add_argument("--trace", type=Path, help="activation trace .npz (sysmodel/hermes/workload.py); generated "
-                     "from the paper's statistics when absent")
+    hm_.add_argument(
+        "--trace",
+        type=Path,
+        help="activation trace .npz (sysmodel/hermes/workload.py); generated from the paper's statistics when absent",
+    )
     hm_.add_argument("--batch", type=positive_int, default=1, help="sequences (generated traces)")
     hm_.add_argument("--seed", type=int, default=1)
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
@@ -430,17 +518,26 @@ def parser() -> Parser:
     dr.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     dr.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
     dr.add_argument("--seed", type=int, default=0)
-    dr.add_argument("--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, "
-                    "bank, row, command)")
+    dr.add_argument(
+        "--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, bank, row, command)"
+    )
     fb = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
-    fb.add_argument("--out", type=Path, help="where the scratch file, the results and the plot go (the disk "
-                    "measured; default build/flash-bench, which the report overlays)")
+    fb.add_argument(
+        "--out",
+        type=Path,
+        help="where the scratch file, the results and the plot go (the disk "
+        "measured; default build/flash-bench, which the report overlays)",
+    )
     fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
     fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
     fb.add_argument("--seconds", type=positive_float, default=0.6, help="reading time per (chunk, threads) point")
     fp = sub.add_parser("flash-predictor", help="train and rate the low-rank activation predictor")
-    fp.add_argument("--dump", type=Path, help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
-                    "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent")
+    fp.add_argument(
+        "--dump",
+        type=Path,
+        help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
+        "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent",
+    )
     fp.add_argument("--rank", type=positive_int, default=64)
     fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
     fp.add_argument("--seed", type=int, default=1)
@@ -453,9 +550,18 @@ def _papers() -> list[str]:
     return list(PAPERS)
 
 
-COMMANDS = {"report": cmd_report, "characterize": cmd_characterize, "sweep": cmd_sweep, "serve": cmd_serve,
-            "compare": cmd_compare, "systems": cmd_systems, "hermes": cmd_hermes, "dram": cmd_dram,
-            "flash-bench": cmd_flash_bench, "flash-predictor": cmd_flash_predictor}
+COMMANDS = {
+    "report": cmd_report,
+    "characterize": cmd_characterize,
+    "sweep": cmd_sweep,
+    "serve": cmd_serve,
+    "compare": cmd_compare,
+    "systems": cmd_systems,
+    "hermes": cmd_hermes,
+    "dram": cmd_dram,
+    "flash-bench": cmd_flash_bench,
+    "flash-predictor": cmd_flash_predictor,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

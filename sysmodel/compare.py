@@ -17,10 +17,18 @@ from sysmodel.pipeline import PipelineUnsupported
 from sysmodel.progress import progress
 from sysmodel.serving import Trace
 
-COLUMNS = (("system", "system", ""), ("hardware", "hardware", ""), ("tokens/s", "throughput_tok_s", ".1f"),
-           ("TBT p50 ms", "tbt_p50_ms", ".1f"), ("TBT p99 ms", "tbt_p99_ms", ".1f"),
-           ("T2FT p50 s", "t2ft_p50_s", ".2f"), ("T2FT p99 s", "t2ft_p99_s", ".2f"),
-           ("J/token", "joules_per_token", ".3g"), ("added mm2", "area_mm2", ".3g"), ("feasible", "feasible", ""))
+COLUMNS = (
+    ("system", "system", ""),
+    ("hardware", "hardware", ""),
+    ("tokens/s", "throughput_tok_s", ".1f"),
+    ("TBT p50 ms", "tbt_p50_ms", ".1f"),
+    ("TBT p99 ms", "tbt_p99_ms", ".1f"),
+    ("T2FT p50 s", "t2ft_p50_s", ".2f"),
+    ("T2FT p99 s", "t2ft_p99_s", ".2f"),
+    ("J/token", "joules_per_token", ".3g"),
+    ("added mm2", "area_mm2", ".3g"),
+    ("feasible", "feasible", ""),
+)
 
 
 def split_settings(pairs: list[str], names: list[str]) -> dict[str, list[str]]:
@@ -36,9 +44,16 @@ def split_settings(pairs: list[str], names: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str]] | None = None,
-        max_batch: int = 256, show_progress: bool = True, scheduling: dict | None = None,
-        parallel: dict | None = None) -> tuple[list[dict], dict]:
+def run(
+    model: str,
+    trace: Trace,
+    names: list[str],
+    settings: dict[str, list[str]] | None = None,
+    max_batch: int = 256,
+    show_progress: bool = True,
+    scheduling: dict | None = None,
+    parallel: dict | None = None,
+) -> tuple[list[dict], dict]:
     """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it.
     ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.replicas.run`); a system that cannot be
     pipelined gets its reason in its row."""
@@ -57,11 +72,19 @@ def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str
             area = sys_.area()
             res = replicas.run(trace, sys_, max_batch=max_batch, **par, **(scheduling or {}))[0]
             s = res.summary()
-            row.update({k: s[k] for _, k, _ in COLUMNS[2:8]}, feasible=True, area_mm2=copies * area.mm2,
-                       area_source=area.source if copies == 1 else f"{copies} copies x ({area.source})",
-                       max_batch=s["max_batch"])
-            prov[name] = {"system": sys_.name, "settings": settings.get(name, []), **sys_.provenance().to_dict(),
-                          "area": {"mm2": area.mm2, "source": area.source}}
+            row.update(
+                {k: s[k] for _, k, _ in COLUMNS[2:8]},
+                feasible=True,
+                area_mm2=copies * area.mm2,
+                area_source=area.source if copies == 1 else f"{copies} copies x ({area.source})",
+                max_batch=s["max_batch"],
+            )
+            prov[name] = {
+                "system": sys_.name,
+                "settings": settings.get(name, []),
+                **sys_.provenance().to_dict(),
+                "area": {"mm2": area.mm2, "source": area.source},
+            }
         except (Infeasible, PipelineUnsupported) as e:
             row["reason"] = str(e)
         rows.append(row)
@@ -73,10 +96,17 @@ def run(model: str, trace: Trace, names: list[str], settings: dict[str, list[str
 def pareto(rows: list[dict]) -> list[dict]:
     """Feasible rows no other row beats on both tokens/s (higher) and J/token (lower)."""
     ok = [r for r in rows if r["feasible"]]
-    return [r for r in ok if not any(o["throughput_tok_s"] >= r["throughput_tok_s"] and o["joules_per_token"]
-                                     <= r["joules_per_token"] and o is not r and (
-                                         o["throughput_tok_s"] > r["throughput_tok_s"]
-                                         or o["joules_per_token"] < r["joules_per_token"]) for o in ok)]
+    return [
+        r
+        for r in ok
+        if not any(
+            o["throughput_tok_s"] >= r["throughput_tok_s"]
+            and o["joules_per_token"] <= r["joules_per_token"]
+            and o is not r
+            and (o["throughput_tok_s"] > r["throughput_tok_s"] or o["joules_per_token"] < r["joules_per_token"])
+            for o in ok
+        )
+    ]
 
 
 def rows_of(model: str, kind: str, requests: int, prompt: int, output: int, names: list[str]) -> list[dict]:
@@ -85,4 +115,3 @@ def rows_of(model: str, kind: str, requests: int, prompt: int, output: int, name
 
     trace = make_trace(kind, requests, 1, prompt=prompt or 128, output=output or 128)
     return run(model, trace, names, show_progress=False)[0]
-

@@ -41,8 +41,11 @@ def terminal_lines(rows: list[dict]) -> list[str]:
     widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS) - 1)]
     out = []
     for c in cells:
-        out.append("  ".join(c[i].rjust(widths[i]) if i >= 2 else c[i].ljust(widths[i])
-                             for i in range(len(widths))) + "  " + c[-1])
+        out.append(
+            "  ".join(c[i].rjust(widths[i]) if i >= 2 else c[i].ljust(widths[i]) for i in range(len(widths)))
+            + "  "
+            + c[-1]
+        )
     return out
 
 
@@ -62,8 +65,9 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
     front = sorted(pareto(rows), key=lambda r: r["joules_per_token"])
     paths = []
     for name, (xk, xl), (yk, yl) in (
-            ("energy", ("joules_per_token", "energy per output token (J)"), ("throughput_tok_s", "output tokens/s")),
-            ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)"))):
+        ("energy", ("joules_per_token", "energy per output token (J)"), ("throughput_tok_s", "output tokens/s")),
+        ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)")),
+    ):
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         for i, r in enumerate(ok):
             ax.scatter(r[xk], r[yk], s=36, color=f"C{i % 10}", label=r["system"], zorder=3)
@@ -73,8 +77,9 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
         log_axis(ax.yaxis)
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
-        ax.set_title(f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}",
-                     fontsize=9)
+        ax.set_title(
+            f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}", fontsize=9
+        )
         ax.legend(fontsize=7, loc="best")
         ax.grid(True, which="both", lw=0.3)
         paths.append(save(fig, plt, out / f"{stem}_{name}.png"))
@@ -92,12 +97,17 @@ def write(rows: list[dict], prov: dict, title: str, out: Path, stem: str = "comp
 def provenance_lines(prov: dict) -> list[str]:
     lines = []
     for name, p in prov.items():
-        recs = ", ".join(f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw "
-                         f"{r['hw_sha256']})" for r in p["records"]) or "none (analytical model)"
-        lines.append(f"- {name}: records {recs}; {len(p['constants'])} constants; fits: "
-                     f"{'; '.join(p['fits']) or 'none'}")
+        recs = (
+            ", ".join(
+                f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
+                for r in p["records"]
+            )
+            or "none (analytical model)"
+        )
+        lines.append(
+            f"- {name}: records {recs}; {len(p['constants'])} constants; fits: {'; '.join(p['fits']) or 'none'}"
+        )
     return lines
-
 
 
 # --- the report's cross-design section -------------------------------------------------------------------
@@ -111,28 +121,38 @@ WORKLOADS = (  # (model, trace kind, prompt, output): a conversational and a lon
 QUICK_WORKLOADS = (WORKLOADS[0], WORKLOADS[2])  # the smoke run: one dense and one MoE model, few requests
 
 
-
 def report_lines(ctx) -> list[str]:
     from sysmodel.report import caption
 
     names = list(systems.entries())
     n = 4 if ctx.quick else min(ctx.requests, 200)
-    lines = [f"Every registered system ({', '.join(names)}) with its paper's defaults on the same trace: {n} "
-             "requests arriving at t = 0, served by the one engine (sysmodel/serving.py); energy on the one basis "
-             "(sysmodel/energy.py, table below), added area from each design's source. A system that cannot "
-             "hold the model or a request's KV cache shows why. `membound compare` runs the same for any model "
-             "and trace.", ""]
+    lines = [
+        f"Every registered system ({', '.join(names)}) with its paper's defaults on the same trace: {n} "
+        "requests arriving at t = 0, served by the one engine (sysmodel/serving.py); energy on the one basis "
+        "(sysmodel/energy.py, table below), added area from each design's source. A system that cannot "
+        "hold the model or a request's KV cache shows why. `membound compare` runs the same for any model "
+        "and trace.",
+        "",
+    ]
     for model, kind, prompt, output in QUICK_WORKLOADS if ctx.quick else WORKLOADS:
         label = f"{model}, {kind}" + (f" {prompt}/{output} tokens" if prompt else " (L3 Table 4 lengths)")
-        rows = ctx.grid(f"compare-{model}-{kind}", rows_of, model, kind, n, prompt, output, names,
-                        modules=systems.modules())
+        rows = ctx.grid(
+            f"compare-{model}-{kind}", rows_of, model, kind, n, prompt, output, names, modules=systems.modules()
+        )
         stem = f"compare_{model}_{kind}"
         pe, pl = plot(rows, label, ctx.out, stem)
-        lines += [f"### {label}", "", caption(f"Every registered system on {label}, {n} requests at t = 0: "
-                                              "throughput, latency percentiles, energy and added silicon"),
-                  *table_lines(rows), "", f"![{label}: tokens/s against J/token]({pe.name}) "
-                  f"![{label}: p99 TBT against tokens/s]({pl.name})", ""]
+        lines += [
+            f"### {label}",
+            "",
+            caption(
+                f"Every registered system on {label}, {n} requests at t = 0: "
+                "throughput, latency percentiles, energy and added silicon"
+            ),
+            *table_lines(rows),
+            "",
+            f"![{label}: tokens/s against J/token]({pe.name}) ![{label}: p99 TBT against tokens/s]({pl.name})",
+            "",
+        ]
     from sysmodel.energy import table_lines as energy_lines
 
     return lines + ["### The energy basis", "", *energy_lines()]
-

@@ -52,15 +52,32 @@ class Efficiency:
 
 
 PEAK = Efficiency(1.0, 1.0, "peak rates, no derating")
-ATTACC_ETA = Efficiency(0.8, 0.85, "AttAcc simulator src/config.py SCALING_FACTOR (eta_c 0.8, eta_m 0.85), on "
-                                   "which L3's simulator builds (shared/notes §1.5)")
-ATTACC = Efficiency(0.8, 0.85, "AttAcc simulator GPU model: SCALING_FACTOR (src/config.py); norm 6.87 us and "
-                               "activation 8.29 us per kernel, SM occupancy of attention (src/devices.py)",
-                    norm_s=6.87e-6, act_s=8.29e-6, occupancy=True)
-A100_MEASURED = Efficiency(0.8, 0.88, "memory: 1.80 of 2.04 TB/s read on an A100 80GB SXM, 88% of peak in Nsight "
-                                      "Compute (NVIDIA developer forums, 'Trouble to reach peak bandwidth of A100', "
-                                      "2025; the GTC talk it cites: about 90% at best); compute, kernel overheads and "
-                                      "occupancy as ATTACC", norm_s=6.87e-6, act_s=8.29e-6, occupancy=True)
+ATTACC_ETA = Efficiency(
+    0.8,
+    0.85,
+    "AttAcc simulator src/config.py SCALING_FACTOR (eta_c 0.8, eta_m 0.85), on "
+    "which L3's simulator builds (shared/notes §1.5)",
+)
+ATTACC = Efficiency(
+    0.8,
+    0.85,
+    "AttAcc simulator GPU model: SCALING_FACTOR (src/config.py); norm 6.87 us and "
+    "activation 8.29 us per kernel, SM occupancy of attention (src/devices.py)",
+    norm_s=6.87e-6,
+    act_s=8.29e-6,
+    occupancy=True,
+)
+A100_MEASURED = Efficiency(
+    0.8,
+    0.88,
+    "memory: 1.80 of 2.04 TB/s read on an A100 80GB SXM, 88% of peak in Nsight "
+    "Compute (NVIDIA developer forums, 'Trouble to reach peak bandwidth of A100', "
+    "2025; the GTC talk it cites: about 90% at best); compute, kernel overheads and "
+    "occupancy as ATTACC",
+    norm_s=6.87e-6,
+    act_s=8.29e-6,
+    occupancy=True,
+)
 # Named efficiency profiles: a system's achieved fractions of its device's peaks come from one of these, each
 # number sourced; CLASS_PROFILE is the default per device class (``--set efficiency=NAME`` picks another).
 PROFILES = {"attacc": ATTACC, "attacc-eta": ATTACC_ETA, "a100-measured": A100_MEASURED, "peak": PEAK}
@@ -144,8 +161,9 @@ def tp_allreduce_bytes(cfg: ModelConfig, shape: StageShape, devices: int) -> Num
     return ALLREDUCES_PER_LAYER * 2 * (devices - 1) * vector
 
 
-def stage_time(cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes: float = 2.0,
-               kv_bytes: float = KV_BYTES) -> Num:
+def stage_time(
+    cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes: float = 2.0, kv_bytes: float = KV_BYTES
+) -> Num:
     """Seconds for one stage: every layer's operators, each on the engine ``placement`` gives it, plus
     the tensor-parallel all-reduces of the engine that runs the layer's projection."""
     engine_of = placement if callable(placement) else (lambda _op: placement)
@@ -158,14 +176,27 @@ def stage_time(cfg: ModelConfig, shape: StageShape, placement: Placement, wbytes
     return total
 
 
-def decode_step(cfg: ModelConfig, placement: Placement, batch: ArrayLike = 1, kv_len: ArrayLike = 1024,
-                wbytes: float = 2.0, kv_bytes: float = KV_BYTES) -> Num:
+def decode_step(
+    cfg: ModelConfig,
+    placement: Placement,
+    batch: ArrayLike = 1,
+    kv_len: ArrayLike = 1024,
+    wbytes: float = 2.0,
+    kv_bytes: float = KV_BYTES,
+) -> Num:
     """Seconds for one decode step of ``batch`` requests at ``kv_len`` cached tokens each."""
     return stage_time(cfg, StageShape.decode(batch, kv_len), placement, wbytes, kv_bytes)
 
 
-def decode_tokens(cfg: ModelConfig, placement: Placement, batch: int, start: int, tokens: int,
-                  wbytes: float = 2.0, kv_bytes: float = KV_BYTES) -> np.ndarray:
+def decode_tokens(
+    cfg: ModelConfig,
+    placement: Placement,
+    batch: int,
+    start: int,
+    tokens: int,
+    wbytes: float = 2.0,
+    kv_bytes: float = KV_BYTES,
+) -> np.ndarray:
     """Seconds of each of ``tokens`` consecutive decode steps of ``batch`` requests, the first at ``start``
     cached tokens, each one more: one array evaluation of the cost function (the KV length is the only thing
     that changes step to step), equal to calling :func:`decode_step` per token."""
@@ -177,17 +208,28 @@ class Infeasible(ValueError):
     """A configuration that cannot run; the message names the point and what does not fit."""
 
 
-def footprint(cfg: ModelConfig, batch: int, ctx: int, wbytes: float = 2.0, kv_bytes: float = KV_BYTES,
-              weights: bool = True) -> float:
+def footprint(
+    cfg: ModelConfig, batch: int, ctx: int, wbytes: float = 2.0, kv_bytes: float = KV_BYTES, weights: bool = True
+) -> float:
     """Bytes that must be resident: the weights (unless streamed) plus ``batch`` x ``ctx`` tokens of KV."""
     return (cfg.weight_bytes(wbytes) if weights else 0.0) + batch * ctx * cfg.kv_bytes_per_token(kv_bytes)
 
 
-def require_fit(cfg: ModelConfig, capacity: float, where: str, batch: int, ctx: int, wbytes: float = 2.0,
-                kv_bytes: float = KV_BYTES, weights: bool = True) -> None:
+def require_fit(
+    cfg: ModelConfig,
+    capacity: float,
+    where: str,
+    batch: int,
+    ctx: int,
+    wbytes: float = 2.0,
+    kv_bytes: float = KV_BYTES,
+    weights: bool = True,
+) -> None:
     """Raise :class:`Infeasible` unless the footprint fits ``capacity`` bytes of ``where``."""
     need = footprint(cfg, batch, ctx, wbytes, kv_bytes, weights)
     if need > capacity:
         what = "weights + KV cache" if weights else "KV cache"
-        raise Infeasible(f"{cfg.name} at batch {batch} x {ctx} tokens: {what} need {need / 1e9:.1f} GB; "
-                         f"{where} holds {capacity / 1e9:.0f} GB")
+        raise Infeasible(
+            f"{cfg.name} at batch {batch} x {ctx} tokens: {what} need {need / 1e9:.1f} GB; "
+            f"{where} holds {capacity / 1e9:.0f} GB"
+        )

@@ -55,42 +55,171 @@ SPR_TMUL_CYCLES = 16  # cycles per TMUL tile op (DECA §2.3)
 SPR_TILE_FMAS = 16 * 16 * 32  # BF16 FMAs of one tile op
 SPR_PEAK_FLOPS = 2 * SPR_CORES * SPR_CLOCK_HZ * SPR_TILE_FMAS / SPR_TMUL_CYCLES
 
-DEVICES = {d.name: d for d in (
-    Device("rtx4090", 165.2e12, 1008e9, 24e9, "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
-           "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI", sms=128, link="pcie4x16",
-           memory="gddr6x", tdp_w=450),
-    Device("rtx4090-hermes", 330e12, 936e9, 24e9, "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
-           "tensor TFLOPS FP16 (§V-A); the real part: rtx4090", sms=128, link="pcie4x16", memory="gddr6x", tdp_w=450),
-    Device("t4-hermes", 65e12, 320e9, 16e9, "Tesla T4 as Hermes §V-E2 prints it: 16 GB, 320 GB/s, 65 tensor TOPS "
-           "FP16; 70 W (NVIDIA datasheet)", sms=40, link="pcie4x16", memory="gddr6", tdp_w=70),
-    Device("rtx3090-hermes", 142e12, 936e9, 24e9, "RTX 3090 as Hermes §V-E2 prints it: 'almost the same graphic memory "
-           "and bandwidth as RTX 4090' (24 GB, 936 GB/s), 142 tensor TOPS FP16; 350 W (NVIDIA datasheet)", sms=82,
-           link="pcie4x16", memory="gddr6x", tdp_w=350),
-    Device("rtx6000-ada", 364e12, 960e9, 48e9, "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W", sms=142,
-           link="pcie4x16", memory="gddr6", tdp_w=300),
-    Device("a100-80g-pcie", 312e12, 1935e9, 80e9, "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet "
-           "(300 W)", sms=108, link="pcie4x16", tdp_w=300),
-    Device("a100-40g-sxm", 312e12, 1555e9, 40e9, "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s, 400 W); Hermes "
-           "§V-F", sms=108, link="nvlink-a100", tdp_w=400),
-    Device("a100-80g-sxm", 312e12, 2039e9, 80e9, "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs, 400 W); L3 "
-           "§6.1", sms=108, link="nvlink-a100", tdp_w=400),
-    Device("a100-hbm3", 312e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
-           "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3; 400 W as the A100 SXM", sms=108, link="nvlink-a100",
-           memory="hbm3", tdp_w=400),
-    Device("h100-sxm", 989.4e12, 3352e9, 80 * GIB, "AttAcc simulator src/config.py 'H100' (DGX-H100 whitepaper): "
-           "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4, 700 W; Duplex's xPU (notes §2.8)", sms=132,
-           link="nvlink-h100", memory="hbm3", tdp_w=700),
-    Device("h100-pcie", 989e12, 2000e9, 80e9, "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W", sms=114,
-           link="pcie5x16", tdp_w=350),
-    Device("spr-ddr5", SPR_PEAK_FLOPS, 260e9, 512e9, "DECA §7.1: 56 cores x 2.5 GHz, one 16x16x32 TMUL tile op "
-           "(8192 FMA) per 16 cycles: 71.68 T FMA/s; ~260 GB/s achievable; TDP 350 W (§7)", memory="ddr5", tdp_w=350),
-    Device("spr-hbm", SPR_PEAK_FLOPS, 850e9, 64e9, "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
-           tdp_w=350),
-    Device("m2-ultra", 27.2e12, 800e9, 192e9, "Apple M2 Ultra: 27.2 TFLOPS FP32 GPU, 800 GB/s LPDDR5, up to 192 GB; "
-           "LLM in a flash §4; ~300 W (Mac Studio) [S: Apple gives no TDP]", memory="lpddr5", tdp_w=300),
-    Device("m1-max", 10.4e12, 400e9, 64e9, "Apple M1 Max: 10.4 TFLOPS FP32 GPU, 400 GB/s LPDDR5; LLM in a flash §4; "
-           "~60 W package under load [S: Apple gives no TDP]", memory="lpddr5", tdp_w=60),
-)}
+DEVICES = {
+    d.name: d
+    for d in (
+        Device(
+            "rtx4090",
+            165.2e12,
+            1008e9,
+            24e9,
+            "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
+            "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI",
+            sms=128,
+            link="pcie4x16",
+            memory="gddr6x",
+            tdp_w=450,
+        ),
+        Device(
+            "rtx4090-hermes",
+            330e12,
+            936e9,
+            24e9,
+            "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
+            "tensor TFLOPS FP16 (§V-A); the real part: rtx4090",
+            sms=128,
+            link="pcie4x16",
+            memory="gddr6x",
+            tdp_w=450,
+        ),
+        Device(
+            "t4-hermes",
+            65e12,
+            320e9,
+            16e9,
+            "Tesla T4 as Hermes §V-E2 prints it: 16 GB, 320 GB/s, 65 tensor TOPS FP16; 70 W (NVIDIA datasheet)",
+            sms=40,
+            link="pcie4x16",
+            memory="gddr6",
+            tdp_w=70,
+        ),
+        Device(
+            "rtx3090-hermes",
+            142e12,
+            936e9,
+            24e9,
+            "RTX 3090 as Hermes §V-E2 prints it: 'almost the same graphic memory "
+            "and bandwidth as RTX 4090' (24 GB, 936 GB/s), 142 tensor TOPS FP16; 350 W (NVIDIA datasheet)",
+            sms=82,
+            link="pcie4x16",
+            memory="gddr6x",
+            tdp_w=350,
+        ),
+        Device(
+            "rtx6000-ada",
+            364e12,
+            960e9,
+            48e9,
+            "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W",
+            sms=142,
+            link="pcie4x16",
+            memory="gddr6",
+            tdp_w=300,
+        ),
+        Device(
+            "a100-80g-pcie",
+            312e12,
+            1935e9,
+            80e9,
+            "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet (300 W)",
+            sms=108,
+            link="pcie4x16",
+            tdp_w=300,
+        ),
+        Device(
+            "a100-40g-sxm",
+            312e12,
+            1555e9,
+            40e9,
+            "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s, 400 W); Hermes §V-F",
+            sms=108,
+            link="nvlink-a100",
+            tdp_w=400,
+        ),
+        Device(
+            "a100-80g-sxm",
+            312e12,
+            2039e9,
+            80e9,
+            "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs, 400 W); L3 §6.1",
+            sms=108,
+            link="nvlink-a100",
+            tdp_w=400,
+        ),
+        Device(
+            "a100-hbm3",
+            312e12,
+            3352e9,
+            80 * GIB,
+            "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
+            "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3; 400 W as the A100 SXM",
+            sms=108,
+            link="nvlink-a100",
+            memory="hbm3",
+            tdp_w=400,
+        ),
+        Device(
+            "h100-sxm",
+            989.4e12,
+            3352e9,
+            80 * GIB,
+            "AttAcc simulator src/config.py 'H100' (DGX-H100 whitepaper): "
+            "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4, 700 W; Duplex's xPU (notes §2.8)",
+            sms=132,
+            link="nvlink-h100",
+            memory="hbm3",
+            tdp_w=700,
+        ),
+        Device(
+            "h100-pcie",
+            989e12,
+            2000e9,
+            80e9,
+            "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W",
+            sms=114,
+            link="pcie5x16",
+            tdp_w=350,
+        ),
+        Device(
+            "spr-ddr5",
+            SPR_PEAK_FLOPS,
+            260e9,
+            512e9,
+            "DECA §7.1: 56 cores x 2.5 GHz, one 16x16x32 TMUL tile op "
+            "(8192 FMA) per 16 cycles: 71.68 T FMA/s; ~260 GB/s achievable; TDP 350 W (§7)",
+            memory="ddr5",
+            tdp_w=350,
+        ),
+        Device(
+            "spr-hbm",
+            SPR_PEAK_FLOPS,
+            850e9,
+            64e9,
+            "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
+            tdp_w=350,
+        ),
+        Device(
+            "m2-ultra",
+            27.2e12,
+            800e9,
+            192e9,
+            "Apple M2 Ultra: 27.2 TFLOPS FP32 GPU, 800 GB/s LPDDR5, up to 192 GB; "
+            "LLM in a flash §4; ~300 W (Mac Studio) [S: Apple gives no TDP]",
+            memory="lpddr5",
+            tdp_w=300,
+        ),
+        Device(
+            "m1-max",
+            10.4e12,
+            400e9,
+            64e9,
+            "Apple M1 Max: 10.4 TFLOPS FP32 GPU, 400 GB/s LPDDR5; LLM in a flash §4; "
+            "~60 W package under load [S: Apple gives no TDP]",
+            memory="lpddr5",
+            tdp_w=60,
+        ),
+    )
+}
 
 
 def get_device(name: str) -> Device:
@@ -126,16 +255,27 @@ class Link:
         return (devices - 1) * np.maximum(self.step_s + self.step_s_per_byte * size, size / self.bw)
 
 
-_NVLINK_STEP = ("all-reduce step: AttAcc simulator src/devices.py get_nvlink_time, an interpolation of measured "
-                "A100 NVLink all-reduces (6.06 us + 0.009 ns/B at 600 GB/s, the per-byte term scaled by bandwidth)")
-LINKS = {link.name: link for link in (
-    Link("pcie4x16", 32e9, 1e-6, "PCIe 4.0 x16: 16 GT/s x 16 lanes, 128b/130b ~ 31.5 GB/s per direction"),
-    Link("pcie5x16", 64e9, 1e-6, "PCIe 5.0 x16: ~63 GB/s per direction"),
-    Link("dimm-link", 25e9, 1e-6, "Hermes §IV: DIMM-link 25 GB/s between NDP-DIMMs"),
-    Link("nvlink-a100", 300e9, 1e-6, f"A100 NVLink3: 600 GB/s bidirectional; {_NVLINK_STEP}", 6.06e-6, 0.009e-9),
-    Link("nvlink-h100", 450e9, 1e-6, f"H100 NVLink4: 900 GB/s bidirectional; {_NVLINK_STEP}", 6.06e-6,
-         0.009e-9 * 600 / 900),
-)}
+_NVLINK_STEP = (
+    "all-reduce step: AttAcc simulator src/devices.py get_nvlink_time, an interpolation of measured "
+    "A100 NVLink all-reduces (6.06 us + 0.009 ns/B at 600 GB/s, the per-byte term scaled by bandwidth)"
+)
+LINKS = {
+    link.name: link
+    for link in (
+        Link("pcie4x16", 32e9, 1e-6, "PCIe 4.0 x16: 16 GT/s x 16 lanes, 128b/130b ~ 31.5 GB/s per direction"),
+        Link("pcie5x16", 64e9, 1e-6, "PCIe 5.0 x16: ~63 GB/s per direction"),
+        Link("dimm-link", 25e9, 1e-6, "Hermes §IV: DIMM-link 25 GB/s between NDP-DIMMs"),
+        Link("nvlink-a100", 300e9, 1e-6, f"A100 NVLink3: 600 GB/s bidirectional; {_NVLINK_STEP}", 6.06e-6, 0.009e-9),
+        Link(
+            "nvlink-h100",
+            450e9,
+            1e-6,
+            f"H100 NVLink4: 900 GB/s bidirectional; {_NVLINK_STEP}",
+            6.06e-6,
+            0.009e-9 * 600 / 900,
+        ),
+    )
+}
 
 
 def get_link(name: str) -> Link:

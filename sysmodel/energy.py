@@ -49,11 +49,17 @@ class Memory:
 
 
 _HBM_PARTS = {"act": 0.11, "cell": 0.44, "col_to_bg": 1.01, "bg_to_gio": 1.23, "tsv": 0.5, "io": 0.3}
-_HBM_PATHS = {"host": tuple(_HBM_PARTS), "logic": ("act", "cell", "col_to_bg", "tsv"),
-              "bankgroup": ("act", "cell", "col_to_bg"), "bank": ("act", "cell")}
-_HBM_SOURCE = ("[EXT] AttAcc simulator's FGDRAM-derived table (scale-snu/attacc_simulator; O'Connor et al., MICRO "
-               "2017, Duplex's [37]; notes §2.3): ACT 0.11, cell 0.44, column to bank-group mux 1.01, bank group to "
-               "global IO 1.23, TSV 0.5, interposer IO 0.3 pJ/bit")
+_HBM_PATHS = {
+    "host": tuple(_HBM_PARTS),
+    "logic": ("act", "cell", "col_to_bg", "tsv"),
+    "bankgroup": ("act", "cell", "col_to_bg"),
+    "bank": ("act", "cell"),
+}
+_HBM_SOURCE = (
+    "[EXT] AttAcc simulator's FGDRAM-derived table (scale-snu/attacc_simulator; O'Connor et al., MICRO "
+    "2017, Duplex's [37]; notes §2.3): ACT 0.11, cell 0.44, column to bank-group mux 1.01, bank group to "
+    "global IO 1.23, TSV 0.5, interposer IO 0.3 pJ/bit"
+)
 
 # DDR4-3200 8Gb x8 chip, by Micron TN-40-07's method from IDD currents (VDD 1.2 V; IDD0 60, IDD2N 50, IDD3N 55,
 # IDD4R 145 mA; tRAS 32.5 ns, tRP 13.75 ns, a BL8 burst 4 x 0.625 ns): [EXT] the DDR4 IDD set Ramulator 2
@@ -63,33 +69,46 @@ _ROW_BITS = 8 * 1024  # a 1 KB page per x8 chip
 _ACT_PRE_J = _VDD * (_IDD0 - _IDD3N) * 32.5e-9 + _VDD * (_IDD0 - _IDD2N) * 13.75e-9
 _READ_J = _VDD * (_IDD4R - _IDD3N) * 4 * 0.625e-9  # one burst: 64 bits of an x8 chip
 DDR4_CHIP_STATIC_W = _VDD * _IDD3N  # active standby (IDD3N) of one chip
-_DDR_PARTS = {"act": _ACT_PRE_J / _ROW_BITS / PJ, "read": _READ_J / 64 / PJ,
-              "dq": 2.0,  # [S] the chip's DQ drivers onto the DIMM: half of the ~4 pJ/bit DDR interface
-              "channel": 2.0}  # [S] the channel PHY and termination to the host (same split)
-_DDR_PATHS = {"host": ("act", "read", "dq", "channel"), "buffer": ("act", "read", "dq"),
-              "bank": ("act", "read")}
-_DDR_SOURCE = ("[D] ACT/PRE and RD from DDR4 IDD currents (TN-40-07 method); [S] DQ and channel I/O 2 + 2 pJ/bit "
-               "(no paper of the five states a DDR interface energy); in-bank PUs (L3) skip the I/O only [S]")
+_DDR_PARTS = {
+    "act": _ACT_PRE_J / _ROW_BITS / PJ,
+    "read": _READ_J / 64 / PJ,
+    "dq": 2.0,  # [S] the chip's DQ drivers onto the DIMM: half of the ~4 pJ/bit DDR interface
+    "channel": 2.0,
+}  # [S] the channel PHY and termination to the host (same split)
+_DDR_PATHS = {"host": ("act", "read", "dq", "channel"), "buffer": ("act", "read", "dq"), "bank": ("act", "read")}
+_DDR_SOURCE = (
+    "[D] ACT/PRE and RD from DDR4 IDD currents (TN-40-07 method); [S] DQ and channel I/O 2 + 2 pJ/bit "
+    "(no paper of the five states a DDR interface energy); in-bank PUs (L3) skip the I/O only [S]"
+)
 
-MEMORIES = {m.name: m for m in (
-    Memory("hbm3", _HBM_PARTS, _HBM_PATHS, _HBM_SOURCE),
-    Memory("hbm2e", _HBM_PARTS, _HBM_PATHS, _HBM_SOURCE + " (FGDRAM's HBM2 baseline)"),
-    Memory("ddr4", _DDR_PARTS, _DDR_PATHS, _DDR_SOURCE),
-    Memory("ddr5", _DDR_PARTS, _DDR_PATHS, _DDR_SOURCE + "; DDR5 priced as DDR4 [S]"),
-    Memory("gddr6x", {"device": 7.25}, {"host": ("device",)}, "[EXT] Micron GDDR6X: 7.25 pJ/bit"),
-    Memory("gddr6", {"device": 7.5}, {"host": ("device",)}, "[EXT] Micron GDDR6: ~7.5 pJ/bit"),
-    Memory("lpddr5", {"device": 4.0}, {"host": ("device",)}, "[S] LPDDR5 ~4 pJ/bit (JEDEC low-power class)"),
-    Memory("nand", {"device": 107.0}, {"host": ("device",)},
-           "[D] an NVMe SSD at its sequential read rate: ~6 W over 7 GB/s (Samsung 990 PRO-class datasheet "
-           "figures) = 107 pJ/bit"),
-)}
+MEMORIES = {
+    m.name: m
+    for m in (
+        Memory("hbm3", _HBM_PARTS, _HBM_PATHS, _HBM_SOURCE),
+        Memory("hbm2e", _HBM_PARTS, _HBM_PATHS, _HBM_SOURCE + " (FGDRAM's HBM2 baseline)"),
+        Memory("ddr4", _DDR_PARTS, _DDR_PATHS, _DDR_SOURCE),
+        Memory("ddr5", _DDR_PARTS, _DDR_PATHS, _DDR_SOURCE + "; DDR5 priced as DDR4 [S]"),
+        Memory("gddr6x", {"device": 7.25}, {"host": ("device",)}, "[EXT] Micron GDDR6X: 7.25 pJ/bit"),
+        Memory("gddr6", {"device": 7.5}, {"host": ("device",)}, "[EXT] Micron GDDR6: ~7.5 pJ/bit"),
+        Memory("lpddr5", {"device": 4.0}, {"host": ("device",)}, "[S] LPDDR5 ~4 pJ/bit (JEDEC low-power class)"),
+        Memory(
+            "nand",
+            {"device": 107.0},
+            {"host": ("device",)},
+            "[D] an NVMe SSD at its sequential read rate: ~6 W over 7 GB/s (Samsung 990 PRO-class datasheet "
+            "figures) = 107 pJ/bit",
+        ),
+    )
+}
 
 FLOP_PJ = 0.32 * 2  # [EXT] AttAcc ALU: 0.32 pJ per op-byte of FP16 operands -> 0.64 pJ per FLOP (notes §2.3)
 VOP_PJ = 3.1 / (56 * 2.5e9) / PJ  # [D] DECA §7: 56 PEs at full activity draw 3.1 W, one vOp per cycle each
 LINK_PJ = {  # pJ per bit moved over a link
-    "pcie4x16": 5.0, "pcie5x16": 5.0,  # [S] PCIe SerDes class figure
+    "pcie4x16": 5.0,
+    "pcie5x16": 5.0,  # [S] PCIe SerDes class figure
     "dimm-link": 1.17,  # [Q] Hermes Table II
-    "nvlink-a100": 1.3, "nvlink-h100": 1.3,  # [EXT] NVIDIA NVLink-C2C, 1.3 pJ/bit (Grace Hopper whitepaper)
+    "nvlink-a100": 1.3,
+    "nvlink-h100": 1.3,  # [EXT] NVIDIA NVLink-C2C, 1.3 pJ/bit (Grace Hopper whitepaper)
     "host-ddr": _DDR_PARTS["channel"],  # L3's GPU <-> host transfers land in DIMMs over the channel
 }
 STATIC_SHARE = 0.3  # [S] leakage and idle uncore as a share of TDP, for every device alike
@@ -131,13 +150,18 @@ def table_lines() -> list[str]:
     """The basis as Markdown: every constant with its source."""
     from sysmodel.report import caption
 
-    lines = [caption("The energy basis every system's J/token is priced on, with sources"),
-             "| item | pJ | source |", "| --- | ---: | --- |"]
+    lines = [
+        caption("The energy basis every system's J/token is priced on, with sources"),
+        "| item | pJ | source |",
+        "| --- | ---: | --- |",
+    ]
     for m in MEMORIES.values():
         for path in m.paths:
             lines.append(f"| {m.name} read, {path} path (per bit) | {m.pj_per_bit(path):.3g} | {m.source} |")
-    lines += [f"| FP16 FLOP (any MAC array) | {FLOP_PJ:.3g} | [EXT] AttAcc ALU energy |",
-              f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: 3.1 W / (56 PEs x 2.5 GHz) |"]
+    lines += [
+        f"| FP16 FLOP (any MAC array) | {FLOP_PJ:.3g} | [EXT] AttAcc ALU energy |",
+        f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: 3.1 W / (56 PEs x 2.5 GHz) |",
+    ]
     lines += [f"| {k} (per bit) | {v:.3g} | see sysmodel/energy.py |" for k, v in LINK_PJ.items()]
     lines.append(f"| static power | {STATIC_SHARE:.0%} of TDP | [S] every device alike |")
     return lines

@@ -39,8 +39,17 @@ class Claim(float):
     ratio: bool
     above: bool
 
-    def __new__(cls, value: float, paper: str, where: str, quantity: str, workload: str = "",
-                kind: str = "prediction", ratio: bool = False, above: bool | None = None) -> Claim:
+    def __new__(
+        cls,
+        value: float,
+        paper: str,
+        where: str,
+        quantity: str,
+        workload: str = "",
+        kind: str = "prediction",
+        ratio: bool = False,
+        above: bool | None = None,
+    ) -> Claim:
         """``above``: for a direction the paper states without a number (``value`` NaN, ``ratio`` true), whether
         A over B is above 1."""
         if kind not in KINDS:
@@ -51,15 +60,26 @@ class Claim(float):
         return c
 
     def __reduce__(self):  # pickles (and so crosses process pools) as the claim it is
-        return (Claim, (float(self), self.paper, self.where, self.quantity, self.workload, self.kind, self.ratio,
-                        self.above))
+        return (
+            Claim,
+            (float(self), self.paper, self.where, self.quantity, self.workload, self.kind, self.ratio, self.above),
+        )
 
 
 def claims(paper: str, where: str, workload: str = "", kind: str = "prediction", ratio: bool = False):
     """A maker of one paper section's claims: ``c = claims("hermes", "§V-B"); c(13.75, "tokens/s ...")``."""
+
     def make(value: float, quantity: str, **kw) -> Claim:
-        return Claim(value, paper, kw.pop("where", where), quantity, kw.pop("workload", workload),
-                     kw.pop("kind", kind), kw.pop("ratio", ratio))
+        return Claim(
+            value,
+            paper,
+            kw.pop("where", where),
+            quantity,
+            kw.pop("workload", workload),
+            kw.pop("kind", kind),
+            kw.pop("ratio", ratio),
+        )
+
     return make
 
 
@@ -115,8 +135,20 @@ def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> 
     numeric = not math.isnan(float(c))  # a direction the paper states without a number has no ratio to meet
     within = ("yes" if ok else "no") if kind == "prediction" and numeric else ""
     missed = kind == "prediction" and ((numeric and not ok) or agrees == "no")
-    row = Row(c.paper, c.where, c.quantity, c.workload, float(c), model, ratio, kind, direction, agrees, within,
-              (cause or "unexplained") if missed else "")
+    row = Row(
+        c.paper,
+        c.where,
+        c.quantity,
+        c.workload,
+        float(c),
+        model,
+        ratio,
+        kind,
+        direction,
+        agrees,
+        within,
+        (cause or "unexplained") if missed else "",
+    )
     _ROWS.append(row)
     return row
 
@@ -125,22 +157,31 @@ def summary(rs: list[Row]) -> dict:
     pred = [r for r in rs if r.kind == "prediction"]
     logs = [abs(math.log(r.ratio)) for r in pred if r.ratio > 0 and math.isfinite(r.ratio)]
     directions = [r for r in rs if r.direction]
-    return {"rows": len(rs), "predictions": len(pred),
-            "within": sum(r.within == "yes" for r in pred),
-            "median_abs_log": float(np.median(logs)) if logs else math.nan,
-            "directions_right": sum(r.direction_agrees == "yes" for r in directions), "directions": len(directions),
-            "fits": sum(r.kind == "fit" for r in rs), "inputs": sum(r.kind == "input" for r in rs)}
+    return {
+        "rows": len(rs),
+        "predictions": len(pred),
+        "within": sum(r.within == "yes" for r in pred),
+        "median_abs_log": float(np.median(logs)) if logs else math.nan,
+        "directions_right": sum(r.direction_agrees == "yes" for r in directions),
+        "directions": len(directions),
+        "fits": sum(r.kind == "fit" for r in rs),
+        "inputs": sum(r.kind == "input" for r in rs),
+    }
 
 
-SUMMARY_HEAD = ["| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated "
-                "| fits | inputs |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+SUMMARY_HEAD = [
+    "| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated | fits | inputs |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+]
 
 
 def summary_row(name: str, s: dict) -> str:
     share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
     med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
-    return (f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
-            f"{s['directions']} | {s['fits']} | {s['inputs']} |")
+    return (
+        f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
+        f"{s['directions']} | {s['fits']} | {s['inputs']} |"
+    )
 
 
 def summary_lines(rs: list[Row], papers: list[str] | None = None) -> list[str]:
@@ -148,9 +189,14 @@ def summary_lines(rs: list[Row], papers: list[str] | None = None) -> list[str]:
     from sysmodel.report import caption
 
     papers = papers or list(dict.fromkeys(r.paper for r in rs))
-    lines = [caption("The validation ledger in brief: the papers' numbers the kit computes, how many are "
-                     "predictions, how many of those land within 10%, and the directions of stated comparisons "
-                     "(fits and inputs are never counted as reproduced)"), *SUMMARY_HEAD]
+    lines = [
+        caption(
+            "The validation ledger in brief: the papers' numbers the kit computes, how many are "
+            "predictions, how many of those land within 10%, and the directions of stated comparisons "
+            "(fits and inputs are never counted as reproduced)"
+        ),
+        *SUMMARY_HEAD,
+    ]
     lines += [summary_row(p, summary([r for r in rs if r.paper == p])) for p in papers]
     if len(papers) > 1:
         lines.append(summary_row("all", summary(rs)))

@@ -113,35 +113,119 @@ class DramPreset:
 DDR4_3200 = DramPreset(
     "ddr4-3200",
     DramOrg(channels=1, ranks=2, bankgroups=4, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
-    DramTiming(tck_ns=0.625, bl=4, cl=22, cwl=16, trcd=22, trp=22, tras=52, trc=74, tccd_s=4, tccd_l=8,
-               trrd_s=4, trrd_l=8, tfaw=34, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480,
-               trtrs=1),
-    "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, tRTRS, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)")
+    DramTiming(
+        tck_ns=0.625,
+        bl=4,
+        cl=22,
+        cwl=16,
+        trcd=22,
+        trp=22,
+        tras=52,
+        trc=74,
+        tccd_s=4,
+        tccd_l=8,
+        trrd_s=4,
+        trrd_l=8,
+        tfaw=34,
+        twtr_s=4,
+        twtr_l=12,
+        twr=24,
+        trtp=12,
+        trfc=560,
+        trefi=12480,
+        trtrs=1,
+    ),
+    "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, tRTRS, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)",
+)
 DDR4_3200_HERMES = DramPreset(
     "ddr4-3200-hermes",
     DramOrg(channels=1, ranks=4, bankgroups=2, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
-    DramTiming(tck_ns=0.625, bl=4, cl=24, cwl=16, trcd=24, trp=24, tras=52, trc=76, tccd_s=4, tccd_l=8,
-               trrd_s=4, trrd_l=6, tfaw=26, twtr_s=4, twtr_l=12, twr=24, trtp=12, trfc=560, trefi=12480,
-               trtrs=1),
+    DramTiming(
+        tck_ns=0.625,
+        bl=4,
+        cl=24,
+        cwl=16,
+        trcd=24,
+        trp=24,
+        tras=52,
+        trc=76,
+        tccd_s=4,
+        tccd_l=8,
+        trrd_s=4,
+        trrd_l=6,
+        tfaw=26,
+        twtr_s=4,
+        twtr_l=12,
+        twr=24,
+        trtp=12,
+        trfc=560,
+        trefi=12480,
+        trtrs=1,
+    ),
     "Hermes Table II (DDR4-3200 NDP-DIMM: 4 ranks/DIMM, 2 BG x 4 banks; tRC 76, tRCD/CL/tRP 24, tCCD 4/8, "
-    "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI, tRTRS from DRAMsim3 DDR4-3200")
+    "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI, tRTRS from DRAMsim3 DDR4-3200",
+)
 DDR5_4800 = DramPreset(
     "ddr5-4800",
     DramOrg(channels=2, ranks=1, bankgroups=8, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
-    DramTiming(tck_ns=0.4167, bl=8, cl=40, cwl=38, trcd=39, trp=39, tras=77, trc=116, tccd_s=8, tccd_l=12,
-               trrd_s=8, trrd_l=12, tfaw=32, twtr_s=6, twtr_l=24, twr=72, trtp=18, trfc=708, trefi=9360,
-               trtrs=2, trfc_pb=312),
+    DramTiming(
+        tck_ns=0.4167,
+        bl=8,
+        cl=40,
+        cwl=38,
+        trcd=39,
+        trp=39,
+        tras=77,
+        trc=116,
+        tccd_s=8,
+        tccd_l=12,
+        trrd_s=8,
+        trrd_l=12,
+        tfaw=32,
+        twtr_s=6,
+        twtr_l=24,
+        twr=72,
+        trtp=18,
+        trfc=708,
+        trefi=9360,
+        trtrs=2,
+        trfc_pb=312,
+    ),
     "[EXT] JEDEC JESD79-5 DDR5-4800B 16Gb x8 typical values; one DIMM = two 32-bit subchannels, BL16; tRTRS "
-    "2 [S] (not a JEDEC parameter; simulators use 1-2); tRFCsb 130 ns (16Gb)", refsb=True)
+    "2 [S] (not a JEDEC parameter; simulators use 1-2); tRFCsb 130 ns (16Gb)",
+    refsb=True,
+)
 HBM3 = DramPreset(
     "hbm3",
     DramOrg(channels=32, ranks=2, bankgroups=4, banks_per_group=4, rows=16384, columns=32, burst_bytes=32),
-    DramTiming(tck_ns=0.769, bl=2, cl=19, cwl=6, trcd=19, trp=19, tras=45, trc=63, tccd_s=2, tccd_l=4,
-               trrd_s=2, trrd_l=4, tfaw=39, twtr_s=8, twtr_l=11, twr=21, trtp=8, trfc=455, trefi=5070,
-               trtrs=1, trfc_pb=208),
+    DramTiming(
+        tck_ns=0.769,
+        bl=2,
+        cl=19,
+        cwl=6,
+        trcd=19,
+        trp=19,
+        tras=45,
+        trc=63,
+        tccd_s=2,
+        tccd_l=4,
+        trrd_s=2,
+        trrd_l=4,
+        tfaw=39,
+        twtr_s=8,
+        twtr_l=11,
+        twr=21,
+        trtp=8,
+        trfc=455,
+        trefi=5070,
+        trtrs=1,
+        trfc_pb=208,
+    ),
     "[EXT] AttAcc Ramulator2 HBM3_5.2Gbps / HBM3_8Gb_2R per Duplex §II-D notes: one stack = 16 channels x "
     "2 pseudo-channels (32 here), 32-bit PC, BL4; tRFC 350 ns, tRFCpb 160 ns (Ramulator 2 HBM3 nRFCpb); tRTRS 1 [S] "
-    "as DDR4", chips_per_rank=1)
+    "as DDR4",
+    chips_per_rank=1,
+)
 PRESETS = {p.name: p for p in (DDR4_3200, DDR4_3200_HERMES, DDR5_4800, HBM3)}
 
 
@@ -153,6 +237,7 @@ def get_preset(name: str) -> DramPreset:
 
 
 # --- PIM access modes -----------------------------------------------------------------------------------
+
 
 def act_spread(t: DramTiming, banks: int) -> int:
     """Cycles from the first to the last of ``banks`` ACTs issued as early as tRRD_S and "at most 4 ACTs
@@ -170,8 +255,9 @@ def pim_view(p: DramPreset, mode: str, tfaw: bool = False) -> DramPreset:
     if mode == "all_bank":  # L3: banks of all chips of a rank in lock step, 8 B per chip per bank per RD
         lockstep = DramOrg(o.channels * o.ranks, 1, 1, 1, o.rows, o.columns, 8 * p.chips_per_rank * o.banks)
         spread = act_spread(t, o.banks) if tfaw else 0
-        timing = replace(t, bl=t.tccd_l, tccd_s=t.tccd_l, trcd=t.trcd + spread, tras=t.tras + spread,
-                         trc=t.trc + spread)
+        timing = replace(
+            t, bl=t.tccd_l, tccd_s=t.tccd_l, trcd=t.trcd + spread, tras=t.tras + spread, trc=t.trc + spread
+        )
         return replace(p, name=f"{p.name}/all-bank{'/tFAW' if tfaw else ''}", org=lockstep, timing=timing)
     if tfaw:
         raise ValueError(f"tfaw: only the all_bank mode enforces it, not {mode!r}")
@@ -185,6 +271,7 @@ def pim_view(p: DramPreset, mode: str, tfaw: bool = False) -> DramPreset:
 
 
 # --- the engine -----------------------------------------------------------------------------------------
+
 
 def decode(o: DramOrg, addr: int) -> tuple[int, int, int, int]:
     """(rank, bank index, row, column) of a channel-local burst address (map: module docstring)."""
@@ -205,8 +292,28 @@ REFRESH = ("on-time", "postpone", "per-bank", "none")
 DEFAULT_REFRESH = "on-time"  # DRAMsim3's default (rank-staggered) and Ramulator 2's all-bank refresh manager
 COMMANDS = ("ACT", "PRE", "RD", "WR", "REF", "REFpb", "PREA")  # codes 0-6 in the command log
 LOG_FIELDS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "command")
-_T = ("bl", "cl", "cwl", "trcd", "trp", "tras", "trc", "tccd_s", "tccd_l", "trrd_s", "trrd_l", "tfaw", "twtr_s",
-      "twtr_l", "twr", "trtp", "trfc", "trefi", "trtrs", "trfc_pb")  # the order _channel reads timings in
+_T = (
+    "bl",
+    "cl",
+    "cwl",
+    "trcd",
+    "trp",
+    "tras",
+    "trc",
+    "tccd_s",
+    "tccd_l",
+    "trrd_s",
+    "trrd_l",
+    "tfaw",
+    "twtr_s",
+    "twtr_l",
+    "twr",
+    "trtp",
+    "trfc",
+    "trefi",
+    "trtrs",
+    "trfc_pb",
+)  # the order _channel reads timings in
 
 
 def _njit(fn):
@@ -286,8 +393,9 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
                 ccd = tccd_l if last_col_bg[r] == bg else tccd_s
                 turn = trtrs if bus_rank != -1 and bus_rank != r else 0
                 if write[j]:
-                    when = max(base, b_act[r, b] + trcd, last_col[r] + ccd, last_rd_end + 2 - cwl,
-                               bus_free + turn - cwl)
+                    when = max(
+                        base, b_act[r, b] + trcd, last_col[r] + ccd, last_rd_end + 2 - cwl, bus_free + turn - cwl
+                    )
                     cmd = 3
                 else:
                     wtr = twtr_l if wr_bg[r] == bg else twtr_s
@@ -431,6 +539,7 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
 
 # --- running traces ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TraceResult:
     bytes: int
@@ -458,17 +567,26 @@ def policy_index(preset: DramPreset, refresh: bool | str) -> int:
     if name not in REFRESH:
         raise ValueError(f"refresh: {refresh!r} not allowed; allowed: {', '.join(REFRESH)}")
     if name == "per-bank" and not preset.timing.trfc_pb:
-        raise ValueError(f"refresh: per-bank not allowed for {preset.name} (its standard has no per-bank refresh); "
-                         f"allowed: on-time, postpone, none")
+        raise ValueError(
+            f"refresh: per-bank not allowed for {preset.name} (its standard has no per-bank refresh); "
+            f"allowed: on-time, postpone, none"
+        )
     t = preset.timing
     if name != "none" and not t.trfc < t.trefi:
         raise ValueError(f"trefi: {t.trefi} not allowed with refresh; must exceed trfc ({t.trfc})")
     return REFRESH.index(name)
 
 
-def simulate(preset: DramPreset, addrs: list[int], writes: list[bool] | None = None,
-             arrivals: list[int] | None = None, queue: int = 32, refresh: bool | str = True,
-             max_postpone: int = 8, log: bool = False) -> TraceResult:
+def simulate(
+    preset: DramPreset,
+    addrs: list[int],
+    writes: list[bool] | None = None,
+    arrivals: list[int] | None = None,
+    queue: int = 32,
+    refresh: bool | str = True,
+    max_postpone: int = 8,
+    log: bool = False,
+) -> TraceResult:
     """Run burst addresses (global: the lowest bits pick the channel) and return achieved bandwidth; with
     ``log`` the command log (``TraceResult.log``). ``refresh``: a policy of :data:`REFRESH` (True: the
     default, :data:`DEFAULT_REFRESH`; False: none)."""
@@ -497,8 +615,22 @@ def simulate(preset: DramPreset, addrs: list[int], writes: list[bool] | None = N
         cap = 4 * len(sel) + 1024 if log else 0
         while True:
             buf = np.zeros((cap, 6), np.int64)
-            done, r, nlog, fits = run(rank, bg * o.banks_per_group + bk, row, writes_a[sel], arrive[sel], tm,
-                                      o.ranks, o.banks, o.banks_per_group, slots, queue, policy, max_postpone, buf)
+            done, r, nlog, fits = run(
+                rank,
+                bg * o.banks_per_group + bk,
+                row,
+                writes_a[sel],
+                arrive[sel],
+                tm,
+                o.ranks,
+                o.banks,
+                o.banks_per_group,
+                slots,
+                queue,
+                policy,
+                max_postpone,
+                buf,
+            )
             if fits or not log:
                 break
             cap = 2 * nlog
@@ -551,8 +683,9 @@ def pattern_addrs(preset: DramPreset, pattern: str, n: int, stride_bursts: int =
     raise ValueError(f"pattern: unknown {pattern!r}; allowed: {', '.join(PATTERNS)}")
 
 
-def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queue: int = 32,
-                  refresh: bool = True) -> float:
+def analytical_bw(
+    preset: DramPreset, pattern: str, stride_bursts: int = 1, queue: int = 32, refresh: bool = True
+) -> float:
     """Closed-form bandwidth for sweeps, from the pattern's statistics under the address map (decoded
     from its first 512 addresses, no timing simulated): bank groups touched g, banks touched B, bursts per
     row visit h, ranks within a scheduler window R. Cycles per burst:
@@ -572,7 +705,7 @@ def analytical_bw(preset: DramPreset, pattern: str, stride_bursts: int = 1, queu
         visits.setdefault((rank, bank), []).append(row)
     row_visits = sum(1 + sum(a != b for a, b in zip(rows, rows[1:], strict=False)) for rows in visits.values())
     h = len(dec) / row_visits
-    windows = [len({d[0] for d in dec[i:i + queue]}) for i in range(len(dec) - queue + 1)]  # it slides
+    windows = [len({d[0] for d in dec[i : i + queue]}) for i in range(len(dec) - queue + 1)]  # it slides
     r = sum(windows) / len(windows)
     single = max(t.bl, t.tccd_s, t.tccd_l / g)
     col = max(single / r, t.bl + t.trtrs) if r > 1 and single > t.bl else single
@@ -585,30 +718,58 @@ def report_lines(ctx=None) -> list[str]:
     """Presets and PIM modes: peak, analytical streaming/random, and the papers' aggregates."""
     from sysmodel.report import caption
 
-    lines = [caption("DRAM and HBM presets: peak bandwidth and the analytical model's sustained bandwidth on "
-                     "streaming and random reads (one channel or stack)"),
-             "| preset | source | peak GB/s | streaming GB/s | random GB/s |",
-             "| --- | --- | ---: | ---: | ---: |"]
+    lines = [
+        caption(
+            "DRAM and HBM presets: peak bandwidth and the analytical model's sustained bandwidth on "
+            "streaming and random reads (one channel or stack)"
+        ),
+        "| preset | source | peak GB/s | streaming GB/s | random GB/s |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
     for p in PRESETS.values():
-        lines.append(f"| {p.name} | {p.source} | {p.peak_bw() / 1e9:.1f} | {analytical_bw(p, 'streaming') / 1e9:.1f}"
-                     f" | {analytical_bw(p, 'random') / 1e9:.1f} |")
+        lines.append(
+            f"| {p.name} | {p.source} | {p.peak_bw() / 1e9:.1f} | {analytical_bw(p, 'streaming') / 1e9:.1f}"
+            f" | {analytical_bw(p, 'random') / 1e9:.1f} |"
+        )
     from sysmodel import ledger
     from sysmodel.duplex.paper import PC_BANDWIDTH, PEAK_TBS
     from sysmodel.l3.paper import PIM_BANDWIDTH
 
     l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=16, ranks=4))
     duplex_pc = replace(HBM3, org=replace(HBM3.org, channels=1))
-    rows = [("L3 all-bank PIM, 16 ch x 4 ranks DDR4-3200", pim_view(l3, "all_bank").peak_bw() / 1e12, PIM_BANDWIDTH,
-             "TB/s", "L3 §6.1 / Table 2"),
-            ("Duplex bank-bundle per pseudo-channel", pim_view(duplex_pc, "bank_bundle").peak_bw() / 1e9, PC_BANDWIDTH,
-             "GB/s", "Duplex §IV-C (4x of 20.8 GB/s)"),
-            ("Duplex bank-bundle per stack", pim_view(HBM3, "bank_bundle").peak_bw() / 1e12, PEAK_TBS, "TB/s",
-             "Duplex §IV-C, notes §2.2 (the Duplex section's input)")]
-    lines += ["", caption("The papers' PIM aggregate bandwidths against the access modes' peak (paper vs model)"),
-              "| PIM aggregate | paper | model | ratio | unit | source |",
-              "| --- | ---: | ---: | ---: | --- | --- |"]
-    lines += [f"| {n} | {float(paper)} | {model:.2f} | {model / paper:.3f} | {u} | {src} |"
-              for n, model, paper, u, src in rows]
+    rows = [
+        (
+            "L3 all-bank PIM, 16 ch x 4 ranks DDR4-3200",
+            pim_view(l3, "all_bank").peak_bw() / 1e12,
+            PIM_BANDWIDTH,
+            "TB/s",
+            "L3 §6.1 / Table 2",
+        ),
+        (
+            "Duplex bank-bundle per pseudo-channel",
+            pim_view(duplex_pc, "bank_bundle").peak_bw() / 1e9,
+            PC_BANDWIDTH,
+            "GB/s",
+            "Duplex §IV-C (4x of 20.8 GB/s)",
+        ),
+        (
+            "Duplex bank-bundle per stack",
+            pim_view(HBM3, "bank_bundle").peak_bw() / 1e12,
+            PEAK_TBS,
+            "TB/s",
+            "Duplex §IV-C, notes §2.2 (the Duplex section's input)",
+        ),
+    ]
+    lines += [
+        "",
+        caption("The papers' PIM aggregate bandwidths against the access modes' peak (paper vs model)"),
+        "| PIM aggregate | paper | model | ratio | unit | source |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    lines += [
+        f"| {n} | {float(paper)} | {model:.2f} | {model / paper:.3f} | {u} | {src} |"
+        for n, model, paper, u, src in rows
+    ]
     for _, model, claim, _, _ in rows[:2]:  # the third is the Duplex section's input row
         ledger.record(claim, model)
     return lines + ["", *pim_refresh_lines()]
@@ -625,17 +786,49 @@ def pim_modes() -> list[tuple[str, DramPreset, int, float | None, str, str]]:
         return replace(p, org=replace(p.org, channels=1))
 
     l3_rank = PIM_BANDWIDTH * 1e12 / (16 * 4)
-    return [("L3 bank-level (all-bank PUs), one rank", one(pim_view(DDR4_3200, "all_bank")), 32 << 20, l3_rank,
-             "L3 §6.1: 13.0 TB/s over 16 ch x 4 ranks; postponed refresh per §4.4", "postpone"),
-            ("L3 bank-level with tFAW on the all-bank ACT", one(pim_view(DDR4_3200, "all_bank", True)), 32 << 20,
-             l3_rank, "as above (the tFAW switch)", "postpone"),
-            ("L3 rank-level (R-PIM baseline), one rank's bus", one(replace(DDR4_3200, org=replace(
-                DDR4_3200.org, ranks=1))), 8 << 20, 25.6e9, "L3 Table 2: DDR4-3200, 25.6 GB/s; the R-PIM baseline "
-             "takes 1/8 of this bus derated by the bank-level row's efficiency, not this stream's", "postpone"),
-            ("Duplex bank-bundle, one pseudo-channel", one(pim_view(HBM3, "bank_bundle")), 8 << 20,
-             PC_BANDWIDTH * 1e9, "Duplex §IV-C: 4 x 20.8 GB/s; no refresh scheme named: the default", "on-time"),
-            ("Hermes rank-level, one NDP-DIMM", pim_view(DDR4_3200_HERMES, "rank_level"), 8 << 20, None,
-             "not stated (Hermes notes: 4 ranks x 25.6 GB/s derived)", "analytical")]
+    return [
+        (
+            "L3 bank-level (all-bank PUs), one rank",
+            one(pim_view(DDR4_3200, "all_bank")),
+            32 << 20,
+            l3_rank,
+            "L3 §6.1: 13.0 TB/s over 16 ch x 4 ranks; postponed refresh per §4.4",
+            "postpone",
+        ),
+        (
+            "L3 bank-level with tFAW on the all-bank ACT",
+            one(pim_view(DDR4_3200, "all_bank", True)),
+            32 << 20,
+            l3_rank,
+            "as above (the tFAW switch)",
+            "postpone",
+        ),
+        (
+            "L3 rank-level (R-PIM baseline), one rank's bus",
+            one(replace(DDR4_3200, org=replace(DDR4_3200.org, ranks=1))),
+            8 << 20,
+            25.6e9,
+            "L3 Table 2: DDR4-3200, 25.6 GB/s; the R-PIM baseline "
+            "takes 1/8 of this bus derated by the bank-level row's efficiency, not this stream's",
+            "postpone",
+        ),
+        (
+            "Duplex bank-bundle, one pseudo-channel",
+            one(pim_view(HBM3, "bank_bundle")),
+            8 << 20,
+            PC_BANDWIDTH * 1e9,
+            "Duplex §IV-C: 4 x 20.8 GB/s; no refresh scheme named: the default",
+            "on-time",
+        ),
+        (
+            "Hermes rank-level, one NDP-DIMM",
+            pim_view(DDR4_3200_HERMES, "rank_level"),
+            8 << 20,
+            None,
+            "not stated (Hermes notes: 4 ranks x 25.6 GB/s derived)",
+            "analytical",
+        ),
+    ]
 
 
 @functools.cache
@@ -645,8 +838,10 @@ def pim_refresh_table() -> list[tuple[str, float | None, str, str, float, dict[s
     out = []
     for name, view, nbytes, paper, src, used in pim_modes():
         trace = streaming_trace(view, nbytes)
-        bw = {pol: None if pol == "per-bank" and not view.timing.trfc_pb else
-              simulate(view, trace, refresh=pol).bandwidth for pol in REFRESH}
+        bw = {
+            pol: None if pol == "per-bank" and not view.timing.trfc_pb else simulate(view, trace, refresh=pol).bandwidth
+            for pol in REFRESH
+        }
         bw["analytical"] = analytical_bw(view, "streaming")
         out.append((name, paper, src, used, view.peak_bw(), bw))
     return out
@@ -657,17 +852,23 @@ def pim_refresh_lines() -> list[str]:
     from sysmodel.report import caption
 
     cols = [*REFRESH, "analytical"]
-    lines = [caption(f"The PIM access modes streamed on the engine under each refresh policy (GB/s; engine "
-                     f"default {DEFAULT_REFRESH}), what each system model takes, and that against the paper's "
-                     f"bandwidth for the same view"),
-             f"| mode | paper | peak | {' | '.join(cols)} | model takes | model / paper | source |",
-             "| --- | ---: | ---: | " + "---: | " * len(cols) + "--- | ---: | --- |"]
+    lines = [
+        caption(
+            f"The PIM access modes streamed on the engine under each refresh policy (GB/s; engine "
+            f"default {DEFAULT_REFRESH}), what each system model takes, and that against the paper's "
+            f"bandwidth for the same view"
+        ),
+        f"| mode | paper | peak | {' | '.join(cols)} | model takes | model / paper | source |",
+        "| --- | ---: | ---: | " + "---: | " * len(cols) + "--- | ---: | --- |",
+    ]
     for name, paper, src, used, peak, bw in pim_refresh_table():
+
         def g(v: float | None) -> str:
             return "—" if v is None else f"{v / 1e9:.1f}"
 
         took = bw[used]
         ratio = "—" if paper is None or took is None else f"{took / paper:.3f}"
-        lines.append(f"| {name} | {g(paper)} | {g(peak)} | {' | '.join(g(bw[c]) for c in cols)} | {used} | "
-                     f"{ratio} | {src} |")
+        lines.append(
+            f"| {name} | {g(paper)} | {g(peak)} | {' | '.join(g(bw[c]) for c in cols)} | {used} | {ratio} | {src} |"
+        )
     return lines

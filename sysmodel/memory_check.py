@@ -41,8 +41,10 @@ class Violation:
     earliest: int  # the first legal cycle
 
     def __str__(self) -> str:
-        return (f"log row {self.index}: {self.command} at {self.cycle} breaks {self.constraint} "
-                f"(legal from {self.earliest})")
+        return (
+            f"log row {self.index}: {self.command} at {self.cycle} breaks {self.constraint} "
+            f"(legal from {self.earliest})"
+        )
 
 
 class _Channel:

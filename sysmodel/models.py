@@ -49,8 +49,9 @@ class ModelConfig:
         return self.kv_heads * self.head_dim
 
     def ffn_params(self) -> int:
-        return self.ffn_matrices * self.hidden * self.intermediate + \
-            (self.intermediate + self.hidden if self.biases else 0)
+        return self.ffn_matrices * self.hidden * self.intermediate + (
+            self.intermediate + self.hidden if self.biases else 0
+        )
 
     def layer_params(self, moe: bool) -> int:
         h, kv = self.hidden, self.kv_dim
@@ -71,8 +72,12 @@ class ModelConfig:
 
     def params(self) -> int:
         emb = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
-        return sum(self.layer_params(self.is_moe(i)) for i in range(self.layers)) + emb + \
-            self.learned_positions * self.hidden + (2 if self.biases else 1) * self.hidden
+        return (
+            sum(self.layer_params(self.is_moe(i)) for i in range(self.layers))
+            + emb
+            + self.learned_positions * self.hidden
+            + (2 if self.biases else 1) * self.hidden
+        )
 
 
 def available() -> list[str]:
@@ -86,12 +91,23 @@ def load_model(name: str) -> ModelConfig:
     c = json.loads(path.read_text())
     learned = c.get("max_position_embeddings", 0) + (2 if c["model_type"] == "opt" else 0)
     return ModelConfig(
-        name=name, hidden=c["hidden_size"], intermediate=c["intermediate_size"], layers=c["num_hidden_layers"],
-        heads=c["num_attention_heads"], kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]),
-        vocab=c["vocab_size"], activation=c["hidden_act"], tied_embeddings=c.get("tie_word_embeddings", False),
-        ffn_matrices=c["ffn_matrices"], experts=c.get("num_local_experts", 1), top_k=c.get("num_experts_per_tok", 1),
-        moe_every=c.get("moe_every", 1), learned_positions=learned if c["model_type"] in ("opt", "gpt") else 0,
-        biases=c["bias"], published_params=c["published_params"])
+        name=name,
+        hidden=c["hidden_size"],
+        intermediate=c["intermediate_size"],
+        layers=c["num_hidden_layers"],
+        heads=c["num_attention_heads"],
+        kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]),
+        vocab=c["vocab_size"],
+        activation=c["hidden_act"],
+        tied_embeddings=c.get("tie_word_embeddings", False),
+        ffn_matrices=c["ffn_matrices"],
+        experts=c.get("num_local_experts", 1),
+        top_k=c.get("num_experts_per_tok", 1),
+        moe_every=c.get("moe_every", 1),
+        learned_positions=learned if c["model_type"] in ("opt", "gpt") else 0,
+        biases=c["bias"],
+        published_params=c["published_params"],
+    )
 
 
 @dataclass(frozen=True)
@@ -120,8 +136,11 @@ class StageShape:
     def prefill(cls, batch: ArrayLike, chunk: ArrayLike, done: ArrayLike = 0) -> StageShape:
         """``batch`` prompts each computing ``chunk`` tokens after ``done`` already computed."""
         pairs = np.multiply(chunk, done) + np.multiply(chunk, np.add(chunk, 1)) / 2
-        return cls(tokens=np.multiply(batch, chunk), prefill_pairs=np.multiply(batch, pairs),
-                   prefill_kv=np.multiply(batch, np.add(done, chunk)))
+        return cls(
+            tokens=np.multiply(batch, chunk),
+            prefill_pairs=np.multiply(batch, pairs),
+            prefill_kv=np.multiply(batch, np.add(done, chunk)),
+        )
 
     def __add__(self, other: StageShape) -> StageShape:
         """A mixed stage: both stages' work in one iteration."""
@@ -152,8 +171,9 @@ class Op:
         return np.add(np.add(self.weight_bytes, self.kv_bytes), self.act_bytes)
 
 
-def layer_ops(cfg: ModelConfig, shape: StageShape, moe: bool = False, wbytes: float = 2.0,
-              kv_bytes: float = KV_BYTES) -> list[Op]:
+def layer_ops(
+    cfg: ModelConfig, shape: StageShape, moe: bool = False, wbytes: float = 2.0, kv_bytes: float = KV_BYTES
+) -> list[Op]:
     """One layer's operators for a stage, in execution order. MoE layers read the weights of
     min(E, tokens*top_k) experts (every routed expert once) and do tokens*top_k experts' FLOPs. Softmax is
     counted inside attention (its bytes stay on chip); a norm reads its input and weight and writes its
@@ -162,30 +182,54 @@ def layer_ops(cfg: ModelConfig, shape: StageShape, moe: bool = False, wbytes: fl
     used = cfg.top_k if moe else 1
 
     def gemm(name: str, k: int, n: int, copies: ArrayLike = 1, experts: int = 1) -> Op:
-        return Op(name, "gemm", t, k, n, np.multiply(copies, k * n * wbytes), 0.0,
-                  np.multiply(t, 2.0 * k * n * experts))
+        return Op(
+            name, "gemm", t, k, n, np.multiply(copies, k * n * wbytes), 0.0, np.multiply(t, 2.0 * k * n * experts)
+        )
 
     def attention(name: str, pairs: ArrayLike, keys: ArrayLike, blocks: ArrayLike = 0) -> Op:
-        return Op(name, "attention", t, cfg.head_dim, 0, 0.0, np.multiply(keys, 2 * kv * kv_bytes),
-                  np.multiply(pairs, 4.0 * cfg.heads * cfg.head_dim), blocks=blocks)
+        return Op(
+            name,
+            "attention",
+            t,
+            cfg.head_dim,
+            0,
+            0.0,
+            np.multiply(keys, 2 * kv * kv_bytes),
+            np.multiply(pairs, 4.0 * cfg.heads * cfg.head_dim),
+            blocks=blocks,
+        )
 
     def elementwise(name: str, kind: str, width: int, vectors: int, flops_per: float) -> Op:
-        return Op(name, kind, t, width, width, 0.0, 0.0, np.multiply(t, flops_per * width),
-                  act_bytes=np.multiply(t, 2.0 * vectors * width))
+        return Op(
+            name,
+            kind,
+            t,
+            width,
+            width,
+            0.0,
+            0.0,
+            np.multiply(t, flops_per * width),
+            act_bytes=np.multiply(t, 2.0 * vectors * width),
+        )
 
     gated = cfg.ffn_matrices == 3
-    ops = [gemm("qkv", h, h + 2 * kv),
-           attention("attn_decode", shape.decode_ctx, shape.decode_ctx, np.multiply(shape.decode_reqs, cfg.heads)),
-           attention("attn_prefill", shape.prefill_pairs, shape.prefill_kv), gemm("o_proj", h, h),
-           elementwise("norm_attn", "norm", h, 3, 5.0)]
+    ops = [
+        gemm("qkv", h, h + 2 * kv),
+        attention("attn_decode", shape.decode_ctx, shape.decode_ctx, np.multiply(shape.decode_reqs, cfg.heads)),
+        attention("attn_prefill", shape.prefill_pairs, shape.prefill_kv),
+        gemm("o_proj", h, h),
+        elementwise("norm_attn", "norm", h, 3, 5.0),
+    ]
     read = np.minimum(cfg.experts, np.multiply(t, cfg.top_k)) if moe else 1
     if moe:
         ops.append(gemm("router", h, cfg.experts))
     for nm in ("gate", "up") if gated else ("up",):
         ops.append(gemm(f"ffn_{nm}", h, cfg.intermediate, copies=read, experts=used))
     ops.append(elementwise("act", "act", cfg.intermediate * used, 3 if gated else 2, 9.0 if gated else 8.0))
-    ops += [gemm("ffn_down", cfg.intermediate, h, copies=read, experts=used),
-            elementwise("norm_ffn", "norm", h, 3, 5.0)]
+    ops += [
+        gemm("ffn_down", cfg.intermediate, h, copies=read, experts=used),
+        elementwise("norm_ffn", "norm", h, 3, 5.0),
+    ]
     return ops
 
 
@@ -195,8 +239,16 @@ def layer_groups(cfg: ModelConfig) -> list[tuple[bool, int]]:
     return [(m, c) for m, c in ((False, cfg.layers - moe), (True, moe)) if c]
 
 
-def operators(cfg: ModelConfig, phase: str, batch: int = 1, seq: int = 128, kv_len: int = 128,
-              wbytes: float = 2.0, layer: int = 0, kv_bytes: float = KV_BYTES) -> list[Op]:
+def operators(
+    cfg: ModelConfig,
+    phase: str,
+    batch: int = 1,
+    seq: int = 128,
+    kv_len: int = 128,
+    wbytes: float = 2.0,
+    layer: int = 0,
+    kv_bytes: float = KV_BYTES,
+) -> list[Op]:
     """Layer ``layer``'s operators. prefill: ``batch`` prompts of ``seq`` tokens (causal attention);
     decode: one token per request attending to ``kv_len`` cached tokens."""
     if phase not in ("prefill", "decode"):

@@ -42,8 +42,9 @@ def default_link(system: System) -> str:
     """The inter-stage link: the system's device interconnect (the link its tensor parallelism uses)."""
     link = getattr(getattr(system, "device", None), "link", None)
     if link is None:
-        raise PipelineUnsupported(f"pp_link: system {system.name} names no device interconnect; give one "
-                         f"(--pp-link NAME, devices.LINKS)")
+        raise PipelineUnsupported(
+            f"pp_link: system {system.name} names no device interconnect; give one (--pp-link NAME, devices.LINKS)"
+        )
     return link
 
 
@@ -51,16 +52,24 @@ class Pipelined:
     """One virtual engine of ``system`` pipelined over ``stages`` copies (module docstring). ``weight_bytes``
     and ``hidden`` default to the system's resident weights and model; a system without them needs both."""
 
-    def __init__(self, system: System, stages: int, link: str | None = None, weight_bytes: float | None = None,
-                 hidden: int | None = None):
+    def __init__(
+        self,
+        system: System,
+        stages: int,
+        link: str | None = None,
+        weight_bytes: float | None = None,
+        hidden: int | None = None,
+    ):
         if stages < 1:
             raise ValueError(f"pp: {stages} not allowed; must be >= 1 stage")
         weight_bytes = getattr(system, "resident_weight_bytes", None) if weight_bytes is None else weight_bytes
         cfg = getattr(system, "cfg", None)
         hidden = getattr(cfg, "hidden", None) if hidden is None else hidden
         if weight_bytes is None or hidden is None:
-            raise PipelineUnsupported(f"pp: system {system.name} does not say which weights share its KV memory "
-                             f"(resident_weight_bytes) or its model; pipeline stages split those")
+            raise PipelineUnsupported(
+                f"pp: system {system.name} does not say which weights share its KV memory "
+                f"(resident_weight_bytes) or its model; pipeline stages split those"
+            )
         self.base, self.stages, self.hidden = system, stages, hidden
         self.link: Link = get_link(link or default_link(system))
         self.weight_bytes = float(weight_bytes)
@@ -102,6 +111,7 @@ class Pipelined:
 
     def provenance(self) -> Provenance:
         p = self.base.provenance()
-        p.constant(f"pipeline link {self.link.name}", {"bw": self.link.bw, "latency_s": self.link.latency_s},
-                   self.link.source)
+        p.constant(
+            f"pipeline link {self.link.name}", {"bw": self.link.bw, "latency_s": self.link.latency_s}, self.link.source
+        )
         return p

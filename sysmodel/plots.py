@@ -61,9 +61,15 @@ def overlaps(fig) -> list[str]:
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _texts(fig)]
-    out = [f"{a!r} overlaps {b!r}" for (a, ba), (b, bb) in combinations(boxes, 2)
-           if ba.width > 0 and bb.width > 0 and ba.overlaps(bb) and
-           min(ba.x1, bb.x1) - max(ba.x0, bb.x0) > 1 and min(ba.y1, bb.y1) - max(ba.y0, bb.y0) > 1]
+    out = [
+        f"{a!r} overlaps {b!r}"
+        for (a, ba), (b, bb) in combinations(boxes, 2)
+        if ba.width > 0
+        and bb.width > 0
+        and ba.overlaps(bb)
+        and min(ba.x1, bb.x1) - max(ba.x0, bb.x0) > 1
+        and min(ba.y1, bb.y1) - max(ba.y0, bb.y0) > 1
+    ]
     return out
 
 

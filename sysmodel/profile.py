@@ -39,8 +39,10 @@ class ProfiledSystem:
         rows = load(self.path)
         dec, pre = rows[rows[:, 2] == 0], rows[rows[:, 0] == 0]
         if not len(dec) or not len(pre):
-            raise ValueError(f"profile: {path} needs rows with prefill_tokens 0 (decode) and rows with decode_reqs 0 "
-                             f"(prefill); it has {len(dec)} and {len(pre)}")
+            raise ValueError(
+                f"profile: {path} needs rows with prefill_tokens 0 (decode) and rows with decode_reqs 0 "
+                f"(prefill); it has {len(dec)} and {len(pre)}"
+            )
         self._decode = _plane(dec[:, :2], dec[:, 3], path)
         order = np.argsort(pre[:, 2])
         self._pre_x, self._pre_y = pre[order, 2], pre[order, 3]
@@ -61,16 +63,20 @@ class ProfiledSystem:
             td = self._decode(reqs[d], ctx[d])
             if np.isnan(td).any():
                 i = int(np.flatnonzero(np.isnan(td))[0])
-                raise Infeasible(f"profile: {self.path.name} has no measurement around {reqs[d][i]:g} decode requests "
-                                 f"with {ctx[d][i]:g} context tokens (it is not extrapolated)")
+                raise Infeasible(
+                    f"profile: {self.path.name} has no measurement around {reqs[d][i]:g} decode requests "
+                    f"with {ctx[d][i]:g} context tokens (it is not extrapolated)"
+                )
             t[d] += td
         p = pre > 0
         if p.any():
             lo, hi = self._pre_x[0], self._pre_x[-1]
             out = (pre[p] < lo) | (pre[p] > hi)
             if out.any():
-                raise Infeasible(f"profile: {self.path.name} measures prefill of {lo:g}-{hi:g} tokens, not "
-                                 f"{pre[p][out][0]:g} (it is not extrapolated)")
+                raise Infeasible(
+                    f"profile: {self.path.name} measures prefill of {lo:g}-{hi:g} tokens, not "
+                    f"{pre[p][out][0]:g} (it is not extrapolated)"
+                )
             t[p] += np.interp(pre[p], self._pre_x, self._pre_y)
         return t
 
@@ -135,4 +141,5 @@ def _plane(xy: np.ndarray, y: np.ndarray, path: Path):
         off_line = np.linalg.norm(pts - np.outer(t, direction), axis=-1) > 1e-6 * max(1.0, np.abs(pts).max())
         out = np.interp(t, s, ys, left=np.nan, right=np.nan)
         return np.where(off_line, np.nan, out)
+
     return along

@@ -8,5 +8,4 @@ import sys
 def progress(total: int, desc: str, enabled: bool = True):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not (enabled and sys.stderr.isatty()), file=sys.stderr,
-                leave=False)
+    return tqdm(total=total, desc=desc, disable=not (enabled and sys.stderr.isatty()), file=sys.stderr, leave=False)

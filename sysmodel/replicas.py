@@ -28,8 +28,7 @@ from sysmodel.systems import System
 ROUTERS = ("round-robin", "least-outstanding")
 
 
-def engine(trace: Trace, system: System, pp: int = 1, pp_link: str | None = None,
-           **kw) -> tuple[Result, list[Result]]:
+def engine(trace: Trace, system: System, pp: int = 1, pp_link: str | None = None, **kw) -> tuple[Result, list[Result]]:
     """One replica: a serving engine, or with ``pp`` > 1 the ``pp`` virtual engines of a pipeline
     (:mod:`sysmodel.pipeline`) behind the least-outstanding router; (pooled result, each engine's)."""
     if pp == 1:
@@ -37,8 +36,12 @@ def engine(trace: Trace, system: System, pp: int = 1, pp_link: str | None = None
         return res, [res]
     res, parts = run(trace, Pipelined(system, pp, pp_link), pp, "least-outstanding", **kw)
     res.system = f"{system.name}, PP {pp}"
-    res.meta.update(pp=pp, pp_link=pp_link or default_link(system), virtual_engines=res.meta.pop("replicas"),
-                    requests_per_virtual_engine=res.meta.pop("requests_per_replica"))
+    res.meta.update(
+        pp=pp,
+        pp_link=pp_link or default_link(system),
+        virtual_engines=res.meta.pop("replicas"),
+        requests_per_virtual_engine=res.meta.pop("requests_per_replica"),
+    )
     del res.meta["router"]
     return res, parts
 
@@ -71,8 +74,9 @@ def serve(trace: Trace, system: System, replicas: int = 1, router: str = "round-
     return run(trace, system, replicas, router, **kw)[0]
 
 
-def run(trace: Trace, system: System, replicas: int = 1, router: str = "round-robin",
-        **kw) -> tuple[Result, list[Result]]:
+def run(
+    trace: Trace, system: System, replicas: int = 1, router: str = "round-robin", **kw
+) -> tuple[Result, list[Result]]:
     """:func:`serve`'s pooled result and each engine's own — one per replica, or per virtual engine with
     ``pp`` (stage-by-stage views such as KV utilisation over time are per engine: pooled stages of
     different engines do not share a time axis)."""
@@ -89,16 +93,19 @@ def run(trace: Trace, system: System, replicas: int = 1, router: str = "round-ro
     where = route(trace, system, replicas, router, **kw)
     parts = [np.flatnonzero(where == j) for j in range(replicas) if (where == j).any()]
     runs = [(idx, engine(_subset(trace, idx), system, **kw)) for idx in parts]
-    return (_merge(trace, system, [(idx, r) for idx, (r, _) in runs], replicas, router, [len(idx) for idx in parts]),
-            [e for _, (_, each) in runs for e in each])
+    return (
+        _merge(trace, system, [(idx, r) for idx, (r, _) in runs], replicas, router, [len(idx) for idx in parts]),
+        [e for _, (_, each) in runs for e in each],
+    )
 
 
 def _subset(trace: Trace, idx: np.ndarray) -> Trace:
     return Trace(trace.arrival[idx], trace.prompt[idx], trace.output[idx], trace.name)
 
 
-def _merge(trace: Trace, system: System, runs: list[tuple[np.ndarray, Result]], replicas: int, router: str,
-           counts: list[int]) -> Result:
+def _merge(
+    trace: Trace, system: System, runs: list[tuple[np.ndarray, Result]], replicas: int, router: str, counts: list[int]
+) -> Result:
     n = len(trace)
     per = {k: np.full(n, np.nan) for k in ("admitted", "first_token", "finish", "arrival")}
     req_iters, max_gap = np.zeros((n, 2), np.int64), np.zeros(n)
@@ -117,8 +124,23 @@ def _merge(trace: Trace, system: System, runs: list[tuple[np.ndarray, Result]], 
     for k in ("preemptions", "recomputed_tokens", "swapped_gb", "rejected"):
         if k in meta:
             meta[k] = sum(r.meta[k] for _, r in runs)
-    return Result(trace, f"{system.name} x {replicas} ({router})", per["admitted"], per["first_token"],
-                  per["finish"], per["arrival"], cat("iter_time"), cat("iter_decode"), cat("iter_in_system"),
-                  cat("iter_energy"), req_iters, max(r.kv_peak for _, r in runs), runs[0][1].kv_capacity, meta,
-                  iter_kv=cat("iter_kv"), iter_stalled=cat("iter_stalled"), stall_tbt=cat("stall_tbt"),
-                  max_gap=max_gap)
+    return Result(
+        trace,
+        f"{system.name} x {replicas} ({router})",
+        per["admitted"],
+        per["first_token"],
+        per["finish"],
+        per["arrival"],
+        cat("iter_time"),
+        cat("iter_decode"),
+        cat("iter_in_system"),
+        cat("iter_energy"),
+        req_iters,
+        max(r.kv_peak for _, r in runs),
+        runs[0][1].kv_capacity,
+        meta,
+        iter_kv=cat("iter_kv"),
+        iter_stalled=cat("iter_stalled"),
+        stall_tbt=cat("stall_tbt"),
+        max_gap=max_gap,
+    )

@@ -41,8 +41,14 @@ class Context:
             return fn(*args)
         from sysmodel import cache
 
-        return cache.cached(name, list(args), (fn.__module__, *modules), lambda: fn(*args),
-                            self.cache_dir or cache.COMMITTED, refresh=self.full)
+        return cache.cached(
+            name,
+            list(args),
+            (fn.__module__, *modules),
+            lambda: fn(*args),
+            self.cache_dir or cache.COMMITTED,
+            refresh=self.full,
+        )
 
 
 @dataclass(frozen=True)
@@ -59,10 +65,16 @@ class Section:
 SECTIONS = (
     Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.characterization:report_lines"),
     Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.memory:report_lines"),
-    Section("baselines", "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
-            "sysmodel.baselines:report_lines"),
-    Section("compare", "Across designs: every registered system on one model and trace",
-            "sysmodel.compare_report:report_lines"),
+    Section(
+        "baselines",
+        "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
+        "sysmodel.baselines:report_lines",
+    ),
+    Section(
+        "compare",
+        "Across designs: every registered system on one model and trace",
+        "sysmodel.compare_report:report_lines",
+    ),
     Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
     Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
     Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
@@ -98,8 +110,9 @@ def to_html(markdown: str) -> str:
         if line.startswith("|"):
             cells = [inline(c.strip()) for c in line.strip("|").split("|")]
             tag = "th" if not table else "td"
-            out.append(("<table>" if not table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells)
-                       + "</tr>")
+            out.append(
+                ("<table>" if not table else "") + "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+            )
             table = True
             continue
         if table:
@@ -119,8 +132,10 @@ def to_html(markdown: str) -> str:
                 figure += 1
                 anchor = f"figure-{figure}"
                 toc.append((4, anchor, alt))
-                out.append(f'<figure id="{anchor}"><img src="{src}" alt="{html.escape(alt)}">'
-                           f"<figcaption>{inline(alt)}</figcaption></figure>")
+                out.append(
+                    f'<figure id="{anchor}"><img src="{src}" alt="{html.escape(alt)}">'
+                    f"<figcaption>{inline(alt)}</figcaption></figure>"
+                )
         elif line.startswith("**Table "):
             out.append(f'<p class="caption">{inline(line)}</p>')
         elif line.strip():
@@ -128,13 +143,17 @@ def to_html(markdown: str) -> str:
     if table:
         out.append("</table>")
     items = "".join(f'<li class="l{lvl}"><a href="#{a}">{inline(t)}</a></li>' for lvl, a, t in toc)
-    style = ("body{font-family:sans-serif;max-width:75em;margin:auto;padding:1em;text-align:left}"
-             "table{border-collapse:collapse;margin:0.8em 0}td,th{border:1px solid #ccc;padding:3px 8px}"
-             "td{text-align:right}td:first-child,th{text-align:left}img{max-width:100%}figure{margin:1em 0}"
-             "figcaption{font-size:90%;color:#444}code{background:#f3f3f3;padding:0 2px}"
-             "nav li.l3{margin-left:1.5em}nav li.l4{margin-left:3em;font-size:90%}p.caption{margin-bottom:0.2em}")
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>membound report</title><style>{style}</style>"
-            f"</head><body><nav><h2>Contents</h2><ul>{items}</ul></nav>{''.join(out)}</body></html>")
+    style = (
+        "body{font-family:sans-serif;max-width:75em;margin:auto;padding:1em;text-align:left}"
+        "table{border-collapse:collapse;margin:0.8em 0}td,th{border:1px solid #ccc;padding:3px 8px}"
+        "td{text-align:right}td:first-child,th{text-align:left}img{max-width:100%}figure{margin:1em 0}"
+        "figcaption{font-size:90%;color:#444}code{background:#f3f3f3;padding:0 2px}"
+        "nav li.l3{margin-left:1.5em}nav li.l4{margin-left:3em;font-size:90%}p.caption{margin-bottom:0.2em}"
+    )
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>membound report</title><style>{style}</style>"
+        f"</head><body><nav><h2>Contents</h2><ul>{items}</ul></nav>{''.join(out)}</body></html>"
+    )
 
 
 CAPTION = "Table: "  # a section's line before a table: its caption, numbered by :func:`number`
@@ -151,12 +170,14 @@ def number(lines: list[str]) -> list[str]:
     for line in lines:
         if line.startswith(CAPTION):
             tables += 1
-            line = f"**Table {tables}:** {line[len(CAPTION):]}"
+            line = f"**Table {tables}:** {line[len(CAPTION) :]}"
         elif "![" in line:
+
             def fig(m: re.Match) -> str:
                 nonlocal figures
                 figures += 1
                 return f"![Figure {figures}: {m.group(1)}]({m.group(2)})"
+
             line = re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", fig, line)
         out.append(line)
     return out
@@ -185,10 +206,21 @@ def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
         print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     bar.close()
     rows = ledger.rows()
-    top = ["## Validation ledger", "", "Every number of the five papers this report compares, in `ledger.csv`: paper, "
-           "location, quantity, workload, paper and model values, ratio, kind (prediction, fit, input), the "
-           "stated direction and whether the model agrees, and for each prediction outside [0.9, 1.1] or the "
-           "wrong way, its named cause.", "", *ledger.summary_lines(rows, PAPER_ORDER), ""] if rows else []
+    top = (
+        [
+            "## Validation ledger",
+            "",
+            "Every number of the five papers this report compares, in `ledger.csv`: paper, "
+            "location, quantity, workload, paper and model values, ratio, kind (prediction, fit, input), the "
+            "stated direction and whether the model agrees, and for each prediction outside [0.9, 1.1] or the "
+            "wrong way, its named cause.",
+            "",
+            *ledger.summary_lines(rows, PAPER_ORDER),
+            "",
+        ]
+        if rows
+        else []
+    )
     text = "\n".join(number(["# membound report", "", *top, *body]))
     path = write_text(ctx.out / "report.md", text)
     write_text(ctx.out / "report.html", to_html(text))

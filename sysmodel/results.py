@@ -15,8 +15,9 @@ def head(text: str) -> list[str]:
     return [caption(text), *HEAD]
 
 
-def gap(gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%",
-        unexplained: str = "unexplained") -> str:
+def gap(
+    gaps: dict[str, str], name: str, ratio: float, within: str = "within 10%", unexplained: str = "unexplained"
+) -> str:
     """``within`` for a ratio within 10% (:func:`sysmodel.ledger.within_tolerance`) or undefined, else the
     named gap, else ``unexplained``."""
     from sysmodel.ledger import within_tolerance
@@ -35,8 +36,11 @@ def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2
         kind = kind or want.kind
         rec = ledger.record(want, got, gaps.get(name, ""), kind)
         note = {"fit": "fit (a constant was fitted to this value)", "input": "input (taken as given)"}.get(kind)
-        text = note or (gap(gaps, name, ratio) if rec.direction_agrees != "no" else
-                        f"wrong direction: {gaps.get(name, 'unexplained')}")
+        text = note or (
+            gap(gaps, name, ratio)
+            if rec.direction_agrees != "no"
+            else f"wrong direction: {gaps.get(name, 'unexplained')}"
+        )
     else:
         text = gap(gaps, name, ratio)
     return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"

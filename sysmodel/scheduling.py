@@ -113,8 +113,9 @@ class Blocks:
     free: int = 0
 
     @classmethod
-    def of(cls, capacity_bytes: float, bytes_per_token: float, n: int, size: int = BLOCK_SIZE,
-           watermark: float = WATERMARK) -> Blocks:
+    def of(
+        cls, capacity_bytes: float, bytes_per_token: float, n: int, size: int = BLOCK_SIZE, watermark: float = WATERMARK
+    ) -> Blocks:
         if size < 1:
             raise ValueError(f"block_size: {size} not allowed; must be >= 1 token")
         if not 0 <= watermark < 1:

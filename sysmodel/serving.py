@@ -111,9 +111,12 @@ def _truncated_lognormal(mean: float, std: float, cap: float) -> tuple[float, fl
         return m1, math.sqrt(max(m2 - m1 * m1, 0.0))
 
     s2 = math.log1p((std / mean) ** 2)  # the untruncated solution starts the search
-    sol, _, ok, msg = fsolve(lambda v: [a - b for a, b in zip(moments(v[0], math.exp(v[1])), (mean, std),
-                                                               strict=True)],
-                             [math.log(mean) - s2 / 2, math.log(math.sqrt(s2))], full_output=True, xtol=1e-10)
+    sol, _, ok, msg = fsolve(
+        lambda v: [a - b for a, b in zip(moments(v[0], math.exp(v[1])), (mean, std), strict=True)],
+        [math.log(mean) - s2 / 2, math.log(math.sqrt(s2))],
+        full_output=True,
+        xtol=1e-10,
+    )
     if ok != 1:
         raise ValueError(f"mean, std: no log-normal below {cap:g} tokens has mean {mean} and std {std} ({msg})")
     return float(sol[0]), math.exp(sol[1])
@@ -143,8 +146,16 @@ def poisson_arrivals(rng: np.random.Generator, qps: float, n: int) -> np.ndarray
     return np.cumsum(rng.exponential(1 / qps, n))
 
 
-def make_trace(kind: str, n: int, seed: int = 1, qps: float | None = None, prompt: int = 128,
-               output: int = 128, std_frac: float = GAUSSIAN_STD, cap: int = TRACE_CAP) -> Trace:
+def make_trace(
+    kind: str,
+    n: int,
+    seed: int = 1,
+    qps: float | None = None,
+    prompt: int = 128,
+    output: int = 128,
+    std_frac: float = GAUSSIAN_STD,
+    cap: int = TRACE_CAP,
+) -> Trace:
     """``kind``: ``fixed`` (prompt/output tokens), ``gaussian`` (those as means), or an L3 trace name
     (:data:`L3_TRACES`). Arrivals at t = 0, or Poisson at ``qps``."""
     if n < 1:
@@ -217,6 +228,7 @@ def load_trace(path: Path) -> Trace:
 
 
 # --- a system for the engine's closed-form tests ------------------------------------------------------
+
 
 @dataclass
 class ConstantSystem:
@@ -305,8 +317,10 @@ class Result:
         stalled token's own gap (a preempted request's wait, or a decode paused for a prompt)."""
         if not len(self.stall_tbt):
             return self.iter_time, self.iter_decode
-        return (np.concatenate([self.iter_time, self.stall_tbt]),
-                np.concatenate([self.iter_decode - self.iter_stalled, np.ones(len(self.stall_tbt))]))
+        return (
+            np.concatenate([self.iter_time, self.stall_tbt]),
+            np.concatenate([self.iter_decode - self.iter_stalled, np.ones(len(self.stall_tbt))]),
+        )
 
     def tbt_percentiles(self, qs=(50, 90, 99)) -> dict[int, float]:
         """Percentiles over every decode token's TBT (:meth:`tbt_samples`)."""
@@ -329,13 +343,18 @@ class Result:
             met &= self.t2ft <= slo_ttft
         if slo_tbt is not None:
             met &= ~(self.per_request_tbt()[1] > slo_tbt)  # a one-token request has no gap: it meets it
-        return {"met": int(met.sum()), "share": float(met.mean()), "requests_per_s": float(met.sum() / self.makespan),
-                "tokens_per_s": float(self.trace.output[met].sum() / self.makespan)}
+        return {
+            "met": int(met.sum()),
+            "share": float(met.mean()),
+            "requests_per_s": float(met.sum() / self.makespan),
+            "tokens_per_s": float(self.trace.output[met].sum() / self.makespan),
+        }
 
     def per_request_tbt(self) -> tuple[np.ndarray, np.ndarray]:
         """(mean, max) TBT of each request (NaN for single-token requests)."""
-        mean = np.where(self.trace.output > 1, (self.finish - self.first_token) / np.maximum(self.trace.output - 1, 1),
-                        np.nan)
+        mean = np.where(
+            self.trace.output > 1, (self.finish - self.first_token) / np.maximum(self.trace.output - 1, 1), np.nan
+        )
         mx = np.full(len(self.trace), np.nan)
         for i, (a, b) in enumerate(self.req_iters):
             if b > a:
@@ -347,13 +366,20 @@ class Result:
     def summary(self) -> dict:
         pct = (50, 90, 99)
         t = self.tbt_percentiles(pct)
-        out = {"system": self.system, "trace": self.trace.name, "requests": len(self.trace),
-               "output_tokens": int(self.trace.output.sum()), "makespan_s": self.makespan,
-               "throughput_tok_s": self.throughput, "joules_per_token": self.joules_per_token,
-               "stages": len(self.iter_time),
-               "kv_peak_gb": float(self.kv_peak) / 1e9, **self.meta,
-               "scheduling_delay_p50_s": float(np.percentile(self.scheduling_delay, 50)),
-               "scheduling_delay_p99_s": float(np.percentile(self.scheduling_delay, 99))}
+        out = {
+            "system": self.system,
+            "trace": self.trace.name,
+            "requests": len(self.trace),
+            "output_tokens": int(self.trace.output.sum()),
+            "makespan_s": self.makespan,
+            "throughput_tok_s": self.throughput,
+            "joules_per_token": self.joules_per_token,
+            "stages": len(self.iter_time),
+            "kv_peak_gb": float(self.kv_peak) / 1e9,
+            **self.meta,
+            "scheduling_delay_p50_s": float(np.percentile(self.scheduling_delay, 50)),
+            "scheduling_delay_p99_s": float(np.percentile(self.scheduling_delay, 99)),
+        }
         for q in pct:
             out[f"tbt_p{q}_ms"] = t[q] * 1e3
             out[f"t2ft_p{q}_s"] = float(np.percentile(self.t2ft, q))
@@ -365,11 +391,37 @@ class Result:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic(path) as tmp, tmp.open("w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["id", "arrival_s", "prompt_tokens", "output_tokens", "admitted_s", "first_token_s",
-                        "finish_s", "t2ft_s", "e2e_s", "mean_tbt_s", "max_tbt_s"])
+            w.writerow(
+                [
+                    "id",
+                    "arrival_s",
+                    "prompt_tokens",
+                    "output_tokens",
+                    "admitted_s",
+                    "first_token_s",
+                    "finish_s",
+                    "t2ft_s",
+                    "e2e_s",
+                    "mean_tbt_s",
+                    "max_tbt_s",
+                ]
+            )
             for i in range(len(self.trace)):
-                w.writerow([i, self.arrival[i], self.trace.prompt[i], self.trace.output[i], self.admitted[i],
-                            self.first_token[i], self.finish[i], self.t2ft[i], self.e2e[i], mean[i], mx[i]])
+                w.writerow(
+                    [
+                        i,
+                        self.arrival[i],
+                        self.trace.prompt[i],
+                        self.trace.output[i],
+                        self.admitted[i],
+                        self.first_token[i],
+                        self.finish[i],
+                        self.t2ft[i],
+                        self.e2e[i],
+                        mean[i],
+                        mx[i],
+                    ]
+                )
         return path
 
 
@@ -392,13 +444,13 @@ class _Stages:
         self.n = 0
 
     def stage(self, shape: StageShape, dt: float, in_sys: int, kv: float, stalled: int) -> None:
-        self.single.append((self.n, shape.decode_reqs, in_sys, kv, stalled,
-                            *(getattr(shape, f.name) for f in fields(StageShape))))
+        self.single.append(
+            (self.n, shape.decode_reqs, in_sys, kv, stalled, *(getattr(shape, f.name) for f in fields(StageShape)))
+        )
         self.seconds.append(np.array([dt]))
         self.n += 1
 
-    def decode(self, dts: np.ndarray, reqs: int, ctx0: int, in_sys: int, kv0: float, kv1: float,
-               stalled: int) -> None:
+    def decode(self, dts: np.ndarray, reqs: int, ctx0: int, in_sys: int, kv0: float, kv1: float, stalled: int) -> None:
         self.stretch.append((self.n, len(dts), reqs, ctx0, in_sys, kv0, kv1, stalled))
         self.seconds.append(dts)
         self.n += len(dts)
@@ -406,9 +458,14 @@ class _Stages:
     def columns(self, system: System) -> dict[str, np.ndarray]:
         """Per-stage ``time``, ``decode`` tokens, requests ``in_system``, ``energy``, ``kv`` share, ``stalled``."""
         n = self.n
-        col = {"time": np.concatenate(self.seconds), "decode": np.zeros(n, np.int64),
-               "in_system": np.zeros(n, np.int64), "energy": np.zeros(n), "kv": np.zeros(n),
-               "stalled": np.zeros(n, np.int64)}
+        col = {
+            "time": np.concatenate(self.seconds),
+            "decode": np.zeros(n, np.int64),
+            "in_system": np.zeros(n, np.int64),
+            "energy": np.zeros(n),
+            "kv": np.zeros(n),
+            "stalled": np.zeros(n, np.int64),
+        }
         if self.single:
             c = list(zip(*self.single, strict=True))
             at = np.array(c[0], np.int64)
@@ -436,17 +493,30 @@ class _Stages:
     def _price(system: System, shape: StageShape, seconds: np.ndarray) -> np.ndarray:
         parts = []
         for i in range(0, len(seconds), MAX_STRETCH):
-            part = StageShape(*(np.broadcast_to(getattr(shape, f.name), len(seconds))[i:i + MAX_STRETCH]
-                                for f in fields(StageShape)))
-            e = np.asarray(system.energy(part, seconds[i:i + MAX_STRETCH]), float)
-            parts.append(np.broadcast_to(e, len(seconds[i:i + MAX_STRETCH])))
+            part = StageShape(
+                *(
+                    np.broadcast_to(getattr(shape, f.name), len(seconds))[i : i + MAX_STRETCH]
+                    for f in fields(StageShape)
+                )
+            )
+            e = np.asarray(system.energy(part, seconds[i : i + MAX_STRETCH]), float)
+            parts.append(np.broadcast_to(e, len(seconds[i : i + MAX_STRETCH])))
         return np.concatenate(parts)
 
 
-def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget: int | None = None,
-             concurrency: int | None = None, progress: bool = False, oversize: str = "error",
-             scheduler: str = DEFAULT_SCHEDULER, block_size: int = BLOCK_SIZE, watermark: float = WATERMARK,
-             preempt: str = "recompute") -> Result:
+def simulate(
+    trace: Trace,
+    system: System,
+    max_batch: int = 256,
+    prefill_budget: int | None = None,
+    concurrency: int | None = None,
+    progress: bool = False,
+    oversize: str = "error",
+    scheduler: str = DEFAULT_SCHEDULER,
+    block_size: int = BLOCK_SIZE,
+    watermark: float = WATERMARK,
+    preempt: str = "recompute",
+) -> Result:
     """Run ``trace`` on ``system`` (module docstring) under a scheduler policy of
     :data:`sysmodel.scheduling.SCHEDULERS` (``block_size``, ``watermark``, ``preempt``: its paged cache).
     ``concurrency``: closed loop with that many requests in the system (the trace's arrival times are
@@ -459,8 +529,9 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
     if prefill_budget is not None and prefill_budget < 1:
         raise ValueError(f"prefill_budget: {prefill_budget} not allowed; must be >= 1 token")
     if prefill_budget is not None and pol.paged and not pol.chunked:
-        raise ValueError(f"prefill_budget: not allowed with scheduler {pol.name} (whole prompts); allowed with "
-                         f"reserve and sarathi")
+        raise ValueError(
+            f"prefill_budget: not allowed with scheduler {pol.name} (whole prompts); allowed with reserve and sarathi"
+        )
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency: {concurrency} not allowed; must be >= 1")
     if oversize not in OVERSIZE:
@@ -484,8 +555,10 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         raise Infeasible(f"{system.name}: no room for a KV cache: its weights fill its memory ({system.hardware()})")
     if (need > room).any():
         i = int(np.argmax(need > room))
-        raise Infeasible(f"{system.name}: request {i} ({prompt[i]} + {out[i]} tokens) needs {need[i] / 1e9:.1f} GB "
-                         f"of KV cache; the system holds {room / 1e9:.1f} GB next to its weights")
+        raise Infeasible(
+            f"{system.name}: request {i} ({prompt[i]} + {out[i]} tokens) needs {need[i] / 1e9:.1f} GB "
+            f"of KV cache; the system holds {room / 1e9:.1f} GB next to its weights"
+        )
     link_bw = getattr(system, "host_link_bw", None) or get_link(HOST_LINK).bw
     arrival = trace.arrival.copy() if concurrency is None else np.full(n, np.inf)
     if concurrency is not None:
@@ -567,8 +640,11 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                 admitted[r] = t
                 kv_used += need[r]
         else:
-            while swapped and len(running) < max_batch and \
-                    blocks.can_admit(max(int(kvtok[swapped[0]]) + 1, int(target[swapped[0]]))):
+            while (
+                swapped
+                and len(running) < max_batch
+                and blocks.can_admit(max(int(kvtok[swapped[0]]) + 1, int(target[swapped[0]])))
+            ):
                 r = swapped.popleft()  # swapped requests come back before any new admission
                 blocks.grow(np.array([r]), max(kvtok[r] + 1, target[r]))
                 moved = int(out_blocks[r]) * block_size * per_tok
@@ -612,10 +688,13 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
                 chunk[j] = min(target[r] - done_pf[r], budget)
                 budget -= chunk[j]
             p = done_pf[pre]
-            shape = StageShape(tokens=int(chunk.sum()) + len(ride), decode_reqs=len(ride),
-                               decode_ctx=int((prompt[ride] + gen[ride]).sum()),
-                               prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
-                               prefill_kv=int(((p + chunk) * (chunk > 0)).sum()))
+            shape = StageShape(
+                tokens=int(chunk.sum()) + len(ride),
+                decode_reqs=len(ride),
+                decode_ctx=int((prompt[ride] + gen[ride]).sum()),
+                prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
+                prefill_kv=int(((p + chunk) * (chunk > 0)).sum()),
+            )
             dt = float(np.asarray(system.stage_times(shape)).reshape(-1)[0]) + link_s
             kv_at_start = kv_share()
             link_s = 0.0
@@ -652,8 +731,12 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
             dts[0] += link_s
             link_s = 0.0
         ends = t + np.cumsum(dts)
-        if nxt < n and len(running) < max_batch and arrival[nxt] < ends[-1] and \
-                (kv_used + need[nxt] <= cap if blocks is None else blocks.can_admit(int(target[nxt]))):
+        if (
+            nxt < n
+            and len(running) < max_batch
+            and arrival[nxt] < ends[-1]
+            and (kv_used + need[nxt] <= cap if blocks is None else blocks.can_admit(int(target[nxt])))
+        ):
             k = int(np.searchsorted(ends, arrival[nxt], side="right")) + 1  # the stage it arrives in completes
             k = min(k, len(ends))
         kv0 = kv_share()
@@ -669,16 +752,44 @@ def simulate(trace: Trace, system: System, max_batch: int = 256, prefill_budget:
         finish_some(dec[gen[dec] >= out[dec]])
     bar.close()
     col = stages.columns(system)
-    return Result(trace, system.name, admitted, first, finish, arrival, col["time"], col["decode"],
-                  col["in_system"], col["energy"],
-                  np.stack([first_it, last_it], axis=1), kv_peak, cap,
-                  {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency,
-                   "rejected": rejected, "scheduler": pol.name,
-                   **({"block_size": block_size, "watermark": watermark, "preempt": preempt,
-                       "preemptions": preemptions, "recomputed_tokens": recomputed,
-                       "swapped_gb": swap_bytes / 1e9} if blocks is not None else {})},
-                  iter_kv=col["kv"], iter_stalled=col["stalled"],
-                  stall_tbt=np.array(stall_tbt), max_gap=max_gap)
+    return Result(
+        trace,
+        system.name,
+        admitted,
+        first,
+        finish,
+        arrival,
+        col["time"],
+        col["decode"],
+        col["in_system"],
+        col["energy"],
+        np.stack([first_it, last_it], axis=1),
+        kv_peak,
+        cap,
+        {
+            "max_batch": max_batch,
+            "prefill_budget": prefill_budget,
+            "concurrency": concurrency,
+            "rejected": rejected,
+            "scheduler": pol.name,
+            **(
+                {
+                    "block_size": block_size,
+                    "watermark": watermark,
+                    "preempt": preempt,
+                    "preemptions": preemptions,
+                    "recomputed_tokens": recomputed,
+                    "swapped_gb": swap_bytes / 1e9,
+                }
+                if blocks is not None
+                else {}
+            ),
+        },
+        iter_kv=col["kv"],
+        iter_stalled=col["stalled"],
+        stall_tbt=np.array(stall_tbt),
+        max_gap=max_gap,
+    )
 
 
 # --- plots ----------------------------------------------------------------------------------------------
@@ -747,8 +858,7 @@ def plot_qps(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def qps_sweep(systems: list[System], kind: str, n: int, qps_values: list[float], seed: int = 1,
-              **kw) -> list[dict]:
+def qps_sweep(systems: list[System], kind: str, n: int, qps_values: list[float], seed: int = 1, **kw) -> list[dict]:
     """Poisson arrivals at each QPS, same seed per point, on every system: the saturation curve."""
     rows = []
     for q in qps_values:

@@ -62,14 +62,20 @@ class Field:
         return f"{what} {' and '.join(x for x in (lo, hi) if x)}".strip()
 
     def check(self, key: str, v) -> None:
-        ok = isinstance(v, str) if self.kind is str else \
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and \
-            (self.kind is not int or v == int(v))
+        ok = (
+            isinstance(v, str)
+            if self.kind is str
+            else isinstance(v, int | float)
+            and not isinstance(v, bool)
+            and math.isfinite(v)
+            and (self.kind is not int or v == int(v))
+        )
         if ok and self.choices:
             ok = v in self.choices()
         if ok and self.kind is not str:
-            ok = (self.lo is None or (v > self.lo if self.open_lo else v >= self.lo)) and \
-                (self.hi is None or v <= self.hi)
+            ok = (self.lo is None or (v > self.lo if self.open_lo else v >= self.lo)) and (
+                self.hi is None or v <= self.hi
+            )
         if not ok:
             raise ValueError(f"grid.{key}: {v!r} not allowed; {self.allowed()}")
 
@@ -87,15 +93,26 @@ def _devices() -> list[str]:
 
 
 SCHEMA = {  # kind -> key -> Field
-    "decode": {"model": Field(str, choices=_models, required=True), "device": Field(str, choices=_devices,
-                                                                                     required=True),
-               "batch": Field(int, 1), "kv_len": Field(int, 0), "wbytes": Field(float, 0, 8, open_lo=True),
-               "mem_bw": Field(float, 0, open_lo=True), "gpus": Field(int, 1, 1024),
-               "eta_compute": Field(float, 0, 1, open_lo=True), "eta_memory": Field(float, 0, 1, open_lo=True)},
-    "deca": {"machine": Field(str, choices=lambda: ["SPR-HBM", "SPR-DDR5"]),
-             "scheme": Field(str, choices=lambda: ["q16", "q8", "q4"]),  # the schemes sysmodel.deca models
-             "density": Field(float, 0, 1, open_lo=True), "n": Field(int, 1), "w": Field(int, 1, 1024),
-             "lanes": Field(int, 1, 1024), "system": Field(str, choices=lambda: ["deca", "sw"])},
+    "decode": {
+        "model": Field(str, choices=_models, required=True),
+        "device": Field(str, choices=_devices, required=True),
+        "batch": Field(int, 1),
+        "kv_len": Field(int, 0),
+        "wbytes": Field(float, 0, 8, open_lo=True),
+        "mem_bw": Field(float, 0, open_lo=True),
+        "gpus": Field(int, 1, 1024),
+        "eta_compute": Field(float, 0, 1, open_lo=True),
+        "eta_memory": Field(float, 0, 1, open_lo=True),
+    },
+    "deca": {
+        "machine": Field(str, choices=lambda: ["SPR-HBM", "SPR-DDR5"]),
+        "scheme": Field(str, choices=lambda: ["q16", "q8", "q4"]),  # the schemes sysmodel.deca models
+        "density": Field(float, 0, 1, open_lo=True),
+        "n": Field(int, 1),
+        "w": Field(int, 1, 1024),
+        "lanes": Field(int, 1, 1024),
+        "system": Field(str, choices=lambda: ["deca", "sw"]),
+    },
 }
 KINDS = {k: set(v) for k, v in SCHEMA.items()}
 
@@ -216,7 +233,7 @@ def chunk_size(points: int, workers: int) -> int:
 
 
 def _chunks(kind: str, pts: list[dict], size: int) -> list[tuple[str, list[dict]]]:
-    return [(kind, pts[i:i + size]) for i in range(0, len(pts), size)]
+    return [(kind, pts[i : i + size]) for i in range(0, len(pts), size)]
 
 
 def _map_local(kind: str, pts: list[dict], workers: int | None, bar) -> list[dict]:
@@ -245,8 +262,10 @@ def _client(scheduler: str):
     try:
         return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
-        raise ValueError(f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
-                         f"({type(e).__name__})") from None
+        raise ValueError(
+            f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
+            f"({type(e).__name__})"
+        ) from None
 
 
 def _map_dask(kind: str, pts: list[dict], scheduler: str, bar) -> list[dict]:
@@ -279,8 +298,7 @@ def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, schedu
     check_dir(out.parent, "--out", parents=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with progress(len(pts), f"sweep {cfg['kind']}") as bar:
-        rows = _map_dask(cfg["kind"], pts, scheduler, bar) if scheduler else \
-            _map_local(cfg["kind"], pts, workers, bar)
+        rows = _map_dask(cfg["kind"], pts, scheduler, bar) if scheduler else _map_local(cfg["kind"], pts, workers, bar)
     with atomic(out) as tmp:
         if out.suffix == ".parquet":
             import pyarrow as pa
@@ -293,6 +311,8 @@ def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, schedu
                 writer.writeheader()
                 writer.writerows(rows)
     infeasible = sum(1 for r in rows if r.get("feasible") is False)
-    print(f"wrote {out} ({len(rows)} points" + (f", {infeasible} infeasible: see the reason column)" if infeasible
-                                                 else ")"))
+    print(
+        f"wrote {out} ({len(rows)} points"
+        + (f", {infeasible} infeasible: see the reason column)" if infeasible else ")")
+    )
     return out

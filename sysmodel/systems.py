@@ -58,10 +58,21 @@ class Provenance:
         from sysmodel import characterization
 
         rec = characterization.lookup(unit, **params)
-        self.records.append({"unit": unit, "params": rec.params, "latency": rec.latency, "ii": rec.ii,
-                             "cycles_per_transaction": rec.cycles_per_transaction, "simulator": rec.simulator,
-                             "date": rec.date, "hw": hw, "hw_sha256": file_hash(hw), "golden": golden,
-                             "golden_sha256": file_hash(golden)})
+        self.records.append(
+            {
+                "unit": unit,
+                "params": rec.params,
+                "latency": rec.latency,
+                "ii": rec.ii,
+                "cycles_per_transaction": rec.cycles_per_transaction,
+                "simulator": rec.simulator,
+                "date": rec.date,
+                "hw": hw,
+                "hw_sha256": file_hash(hw),
+                "golden": golden,
+                "golden_sha256": file_hash(golden),
+            }
+        )
 
     def cycle_model(self, name: str, hw: str, note: str) -> None:
         """A unit whose documented cycle model (asserted cycle-exact by its testbench) is used directly."""
@@ -183,15 +194,18 @@ _REGISTRY: dict[str, Entry] = {}
 _DISCOVERED = False
 
 
-def register(name: str, description: str, params: tuple[Param, ...] = (),
-             records: tuple[tuple[str, dict], ...] = ()) -> Callable:
+def register(
+    name: str, description: str, params: tuple[Param, ...] = (), records: tuple[tuple[str, dict], ...] = ()
+) -> Callable:
     """Decorator: register ``factory(model, **params) -> System`` under ``name``."""
+
     def wrap(factory: Callable[..., System]) -> Callable[..., System]:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
             raise ValueError(f"system: {name!r} registered twice")
         recs = tuple((u, tuple(sorted(p.items()))) for u, p in records)
         _REGISTRY[name] = Entry(name, description, factory, tuple(params), recs)
         return factory
+
     return wrap
 
 

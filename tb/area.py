@@ -19,9 +19,11 @@ from pathlib import Path
 
 from tb.runner import TbSpec
 
-SCRIPT = ("read_rtlil top.il\nhierarchy -top top\nproc\nflatten\nmemory -nomap\nmemory_map\n"
-          "setattr -set keep 1 t:$*dff* n:*lut* %i\n"  # replicated LUT copies are real storage: never merge them
-          "synth -flatten -top top -noabc\nstat\n")
+SCRIPT = (
+    "read_rtlil top.il\nhierarchy -top top\nproc\nflatten\nmemory -nomap\nmemory_map\n"
+    "setattr -set keep 1 t:$*dff* n:*lut* %i\n"  # replicated LUT copies are real storage: never merge them
+    "synth -flatten -top top -noabc\nstat\n"
+)
 
 
 def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
@@ -34,12 +36,13 @@ def synth_cells(spec: TbSpec, timeout_s: int = 3000) -> dict[str, int]:
         yosys = shutil.which("yosys")
         if yosys is None:
             raise RuntimeError("yosys: not installed (apt-get install yosys, or `make area`)")
-        proc = subprocess.run([yosys, "-q", "-s", "synth.ys", "-l", "log.txt"],
-                              cwd=tmp, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(
+            [yosys, "-q", "-s", "synth.ys", "-l", "log.txt"], cwd=tmp, capture_output=True, text=True, timeout=timeout_s
+        )
         if proc.returncode:
             raise RuntimeError(f"yosys failed on {spec.tag}: {proc.stderr[-2000:]}")
         log = Path(tmp, "log.txt").read_text()
-    stat = log[log.rindex("Printing statistics"):]
+    stat = log[log.rindex("Printing statistics") :]
     cells = {m.group(2): int(m.group(1)) for m in re.finditer(r"^\s+(\d+)\s+(\$\S+)", stat, re.M)}
     if not cells:  # older stat layout: "     $_AND_   123"
         cells = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+(\$\S+)\s+(\d+)\s*$", stat, re.M)}
@@ -55,8 +58,10 @@ def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
     if paper == "deca":
         from sysmodel.deca.model import DSE_POINTS
 
-        return {name: (TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
-                for name, (w, lanes) in DSE_POINTS.items()}
+        return {
+            name: (TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
+            for name, (w, lanes) in DSE_POINTS.items()
+        }
     if paper == "l3":
         from tb.l3.cases import AREA_SPECS
 

@@ -41,8 +41,11 @@ DECA_BENCH_TILES = 2  # tiles per DECA format and density: bounds the Icarus run
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     with contextlib.suppress(OSError, StopIteration):
-        cpu = next(ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                   if ln.startswith("model name"))
+        cpu = next(
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        )
     return f"{time.strftime('%Y-%m-%d')}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
@@ -53,33 +56,53 @@ def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
     for sim in runner.available_simulators():
         for spec in all_specs(full=False):
             with tempfile.TemporaryDirectory() as tmp:
-                env = {**os.environ, "SIM": sim, "MEMBOUND_BUILD": tmp, "MEMBOUND_VECTORS": str(vectors),
-                       "MEMBOUND_DECA_TILES": str(DECA_BENCH_TILES)}
-                code = ("import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
-                        "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
-                        "runner.build(s, runner.simulator(s)); b = time.perf_counter() - t;"
-                        "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)")
-                proc = subprocess.run([sys.executable, "-c", code, spec.tag], env=env, capture_output=True,
-                                      text=True, cwd=runner.ROOT)
+                env = {
+                    **os.environ,
+                    "SIM": sim,
+                    "MEMBOUND_BUILD": tmp,
+                    "MEMBOUND_VECTORS": str(vectors),
+                    "MEMBOUND_DECA_TILES": str(DECA_BENCH_TILES),
+                }
+                code = (
+                    "import sys, time; from tb import runner; from tb.registry import spec_by_tag;"
+                    "s = spec_by_tag(sys.argv[1]); t = time.perf_counter();"
+                    "runner.build(s, runner.simulator(s)); b = time.perf_counter() - t;"
+                    "t = time.perf_counter(); runner.run(s); print(b, time.perf_counter() - t)"
+                )
+                proc = subprocess.run(
+                    [sys.executable, "-c", code, spec.tag], env=env, capture_output=True, text=True, cwd=runner.ROOT
+                )
                 if proc.returncode:
                     print(proc.stdout[-2000:], proc.stderr[-2000:])
                     raise SystemExit(f"bench: {spec.tag} on {sim} failed")
                 build_s, run_s = map(float, proc.stdout.split()[-2:])
                 rec = read(record_path(spec.tag, sim, Path(tmp) / "characterization"))
-            row = {"testbench": spec.tag, "simulator": sim, "build_s": round(build_s, 2),
-                   "run_s": round(run_s, 2), "vectors": rec.vectors, "sim_cycles": rec.sim_cycles,
-                   "vector_test_s": rec.wall_s,
-                   "cycles_per_s": round(rec.sim_cycles / rec.wall_s) if rec.wall_s else None}
+            row = {
+                "testbench": spec.tag,
+                "simulator": sim,
+                "build_s": round(build_s, 2),
+                "run_s": round(run_s, 2),
+                "vectors": rec.vectors,
+                "sim_cycles": rec.sim_cycles,
+                "vector_test_s": rec.wall_s,
+                "cycles_per_s": round(rec.sim_cycles / rec.wall_s) if rec.wall_s else None,
+            }
             results.append(row)
             print(json.dumps(row))
-    lines = [f"Per testbench and simulator, a fresh build, then a run with {vectors} random vectors (DECA PE: "
-             f"{DECA_BENCH_TILES} tiles per format and density; the paper-size arrays are `make sim`'s only); "
-             "cycles/s is simulated cycles of the vector test "
-             "per second of wall time (cocotb + golden model included).", "",
-             "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
-             "| --- | --- | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['testbench']} | {r['simulator']} | {r['build_s']} | {r['run_s']} | "
-              f"{r['build_s'] + r['run_s']:.2f} | {r['cycles_per_s']} |" for r in results]
+    lines = [
+        f"Per testbench and simulator, a fresh build, then a run with {vectors} random vectors (DECA PE: "
+        f"{DECA_BENCH_TILES} tiles per format and density; the paper-size arrays are `make sim`'s only); "
+        "cycles/s is simulated cycles of the vector test "
+        "per second of wall time (cocotb + golden model included).",
+        "",
+        "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['testbench']} | {r['simulator']} | {r['build_s']} | {r['run_s']} | "
+        f"{r['build_s'] + r['run_s']:.2f} | {r['cycles_per_s']} |"
+        for r in results
+    ]
     return results, lines
 
 
@@ -91,59 +114,110 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     from sysmodel.baselines import GpuOnly
 
     gpu = GpuOnly("gpt3-175b", "a100-80g-sxm", 8)
-    runs = [(f"{name}, reserve", serving.make_trace(name, 1000, seed=1), {"scheduler": "reserve"})
-            for name in serving.L3_TRACES]
-    runs.append(("gaussian 4096/512 @ 8 QPS, reserve", serving.make_trace("gaussian", 1000, 1, 8.0, 4096, 512),
-                 {"max_batch": 128, "scheduler": "reserve"}))
-    runs += [(f"openr1, {s} (paged, preempting)", serving.make_trace("openr1", 1000, seed=1), {"scheduler": s})
-             for s in ("vllm", "sarathi")]
+    runs = [
+        (f"{name}, reserve", serving.make_trace(name, 1000, seed=1), {"scheduler": "reserve"})
+        for name in serving.L3_TRACES
+    ]
+    runs.append(
+        (
+            "gaussian 4096/512 @ 8 QPS, reserve",
+            serving.make_trace("gaussian", 1000, 1, 8.0, 4096, 512),
+            {"max_batch": 128, "scheduler": "reserve"},
+        )
+    )
+    runs += [
+        (f"openr1, {s} (paged, preempting)", serving.make_trace("openr1", 1000, seed=1), {"scheduler": s})
+        for s in ("vllm", "sarathi")
+    ]
     results = []
     for label, trace, kw in runs:
         t0 = time.perf_counter()
         res = serving.simulate(trace, gpu, **kw)
         wall = time.perf_counter() - t0
-        results.append({"what": f"serve {label}", "system": gpu.name, "requests": len(trace),
-                        "output_tokens": int(trace.output.sum()), "stages": len(res.iter_time),
-                        "wall_s": round(wall, 3), "stages_per_s": round(len(res.iter_time) / wall)})
+        results.append(
+            {
+                "what": f"serve {label}",
+                "system": gpu.name,
+                "requests": len(trace),
+                "output_tokens": int(trace.output.sum()),
+                "stages": len(res.iter_time),
+                "wall_s": round(wall, 3),
+                "stages_per_s": round(len(res.iter_time) / wall),
+            }
+        )
         print(json.dumps(results[-1]))
     paged = next(r for r in results if r["what"] == "serve openr1, vllm (paged, preempting)")
-    results.append({"what": "serve 1,000 openr1 requests, vllm (paged, preempting; issue 33)",
-                    "measured": f"{paged['wall_s']:.2f} s", "target": "< 2 s"})
+    results.append(
+        {
+            "what": "serve 1,000 openr1 requests, vllm (paged, preempting; issue 33)",
+            "measured": f"{paged['wall_s']:.2f} s",
+            "target": "< 2 s",
+        }
+    )
     cfg = sweep.load_config(runner.ROOT / "examples" / "decode.toml")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         sweep.sweep(cfg, Path(tmp) / "out.csv", workers=2)
         wall = time.perf_counter() - t0
     n = len(sweep.points(cfg))
-    results.append({"what": "sweep examples/decode.toml (2 workers)", "points": n, "wall_s": round(wall, 3),
-                    "points_per_s": round(n / wall, 1)})
+    results.append(
+        {
+            "what": "sweep examples/decode.toml (2 workers)",
+            "points": n,
+            "wall_s": round(wall, 3),
+            "points_per_s": round(n / wall, 1),
+        }
+    )
     results.append(bench_flash())
     results += bench_targets()
     results += bench_dram()
-    lines = ["The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
-             f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {SERVING_BUDGET_S:g} s per "
-             "1,000-request L3 run.", "",
-             "| run | requests | output tokens | stages | wall s | stages/s |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['what']} | {r['requests']} | {r['output_tokens']} | {r['stages']} | {r['wall_s']} | "
-              f"{r['stages_per_s']} |" for r in results if "stages" in r]
+    lines = [
+        "The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
+        f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {SERVING_BUDGET_S:g} s per "
+        "1,000-request L3 run.",
+        "",
+        "| run | requests | output tokens | stages | wall s | stages/s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['what']} | {r['requests']} | {r['output_tokens']} | {r['stages']} | {r['wall_s']} | "
+        f"{r['stages_per_s']} |"
+        for r in results
+        if "stages" in r
+    ]
     lines += ["", "| sweep | points | wall s | points/s |", "| --- | ---: | ---: | ---: |"]
-    lines += [f"| {r['what']} | {r['points']} | {r['wall_s']} | {r['points_per_s']} |"
-              for r in results if "points" in r]
-    lines += ["", "Figures with a target (issues 33 and 35), each measured here:", "",
-              "| what | measured | target |", "| --- | ---: | ---: |"]
+    lines += [
+        f"| {r['what']} | {r['points']} | {r['wall_s']} | {r['points_per_s']} |" for r in results if "points" in r
+    ]
+    lines += [
+        "",
+        "Figures with a target (issues 33 and 35), each measured here:",
+        "",
+        "| what | measured | target |",
+        "| --- | ---: | ---: |",
+    ]
     lines += [f"| {r['what']} | {r['measured']} | {r['target']} |" for r in results if "target" in r]
-    lines += ["", "The DRAM timing engine (sysmodel/memory.py, numba) against the pure-Python engine it replaced "
-              f"(commit {OLD_ENGINE}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
-              "", "| trace | requests | engine req/s | old engine req/s (its requests) | speed-up | same cycles |",
-              "| --- | ---: | ---: | ---: | ---: | --- |"]
-    lines += [f"| {r['what']} | {r['requests']} | {r['req_per_s']} | {r['old_req_per_s']} ({r['old_requests']}) | "
-              f"{r['speedup']} | {r['same']} |" for r in results if "req_per_s" in r]
+    lines += [
+        "",
+        "The DRAM timing engine (sysmodel/memory.py, numba) against the pure-Python engine it replaced "
+        f"(commit {OLD_ENGINE}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
+        "",
+        "| trace | requests | engine req/s | old engine req/s (its requests) | speed-up | same cycles |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    lines += [
+        f"| {r['what']} | {r['requests']} | {r['req_per_s']} | {r['old_req_per_s']} ({r['old_requests']}) | "
+        f"{r['speedup']} | {r['same']} |"
+        for r in results
+        if "req_per_s" in r
+    ]
     f = next(r for r in results if r["what"].startswith("flash"))
-    lines += ["", "| flash mechanism | tokens | cache mode | wall s | tokens/s | MB/s read |",
-              "| --- | ---: | --- | ---: | ---: | ---: |",
-              f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | "
-              f"{f['mb_per_s']} |"]
+    lines += [
+        "",
+        "| flash mechanism | tokens | cache mode | wall s | tokens/s | MB/s read |",
+        "| --- | ---: | --- | ---: | ---: | ---: |",
+        f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | {f['mb_per_s']} |",
+    ]
     return results, lines
 
 
@@ -165,10 +239,19 @@ def bench_targets() -> list[dict]:
     t0 = time.perf_counter()
     for _ in range(10):
         decode_tokens(cfg, eng, 8, 128, 1000)
-    out.append({"what": "decode of 1,000 tokens, Llama2-70B on 4 A100s (one evaluation)",
-                "measured": f"{(time.perf_counter() - t0) / 10 * 1e3:.2f} ms", "target": "< 10 ms"})
-    grid = {"model": ["llama2-7b", "opt-6.7b", "llama2-70b", "falcon-40b"], "device": ["rtx4090", "a100-80g-sxm"],
-            "batch": list(range(1, 251)), "kv_len": [512, 2048, 8192, 32768, 65536]}  # 10,000 points
+    out.append(
+        {
+            "what": "decode of 1,000 tokens, Llama2-70B on 4 A100s (one evaluation)",
+            "measured": f"{(time.perf_counter() - t0) / 10 * 1e3:.2f} ms",
+            "target": "< 10 ms",
+        }
+    )
+    grid = {
+        "model": ["llama2-7b", "opt-6.7b", "llama2-70b", "falcon-40b"],
+        "device": ["rtx4090", "a100-80g-sxm"],
+        "batch": list(range(1, 251)),
+        "kv_len": [512, 2048, 8192, 32768, 65536],
+    }  # 10,000 points
     cfg10k = {"kind": "decode", "grid": grid}
     sweep.validate(cfg10k)
     n = len(sweep.points(cfg10k))
@@ -180,15 +263,24 @@ def bench_targets() -> list[dict]:
             t0 = time.perf_counter()
             dask = sweep.sweep(cfg10k, Path(tmp) / "dask.csv", scheduler=cluster.scheduler_address).read_bytes()
             t_dask = time.perf_counter() - t0
-    out.append({"what": f"sweep of {n} points, local pool (2 workers)", "measured": f"{t_local:.2f} s",
-                "target": "-"})
-    out.append({"what": f"sweep of {n} points, Dask LocalCluster (2 workers), chunked",
-                "measured": f"{t_dask:.2f} s ({t_dask / t_local:.2f}x local; byte-identical: "
-                            f"{'yes' if dask == local else 'no'})", "target": "< 1.5x local, identical"})
+    out.append({"what": f"sweep of {n} points, local pool (2 workers)", "measured": f"{t_local:.2f} s", "target": "-"})
+    out.append(
+        {
+            "what": f"sweep of {n} points, Dask LocalCluster (2 workers), chunked",
+            "measured": f"{t_dask:.2f} s ({t_dask / t_local:.2f}x local; byte-identical: "
+            f"{'yes' if dask == local else 'no'})",
+            "target": "< 1.5x local, identical",
+        }
+    )
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "sysmodel.cli", "--help"], check=True, capture_output=True)
-    out.append({"what": "`membound --help` (a new process)", "measured": f"{time.perf_counter() - t0:.2f} s",
-                "target": "< 0.5 s"})
+    out.append(
+        {
+            "what": "`membound --help` (a new process)",
+            "measured": f"{time.perf_counter() - t0:.2f} s",
+            "target": "< 0.5 s",
+        }
+    )
     for r in out:
         print(json.dumps(r))
     return out
@@ -208,8 +300,9 @@ def bench_dram(requests: int = 200_000, old_requests: int = 20_000) -> list[dict
 
     from sysmodel import memory as mm
 
-    src = subprocess.run(["git", "show", f"{OLD_ENGINE}:sysmodel/memory.py"], cwd=runner.ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    src = subprocess.run(
+        ["git", "show", f"{OLD_ENGINE}:sysmodel/memory.py"], cwd=runner.ROOT, check=True, capture_output=True, text=True
+    ).stdout
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "old_memory.py"
         path.write_text(src)
@@ -233,9 +326,17 @@ def bench_dram(requests: int = 200_000, old_requests: int = 20_000) -> list[dict
         old_s = time.perf_counter() - t0
         same = max(r.done for r in reqs) == mm.simulate(p, addrs[:old_requests], refresh="postpone").cycles
         new_rate, old_rate = requests / new_s, old_requests / old_s
-        out.append({"what": f"{pattern}{f' {stride}' if stride > 1 else ''}", "requests": requests,
-                    "req_per_s": f"{new_rate:,.0f}", "old_requests": old_requests, "old_req_per_s": f"{old_rate:,.0f}",
-                    "speedup": f"{new_rate / old_rate:.0f}x", "same": "yes" if same else "NO"})
+        out.append(
+            {
+                "what": f"{pattern}{f' {stride}' if stride > 1 else ''}",
+                "requests": requests,
+                "req_per_s": f"{new_rate:,.0f}",
+                "old_requests": old_requests,
+                "old_req_per_s": f"{old_rate:,.0f}",
+                "speedup": f"{new_rate / old_rate:.0f}x",
+                "same": "yes" if same else "NO",
+            }
+        )
         print(json.dumps(out[-1]))
     return out
 
@@ -249,17 +350,24 @@ def bench_flash() -> dict:
 
     ffn = zoo_ffn("opt-6.7b", scale=4)
     acts = pr.synthetic(300, pr.Synthetic(d_model=ffn.d_model, d_ff=ffn.d_ff), seed=1)
-    with tempfile.TemporaryDirectory(dir=runner.ROOT / "build") as tmp, \
-            FlashReader(write(Path(tmp) / "ffn.bin", ffn), threads=32) as reader:
+    with (
+        tempfile.TemporaryDirectory(dir=runner.ROOT / "build") as tmp,
+        FlashReader(write(Path(tmp) / "ffn.bin", ffn), threads=32) as reader,
+    ):
         cache = NeuronCache(reader, ffn.bias, ffn.d_ff, 5)
         t0 = time.perf_counter()
         for x, a in zip(acts.x, acts.active, strict=True):
             cache.step(a)
             cache.ffn(x, a)
         wall = time.perf_counter() - t0
-        out = {"what": f"flash cache, OPT-6.7B FFN layer / 4 ({ffn.d_model} x {ffn.d_ff} fp32), window 5",
-               "tokens": len(acts.x), "cache_mode": reader.cache_mode, "wall_s": round(wall, 3),
-               "tokens_per_s": round(len(acts.x) / wall, 1), "mb_per_s": round(reader.bytes_read / wall / 1e6, 1)}
+        out = {
+            "what": f"flash cache, OPT-6.7B FFN layer / 4 ({ffn.d_model} x {ffn.d_ff} fp32), window 5",
+            "tokens": len(acts.x),
+            "cache_mode": reader.cache_mode,
+            "wall_s": round(wall, 3),
+            "tokens_per_s": round(len(acts.x) / wall, 1),
+            "mb_per_s": round(reader.bytes_read / wall / 1e6, 1),
+        }
     print(json.dumps(out))
     return out
 
@@ -308,14 +416,27 @@ def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
         for _ in range(n):
             for p, v in tile_items(deca.TileStreams.of(deca.random_tile(nrng, fmt, 0.5, True), w), w).items():
                 items[p] += v
-        batches.append(Batch(items, {"o": n * TILE // w}, 0.8, 0.7, 2 + i, linger=16, timeout=100 * n * TILE // w,
-                             stamps=["cmd"]))
+        batches.append(
+            Batch(items, {"o": n * TILE // w}, 0.8, 0.7, 2 + i, linger=16, timeout=100 * n * TILE // w, stamps=["cmd"])
+        )
     fpmul = ARITH[0]
     c, layout = case(fpmul), fpmul.build_unit().i.payload.shape()
-    vec = [Batch({"i": [pack(layout, c.random(rng)) for _ in range(2000 // scale)]}, {"o": 2000 // scale}, 0.8, 0.7,
-                 7 + i, linger=16, timeout=100_000) for i in range(5)]
-    return [("DECA PE W=32 L=8, q8 d=0.5", dataclasses.replace(pe, sim="verilator"), batches),
-            ("FpMul bf16", dataclasses.replace(fpmul, sim="verilator"), vec)]
+    vec = [
+        Batch(
+            {"i": [pack(layout, c.random(rng)) for _ in range(2000 // scale)]},
+            {"o": 2000 // scale},
+            0.8,
+            0.7,
+            7 + i,
+            linger=16,
+            timeout=100_000,
+        )
+        for i in range(5)
+    ]
+    return [
+        ("DECA PE W=32 L=8, q8 d=0.5", dataclasses.replace(pe, sim="verilator"), batches),
+        ("FpMul bf16", dataclasses.replace(fpmul, sim="verilator"), vec),
+    ]
 
 
 def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], list[str]]:
@@ -333,8 +454,14 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
             bspec = dataclasses.replace(spec, test_module="tb.bench_tb")
             for mode in ("per_cycle", "txn"):
                 out = Path(tmp) / f"{mode}.json"
-                runner.run(bspec, extra_env={"MEMBOUND_BENCH_BATCHES": str(path), "MEMBOUND_BENCH_MODE": mode,
-                                             "MEMBOUND_BENCH_OUT": str(out)})
+                runner.run(
+                    bspec,
+                    extra_env={
+                        "MEMBOUND_BENCH_BATCHES": str(path),
+                        "MEMBOUND_BENCH_MODE": mode,
+                        "MEMBOUND_BENCH_OUT": str(out),
+                    },
+                )
                 outs[mode] = json.loads(out.read_text())
                 row[f"{mode}_cycles_per_s"] = round(outs[mode]["cycles"] / outs[mode]["wall_s"])
         caps, _, wall = harness_main.run(spec, batches)
@@ -344,32 +471,40 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
             raise SystemExit(f"bench: {label}: the C++ main and transaction-level cocotb disagree")
         if outs["per_cycle"]["items"] != outs["txn"]["items"]:
             raise SystemExit(f"bench: {label}: per-cycle and transaction-level outputs differ")
-        row.update(cycles=cxx_cycles, txn_vs_limit=round(row["cxx_cycles_per_s"] / row["txn_cycles_per_s"], 2),
-                   per_cycle_vs_limit=round(row["cxx_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1),
-                   txn_speedup=round(row["txn_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1))
+        row.update(
+            cycles=cxx_cycles,
+            txn_vs_limit=round(row["cxx_cycles_per_s"] / row["txn_cycles_per_s"], 2),
+            per_cycle_vs_limit=round(row["cxx_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1),
+            txn_speedup=round(row["txn_cycles_per_s"] / row["per_cycle_cycles_per_s"], 1),
+        )
         results.append(row)
         print(json.dumps(row))
-    lines = ["One harness build per unit on Verilator; the same batches through each driver. Batch cycles per second "
-             "of simulation wall time (stimulus generation and golden models excluded; load and drain included). "
-             "`limit / x`: how many times slower than the C++ main. All three produce the same outputs; "
-             "the two harness drivers the same cycle stamps (checked).", "",
-             "| workload | batch cycles | per-cycle cocotb cycles/s | transaction-level cocotb cycles/s | "
-             "C++ main (limit) cycles/s | limit / per-cycle | limit / transaction-level | "
-             "transaction-level / per-cycle |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['workload']} | {r['cycles']} | {r['per_cycle_cycles_per_s']} | {r['txn_cycles_per_s']} | "
-              f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | {r['txn_speedup']} |"
-              for r in results]
+    lines = [
+        "One harness build per unit on Verilator; the same batches through each driver. Batch cycles per second "
+        "of simulation wall time (stimulus generation and golden models excluded; load and drain included). "
+        "`limit / x`: how many times slower than the C++ main. All three produce the same outputs; "
+        "the two harness drivers the same cycle stamps (checked).",
+        "",
+        "| workload | batch cycles | per-cycle cocotb cycles/s | transaction-level cocotb cycles/s | "
+        "C++ main (limit) cycles/s | limit / per-cycle | limit / transaction-level | "
+        "transaction-level / per-cycle |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['workload']} | {r['cycles']} | {r['per_cycle_cycles_per_s']} | {r['txn_cycles_per_s']} | "
+        f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | {r['txn_speedup']} |"
+        for r in results
+    ]
     return results, lines
 
 
 def run(parts: tuple[str, ...], out_json: Path, out_md: Path, vectors: int) -> int:
     out_json.parent.mkdir(parents=True, exist_ok=True)
     for part in parts:
-        results, lines = {"rtl": lambda: bench_rtl(vectors), "harness": bench_harness,
-                          "sysmodel": bench_sysmodel}[part]()
-        (out_json.parent / f"{part}.json").write_text(json.dumps({"machine": machine(), "results": results},
-                                                                 indent=1))
+        results, lines = {"rtl": lambda: bench_rtl(vectors), "harness": bench_harness, "sysmodel": bench_sysmodel}[
+            part
+        ]()
+        (out_json.parent / f"{part}.json").write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
         write_section(out_md, part, lines)
         print(f"wrote the {part} section of {out_md}")
     return 0

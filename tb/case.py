@@ -70,6 +70,7 @@ class StreamCase:
 # (W), the final item carrying ``last``; a flagged transaction is consumed to its last item and answered by
 # one error item. A transaction is {"items": [(op, data, last), ...], "shape": descriptor fields or None}.
 
+
 def malformed_items(rng: random.Random, items: list, op: type[IntEnum], drop: bool) -> dict:
     """A MALFORMED transaction from a valid one: an item lost (``drop``; never the final one), or the first
     item's op wrong."""
@@ -88,10 +89,17 @@ def desc_items(rng: random.Random, desc: int, op: type[IntEnum]) -> dict:
     return {"items": items, "shape": None}
 
 
-def command_case(valid: Callable[[random.Random], dict], flagged: Callable[[random.Random], dict],
-                 run: Callable[[list], list], layout, txn_cycles: Callable[..., int],
-                 error_cycles: Callable[[int], int], directed: list, cycle_model: CycleModel,
-                 **kw: Any) -> StreamCase:
+def command_case(
+    valid: Callable[[random.Random], dict],
+    flagged: Callable[[random.Random], dict],
+    run: Callable[[list], list],
+    layout,
+    txn_cycles: Callable[..., int],
+    error_cycles: Callable[[int], int],
+    directed: list,
+    cycle_model: CycleModel,
+    **kw: Any,
+) -> StreamCase:
     """A command-stream unit's case: random transactions (12% flagged), ``run(items)`` the golden's
     (y, last, error) outputs packed in ``layout``; a lone transaction's cycles ``txn_cycles(*shape)``, a
     flagged one's ``error_cycles(items)``; ``kw``: the rest of :class:`StreamCase`."""
@@ -108,8 +116,7 @@ def command_case(valid: Callable[[random.Random], dict], flagged: Callable[[rand
     def lone(t: dict) -> int:
         return error_cycles(len(t["items"])) if t["shape"] is None else txn_cycles(*t["shape"])
 
-    return StreamCase(golden, rand, directed, cycle_model, items, lone_cycles=lone, ii_per="txn", burst_txns=8,
-                      **kw)
+    return StreamCase(golden, rand, directed, cycle_model, items, lone_cycles=lone, ii_per="txn", burst_txns=8, **kw)
 
 
 def load_case(spec: TbSpec) -> StreamCase:

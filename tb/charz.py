@@ -18,12 +18,33 @@ def record_path(tag: str, sim: str, root: Path | None = None) -> Path:
     return root / f"{tag}.{sim}.json"
 
 
-def write_record(unit: str, params: dict, tag: str, model: CycleModel, *, latency: int, ii: float,
-                 cycles_per_transaction: float, vectors: int, sim_cycles: int, wall_s: float,
-                 extra: dict | None = None) -> Path:
+def write_record(
+    unit: str,
+    params: dict,
+    tag: str,
+    model: CycleModel,
+    *,
+    latency: int,
+    ii: float,
+    cycles_per_transaction: float,
+    vectors: int,
+    sim_cycles: int,
+    wall_s: float,
+    extra: dict | None = None,
+) -> Path:
     sim = os.environ.get("MEMBOUND_SIM", "unknown")
-    rec = Record(unit=unit, params=params, latency=latency, ii=ii, cycles_per_transaction=cycles_per_transaction,
-                 vectors=vectors, simulator=sim,
-                 date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                 model=model.as_dict(), sim_cycles=sim_cycles, wall_s=round(wall_s, 3), extra=extra or {})
+    rec = Record(
+        unit=unit,
+        params=params,
+        latency=latency,
+        ii=ii,
+        cycles_per_transaction=cycles_per_transaction,
+        vectors=vectors,
+        simulator=sim,
+        date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        model=model.as_dict(),
+        sim_cycles=sim_cycles,
+        wall_s=round(wall_s, 3),
+        extra=extra or {},
+    )
     return rec.write(record_path(tag, sim))

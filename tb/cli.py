@@ -29,9 +29,14 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
         name = case.get("name", "")
         if "[" not in name:
             continue
-        status = "FAIL" if case.find("failure") is not None or case.find("error") is not None else \
-            "SKIP" if case.find("skipped") is not None else "PASS"
-        out[name[name.index("[") + 1:-1]] = status
+        status = (
+            "FAIL"
+            if case.find("failure") is not None or case.find("error") is not None
+            else "SKIP"
+            if case.find("skipped") is not None
+            else "PASS"
+        )
+        out[name[name.index("[") + 1 : -1]] = status
     return out
 
 
@@ -47,14 +52,34 @@ def summary(junit: Path) -> int:
         failed += status != "PASS"
         params = ",".join(f"{k}={v}" for k, v in spec.all_params.items())
         if rec:
-            rows.append((spec.unit, params, sim, status, str(rec.vectors), str(rec.latency),
-                         f"{rec.ii:g}", f"{rec.model['latency']}/{rec.model['ii']:g}"))
+            rows.append(
+                (
+                    spec.unit,
+                    params,
+                    sim,
+                    status,
+                    str(rec.vectors),
+                    str(rec.latency),
+                    f"{rec.ii:g}",
+                    f"{rec.model['latency']}/{rec.model['ii']:g}",
+                )
+            )
             for sub in _children(spec.tag, sim):
                 p = sub.params
-                rows.append(("", f"  {p['fmt']} d={p['density']}", sim, status, str(sub.vectors),
-                             str(sub.latency), f"{sub.ii:g}", f"{sub.model['latency']}/"
-                             f"{sub.model['ii']:.2f} (bpv {sub.extra['bubbles_per_vop']:.3f} vs "
-                             f"{sub.extra['bpv_formula']:.3f})"))
+                rows.append(
+                    (
+                        "",
+                        f"  {p['fmt']} d={p['density']}",
+                        sim,
+                        status,
+                        str(sub.vectors),
+                        str(sub.latency),
+                        f"{sub.ii:g}",
+                        f"{sub.model['latency']}/"
+                        f"{sub.model['ii']:.2f} (bpv {sub.extra['bubbles_per_vop']:.3f} vs "
+                        f"{sub.extra['bpv_formula']:.3f})",
+                    )
+                )
         else:
             rows.append((spec.unit, params, sim, status, "-", "-", "-", "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -64,8 +89,10 @@ def summary(junit: Path) -> int:
         if i == 0:
             print("  ".join("-" * w for w in widths))
     specs = len(all_specs())
-    print(f"\n{specs - failed} of {specs} testbenches PASS, {failed} not passing "
-          f"({len(rows) - 1 - specs} per-format DECA rows belong to their testbench)")
+    print(
+        f"\n{specs - failed} of {specs} testbenches PASS, {failed} not passing "
+        f"({len(rows) - 1 - specs} per-format DECA rows belong to their testbench)"
+    )
     return int(failed > 0)
 
 
@@ -94,8 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--json", type=Path, default=runner.BUILD / "bench" / "results.json")
     b.add_argument("--md", type=Path, default=runner.ROOT / "BENCH.md")
     b.add_argument("--vectors", type=int, default=10000)
-    b.add_argument("--part", choices=("all", *bench.PARTS), default="all",
-                   help="measure one part; the other sections of BENCH.md are kept")
+    b.add_argument(
+        "--part",
+        choices=("all", *bench.PARTS),
+        default="all",
+        help="measure one part; the other sections of BENCH.md are kept",
+    )
     ar = sub.add_parser("area", help="synthesize a paper's units with Yosys into the area snapshot")
     ar.add_argument("--paper", choices=("all", *area.AREA_PAPERS), default="all")
     a = ap.parse_args(argv)

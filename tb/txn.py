@@ -59,13 +59,17 @@ class Capture:
         """Fails unless the batch ran to completion: no timeout, no overflow, no stream protocol violation
         (hw/harness.py's monitors), every item played."""
         if self.status & 4:
-            raise AssertionError(f"stream protocol violated on {', '.join(self.violations)}: valid dropped or "
-                                 "payload changed while valid was high and ready low")
+            raise AssertionError(
+                f"stream protocol violated on {', '.join(self.violations)}: valid dropped or "
+                "payload changed while valid was high and ready low"
+            )
         if self.status & 1:
-            raise AssertionError(f"harness: timed out after {self.cycles_run} cycles (a hang); inputs accepted "
-                                 f"{self.played} of "
-                                 f"{ {p: len(v) for p, v in batch.inputs.items()} }, outputs "
-                                 f"{ {p: len(v) for p, v in self.items.items()} } of {batch.expect}")
+            raise AssertionError(
+                f"harness: timed out after {self.cycles_run} cycles (a hang); inputs accepted "
+                f"{self.played} of "
+                f"{ {p: len(v) for p, v in batch.inputs.items()} }, outputs "
+                f"{ {p: len(v) for p, v in self.items.items()} } of {batch.expect}"
+            )
         extra = any(len(self.items[p]) > n for p, n in batch.expect.items())
         if self.status & 2 and not extra:  # an extra output is the scoreboard's to name
             raise AssertionError("harness: a capture memory filled up (more outputs than its depth)")
@@ -120,24 +124,39 @@ def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
         items, w = b.inputs.get(port, []), lay.widths[port]
         ops.append(("set", "hx_load_sel", sel))
         for addr in range(0, len(items), lay.k):
-            ops += [("set", "hx_load_addr", addr // lay.k),
-                    ("set", "hx_load_data", _packed(items[addr:addr + lay.k], w)), ("step", 1)]
+            ops += [
+                ("set", "hx_load_addr", addr // lay.k),
+                ("set", "hx_load_data", _packed(items[addr : addr + lay.k], w)),
+                ("step", 1),
+            ]
     cb = lay.count_bits
-    ops += [("set", "hx_load_en", 0), ("set", "hx_seed", b.seed & 0xFFFFFFFF),
-            ("set", "hx_p_valid", _threshold(b.p_valid, "p_valid")),
-            ("set", "hx_p_ready", _threshold(b.p_ready, "p_ready")),
-            ("set", "hx_counts", _packed([len(b.inputs.get(p, [])) for p in lay.ins], cb)),
-            ("set", "hx_expect", _packed([b.expect.get(p, 0) for p in lay.outs], cb)),
-            ("set", "hx_linger", b.linger), ("set", "hx_timeout", b.timeout),
-            ("set", "hx_go", 1), ("run",), ("set", "hx_go", 0),
-            ("get", "hx_cycles"), ("get", "hx_status"), ("get", "hx_played"), ("get", "hx_captured"),
-            ("get", "hx_violation")]
+    ops += [
+        ("set", "hx_load_en", 0),
+        ("set", "hx_seed", b.seed & 0xFFFFFFFF),
+        ("set", "hx_p_valid", _threshold(b.p_valid, "p_valid")),
+        ("set", "hx_p_ready", _threshold(b.p_ready, "p_ready")),
+        ("set", "hx_counts", _packed([len(b.inputs.get(p, [])) for p in lay.ins], cb)),
+        ("set", "hx_expect", _packed([b.expect.get(p, 0) for p in lay.outs], cb)),
+        ("set", "hx_linger", b.linger),
+        ("set", "hx_timeout", b.timeout),
+        ("set", "hx_go", 1),
+        ("run",),
+        ("set", "hx_go", 0),
+        ("get", "hx_cycles"),
+        ("get", "hx_status"),
+        ("get", "hx_played"),
+        ("get", "hx_captured"),
+        ("get", "hx_violation"),
+    ]
+
     def words(n: int) -> int:
         return min(-(-n // lay.k), lay.depth // lay.k)
 
     ops += [("drain", j, words(b.expect.get(p, 0) + 1)) for j, p in enumerate(lay.outs)]
-    ops += [("drain", len(lay.outs) + i, words(len(b.inputs.get(p, [])) if b.stamps is None or p in b.stamps else 0))
-            for i, p in enumerate(lay.ins)]
+    ops += [
+        ("drain", len(lay.outs) + i, words(len(b.inputs.get(p, [])) if b.stamps is None or p in b.stamps else 0))
+        for i, p in enumerate(lay.ins)
+    ]
     return ops
 
 
@@ -151,8 +170,11 @@ def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
     left out of ``b.stamps`` has no acceptance cycles)."""
     cycles_run, status, played, captured, violation, *drains = results
     cb, cmask = lay.count_bits, (1 << lay.count_bits) - 1
-    cap = Capture(cycles_run=cycles_run, status=status,
-                  violations=[p for i, p in enumerate(lay.ins + lay.outs) if violation >> i & 1])
+    cap = Capture(
+        cycles_run=cycles_run,
+        status=status,
+        violations=[p for i, p in enumerate(lay.ins + lay.outs) if violation >> i & 1],
+    )
     for j, port in enumerate(lay.outs):
         n = min((captured >> (j * cb)) & cmask, b.expect.get(port, 0) + 1)  # one extra shows as a mismatch
         w = lay.widths[port]
@@ -218,4 +240,3 @@ async def run_batch(dut, lay: HarnessLayout, b: Batch, check: bool = True) -> Ca
     if check:
         cap.check(b)
     return cap
-

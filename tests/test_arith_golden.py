@@ -19,8 +19,7 @@ from golden.fp import BF16, FP16, FP32, FloatFormat, classify, decode, encode
 # these tests compute overflowing values on purpose (to Inf): numpy warns, we check the bits
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-NP = {"fp32": (np.float32, np.uint32), "fp16": (np.float16, np.uint16),
-      "bf16": (ml_dtypes.bfloat16, np.uint16)}
+NP = {"fp32": (np.float32, np.uint32), "fp16": (np.float16, np.uint16), "bf16": (ml_dtypes.bfloat16, np.uint16)}
 FMT = {"fp32": FP32, "fp16": FP16, "bf16": BF16}
 
 
@@ -28,8 +27,11 @@ def np_op(op: str, a: int, b: int, name: str) -> int:
     dt, ut = NP[name]
     x, y = np.array([a], ut).view(dt), np.array([b], ut).view(dt)
     with np.errstate(all="ignore"):
-        r = (x.astype(np.float32) * y.astype(np.float32)) if op == "mul" else (x.astype(np.float32)
-                                                                                + y.astype(np.float32))
+        r = (
+            (x.astype(np.float32) * y.astype(np.float32))
+            if op == "mul"
+            else (x.astype(np.float32) + y.astype(np.float32))
+        )
         if name == "fp32":
             r = (x.astype(np.float64) * y.astype(np.float64)) if op == "mul" else x + y
     return int(np.asarray(r).astype(dt).view(ut)[0])
@@ -54,8 +56,12 @@ def test_random_against_numpy(op: str, name: str) -> None:
         check(op, int(a), int(b), name)
 
 
-@given(st.sampled_from(["fp32", "fp16", "bf16"]), st.sampled_from(["mul", "add"]),
-       st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+@given(
+    st.sampled_from(["fp32", "fp16", "bf16"]),
+    st.sampled_from(["mul", "add"]),
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 2**32 - 1),
+)
 def test_property_against_numpy(name: str, op: str, a: int, b: int) -> None:
     mask = (1 << FMT[name].width) - 1
     check(op, a & mask, b & mask, name)
@@ -85,8 +91,11 @@ def ulp_error(got: int, true: float, fmt: FloatFormat) -> float:
     if classify(got, fmt) == "inf" or classify(ref, fmt) == "inf":
         return 0.0 if got == ref else math.inf
     lo = ref - 1 if ref & ~fmt.sign_bit else ref
-    spacing = abs(decode(ref + 1, fmt) - decode(ref, fmt)) if ref + 1 < fmt.inf_bits else \
-        abs(decode(ref, fmt) - decode(lo, fmt))
+    spacing = (
+        abs(decode(ref + 1, fmt) - decode(ref, fmt))
+        if ref + 1 < fmt.inf_bits
+        else abs(decode(ref, fmt) - decode(lo, fmt))
+    )
     return abs(decode(got, fmt) - true) / spacing
 
 
@@ -122,7 +131,10 @@ def test_recip_against_numpy(name: str) -> None:
     for b in bits:
         x = np.array([b], ut).view(dt)
         with np.errstate(all="ignore"):
-            ref = int((np.float32(1) / x.astype(np.float32)).astype(dt).view(ut)[0]) if name != "fp32" \
+            ref = (
+                int((np.float32(1) / x.astype(np.float32)).astype(dt).view(ut)[0])
+                if name != "fp32"
                 else int((np.float32(1) / x).view(ut)[0])
+            )
         ours = arith.fp_recip(b, fmt)
         assert ours == (fmt.nan_bits if classify(ref, fmt) == "nan" else ref), hex(b)

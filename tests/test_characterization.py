@@ -16,8 +16,9 @@ def test_snapshot_matches_cycle_model(spec) -> None:
     measured = characterization.lookup(spec.unit, **spec.all_params)
     assert measured.params == spec.all_params
     model = importlib.import_module(spec.component.split(":")[0]).cycle_model(**spec.all_params)
-    assert (measured.latency, measured.ii) == (model.latency, model.ii), \
+    assert (measured.latency, measured.ii) == (model.latency, model.ii), (
         f"{spec.tag}: snapshot {measured.latency}/{measured.ii} vs cycle model {model.latency}/{model.ii}"
+    )
     cap = load_case(spec).max_items if spec.test_module == "tb.stream_tb" else None
     assert measured.vectors >= min(10000, cap or 10000)  # a wide unit's cap counts beats of many values
 
@@ -28,8 +29,16 @@ def test_collect_rejects_empty_dir(tmp_path) -> None:
 
 
 def test_collect_keeps_newest(tmp_path) -> None:
-    base = {"unit": "u", "params": {"n": 1}, "latency": 2, "ii": 1, "cycles_per_transaction": 1,
-            "vectors": 5, "simulator": "icarus", "model": {"latency": 2, "ii": 1}}
+    base = {
+        "unit": "u",
+        "params": {"n": 1},
+        "latency": 2,
+        "ii": 1,
+        "cycles_per_transaction": 1,
+        "vectors": 5,
+        "simulator": "icarus",
+        "model": {"latency": 2, "ii": 1},
+    }
     (tmp_path / "a.json").write_text(json.dumps({**base, "date": "2026-01-01", "latency": 9}))
     (tmp_path / "b.json").write_text(json.dumps({**base, "date": "2026-02-01"}))
     added, replaced, kept = characterization.collect(tmp_path, tmp_path / "snap.json", required={})
@@ -37,8 +46,17 @@ def test_collect_keeps_newest(tmp_path) -> None:
 
 
 def _record(unit: str, params: dict, date: str, latency: int = 2) -> dict:
-    return {"unit": unit, "params": params, "latency": latency, "ii": 1, "cycles_per_transaction": 1, "vectors": 5,
-            "simulator": "icarus", "date": date, "model": {"latency": latency, "ii": 1}}
+    return {
+        "unit": unit,
+        "params": params,
+        "latency": latency,
+        "ii": 1,
+        "cycles_per_transaction": 1,
+        "vectors": 5,
+        "simulator": "icarus",
+        "date": date,
+        "model": {"latency": latency, "ii": 1},
+    }
 
 
 def test_characterize_merges_a_partial_record_set(tmp_path, capsys) -> None:
@@ -57,8 +75,9 @@ def test_characterize_merges_a_partial_record_set(tmp_path, capsys) -> None:
     assert [r.unit for r in added] == ["new_unit"] and [r.unit for r in replaced] == ["hermes_gemv"]
     assert len(after) == len(before) + 1 and len(kept) == len(before) - 1
     assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01"
-    assert {(r.unit, json.dumps(r.params, sort_keys=True)) for r in before} <= \
-        {(r.unit, json.dumps(r.params, sort_keys=True)) for r in after}
+    assert {(r.unit, json.dumps(r.params, sort_keys=True)) for r in before} <= {
+        (r.unit, json.dumps(r.params, sort_keys=True)) for r in after
+    }
     assert not list(tmp_path.glob(".snap.*"))  # no temporary left beside it
 
 

@@ -32,16 +32,23 @@ def test_no_arguments_prints_the_usage(capsys) -> None:
 
 # --- sweep configs -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "suffix", "needle"), [
-    ('kind = "decode"\n[grid]\nmodel = ["llama2-7b"\n', ".toml", "not valid TOML"),
-    ("kind: deca\ngrid:\n  density: [0.5\n", ".yaml", "not valid YAML at line"),
-    ("kind: deca\ngrid:\n  density: [-0.3]\n", ".yaml", "grid.density: -0.3 not allowed; a number > 0 and <= 1"),
-    ("kind: deca\ngrid:\n  density: [abc]\n", ".yaml", "grid.density: 'abc' not allowed"),
-    ('kind = "decode"\n[grid]\ndevice = ["rtx4090"]\n', ".toml", "grid.model: missing"),
-    ('kind = "decode"\n[grid]\nmodel = ["llama2-7b"]\ndevice = ["rtx4090"]\nbatch = [1.5]\n', ".toml",
-     "grid.batch: 1.5 not allowed; a whole number >= 1"),
-    ("- just a list\n", ".yaml", "a table of settings"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "suffix", "needle"),
+    [
+        ('kind = "decode"\n[grid]\nmodel = ["llama2-7b"\n', ".toml", "not valid TOML"),
+        ("kind: deca\ngrid:\n  density: [0.5\n", ".yaml", "not valid YAML at line"),
+        ("kind: deca\ngrid:\n  density: [-0.3]\n", ".yaml", "grid.density: -0.3 not allowed; a number > 0 and <= 1"),
+        ("kind: deca\ngrid:\n  density: [abc]\n", ".yaml", "grid.density: 'abc' not allowed"),
+        ('kind = "decode"\n[grid]\ndevice = ["rtx4090"]\n', ".toml", "grid.model: missing"),
+        (
+            'kind = "decode"\n[grid]\nmodel = ["llama2-7b"]\ndevice = ["rtx4090"]\nbatch = [1.5]\n',
+            ".toml",
+            "grid.batch: 1.5 not allowed; a whole number >= 1",
+        ),
+        ("- just a list\n", ".yaml", "a table of settings"),
+    ],
+)
 def test_sweep_config_mistakes(text, suffix, needle, tmp_path, capsys) -> None:
     cfg = tmp_path / f"cfg{suffix}"
     cfg.write_text(text)
@@ -65,6 +72,7 @@ def test_sweep_workers_and_scheduler_fail_fast(tmp_path, capsys) -> None:
 
 # --- --out ---------------------------------------------------------------------------------------------------
 
+
 def read_only_dir(tmp_path: Path) -> Path:
     """A directory this process cannot write into (root ignores permission bits: a sysfs directory then)."""
     if os.geteuid() == 0:
@@ -87,9 +95,11 @@ COMMANDS = {
 def test_out_must_be_a_writable_directory_under_an_existing_parent(cmd, tmp_path, capsys) -> None:
     afile = tmp_path / "afile"
     afile.write_text("x")
-    for out, needle in ((afile, "is a file, not a directory"),
-                        (tmp_path / "missing" / "out", f"{tmp_path / 'missing'} does not exist"),
-                        (read_only_dir(tmp_path) / "out", "is not writable")):
+    for out, needle in (
+        (afile, "is a file, not a directory"),
+        (tmp_path / "missing" / "out", f"{tmp_path / 'missing'} does not exist"),
+        (read_only_dir(tmp_path) / "out", "is not writable"),
+    ):
         assert main([*COMMANDS[cmd], "--out", str(out)]) == 2
         one_line(capsys, "--out: ", needle)
     assert afile.read_text() == "x" and not (tmp_path / "missing").exists()
@@ -111,11 +121,28 @@ def test_a_failed_run_leaves_no_empty_directory(tmp_path, capsys) -> None:
 
 # --- serve ---------------------------------------------------------------------------------------------------
 
+
 def test_serve_trace_file_with_qps_and_more_requests_than_rows(tmp_path, capsys) -> None:
     trace = tmp_path / "t.csv"
     trace.write_bytes(b"arrival_s,prompt_tokens,output_tokens\r\n0,10,5\r\n0.5,20,6\r\n")  # CRLF loads
-    assert main(["serve", "--model", "llama2-7b", "--trace", str(trace), "--requests", "5", "--qps", "2",
-                 "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--trace",
+                str(trace),
+                "--requests",
+                "5",
+                "--qps",
+                "2",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     cap = capsys.readouterr()
     assert "t.csv has 2 requests; running all of them, not --requests 5" in cap.err
     assert "--qps 2 replaces" in cap.err and "2 requests" in cap.out and "(2 QPS)" in cap.out
@@ -127,15 +154,21 @@ def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
     assert main(["serve", "--model", "llama2-7b", "--requests", "20", "--qps", "1,50", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "(1 QPS)" in out and "(50 QPS)" in out
-    assert {p.name for p in tmp_path.iterdir()} == {"requests-qps1.csv", "requests-qps50.csv", "tbt_cdf.png",
-                                                    "kv_utilisation.png", "throughput_vs_qps.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "requests-qps1.csv",
+        "requests-qps50.csv",
+        "tbt_cdf.png",
+        "kv_utilisation.png",
+        "throughput_vs_qps.png",
+    }
 
 
 def test_tbt_cdf_of_a_long_run_is_quick(tmp_path) -> None:
     from sysmodel import serving, systems
 
-    res = serving.simulate(serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"),
-                             scheduler="reserve")  # reserve: the most stages
+    res = serving.simulate(
+        serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"
+    )  # reserve: the most stages
     assert len(res.iter_time) > 1_000_000
     start = time.perf_counter()
     serving.plot_tbt_cdf([res], tmp_path / "cdf.png")
@@ -147,17 +180,42 @@ def test_tbt_cdf_of_a_long_run_is_quick(tmp_path) -> None:
 
 # --- hermes and flash inputs ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("arrays", "needle"), [
-    ({"prefill": 4, "layer0_attn": np.zeros((1, 8, 4096), np.float32), "layer0_mlp": np.zeros((1, 8, 11008), bool)},
-     "layer0_attn is float32 (1, 8, 4096); bool (batch, tokens, neurons)"),
-    ({"prefill": 4, "layer0_attn": np.zeros((1, 8, 100), bool), "layer0_mlp": np.zeros((1, 8, 11008), bool)},
-     "attn has 100 neurons; llama2-7b has 4096"),
-    ({"prefill": np.zeros(3), "layer0_attn": np.zeros((1, 8, 4096), bool), "layer0_mlp": np.zeros((1, 8, 11008), bool)},
-     "prefill is float64 (3,); one integer"),
-    ({"prefill": 4, "layer0_attn": np.zeros((1, 8, 4096), bool), "layer0_mlp": np.zeros((1, 8, 11008), bool),
-      "parents_layer0_attn": np.zeros(3)}, "parents_layer0_attn not allowed"),
-    ({"prefill": 4, "layer0_attn": np.zeros((1, 8, 4096), bool)}, "block 'mlp' misses some of layers"),
-])
+
+@pytest.mark.parametrize(
+    ("arrays", "needle"),
+    [
+        (
+            {
+                "prefill": 4,
+                "layer0_attn": np.zeros((1, 8, 4096), np.float32),
+                "layer0_mlp": np.zeros((1, 8, 11008), bool),
+            },
+            "layer0_attn is float32 (1, 8, 4096); bool (batch, tokens, neurons)",
+        ),
+        (
+            {"prefill": 4, "layer0_attn": np.zeros((1, 8, 100), bool), "layer0_mlp": np.zeros((1, 8, 11008), bool)},
+            "attn has 100 neurons; llama2-7b has 4096",
+        ),
+        (
+            {
+                "prefill": np.zeros(3),
+                "layer0_attn": np.zeros((1, 8, 4096), bool),
+                "layer0_mlp": np.zeros((1, 8, 11008), bool),
+            },
+            "prefill is float64 (3,); one integer",
+        ),
+        (
+            {
+                "prefill": 4,
+                "layer0_attn": np.zeros((1, 8, 4096), bool),
+                "layer0_mlp": np.zeros((1, 8, 11008), bool),
+                "parents_layer0_attn": np.zeros(3),
+            },
+            "parents_layer0_attn not allowed",
+        ),
+        ({"prefill": 4, "layer0_attn": np.zeros((1, 8, 4096), bool)}, "block 'mlp' misses some of layers"),
+    ],
+)
 def test_hermes_trace_mistakes(arrays, needle, tmp_path, capsys) -> None:
     np.savez(tmp_path / "t.npz", **arrays)
     assert main(["hermes", "--model", "llama2-7b", "--trace", str(tmp_path / "t.npz")]) == 2
@@ -182,10 +240,15 @@ def test_flash_bench_seconds_must_be_positive(seconds, tmp_path, capsys) -> None
 
 # --- signals and pipes ---------------------------------------------------------------------------------------
 
+
 def test_ctrl_c_exits_130_and_removes_the_scratch_file(tmp_path) -> None:
     out = tmp_path / "fb"
-    proc = subprocess.Popen([*MEMBOUND, "flash-bench", "--out", str(out), "--size", "64", "--seconds", "0.5"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*MEMBOUND, "flash-bench", "--out", str(out), "--size", "64", "--seconds", "0.5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     while not (out / "flash_bench.scratch").exists() and time.time() < deadline:
         time.sleep(0.05)
@@ -220,8 +283,24 @@ def test_readme_examples_run(tmp_path, capsys) -> None:
 def test_dram_log_is_legal_and_readable(tmp_path, capsys) -> None:
     """membound dram --log: the command log as CSV, replayed by the timing checker before it is written."""
     log = tmp_path / "cmds.csv"
-    assert main(["dram", "--preset", "hbm3", "--mode", "bank_bundle", "--requests", "3000", "--writes", "0.2",
-                 "--log", str(log)]) == 0
+    assert (
+        main(
+            [
+                "dram",
+                "--preset",
+                "hbm3",
+                "--mode",
+                "bank_bundle",
+                "--requests",
+                "3000",
+                "--writes",
+                "0.2",
+                "--log",
+                str(log),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "hbm3/bank-bundle | streaming | 3000 requests (20% writes) | refresh on-time" in out
     assert "(timing checker: legal)" in out
@@ -230,14 +309,17 @@ def test_dram_log_is_legal_and_readable(tmp_path, capsys) -> None:
     assert sum(ln.endswith((",RD", ",WR")) for ln in lines) == 3000
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--refresh", "per-bank"], "refresh: per-bank not allowed for ddr4-3200"),
-    (["--refresh", "often"], "refresh: 'often' not allowed; allowed: on-time, postpone, per-bank, none"),
-    (["--writes", "1.5"], "--writes: 1.5 not allowed; a share in [0, 1]"),
-    (["--preset", "ddr3"], "preset: unknown 'ddr3'"),
-    (["--pattern", "zigzag"], "pattern: unknown 'zigzag'"),
-    (["--log", "/nonexistent-dir/x.csv"], "--log: /nonexistent-dir does not exist"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--refresh", "per-bank"], "refresh: per-bank not allowed for ddr4-3200"),
+        (["--refresh", "often"], "refresh: 'often' not allowed; allowed: on-time, postpone, per-bank, none"),
+        (["--writes", "1.5"], "--writes: 1.5 not allowed; a share in [0, 1]"),
+        (["--preset", "ddr3"], "preset: unknown 'ddr3'"),
+        (["--pattern", "zigzag"], "pattern: unknown 'zigzag'"),
+        (["--log", "/nonexistent-dir/x.csv"], "--log: /nonexistent-dir does not exist"),
+    ],
+)
 def test_dram_mistakes(args, needle, capsys) -> None:
     assert main(["dram", "--requests", "10", *args]) == 2
     one_line(capsys, needle)

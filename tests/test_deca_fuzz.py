@@ -36,16 +36,20 @@ BATCHES, TILES_PER_BATCH = (16, 40) if EXAMPLES > 1 else (6, 3)
 
 def adversarial_mask(kind: str, rng: np.random.Generator, d: float) -> np.ndarray:
     i = np.arange(TILE)
-    return {"random": rng.random(TILE) < d, "full": np.ones(TILE, bool),
-            "empty": np.zeros(TILE, bool), "alternating": i % 2 == 0,
-            "one_window": i // W == rng.integers(NV), "first_lanes": i % W < W // 2 + 1}[kind]
+    return {
+        "random": rng.random(TILE) < d,
+        "full": np.ones(TILE, bool),
+        "empty": np.zeros(TILE, bool),
+        "alternating": i % 2 == 0,
+        "one_window": i // W == rng.integers(NV),
+        "first_lanes": i % W < W // 2 + 1,
+    }[kind]
 
 
 @st.composite
 def batches(draw) -> dict:
     bits = draw(st.sampled_from([*range(1, 9), 16]))
-    table = None if bits == 16 else draw(st.lists(st.integers(0, 0xFFFF), min_size=1 << bits,
-                                                  max_size=1 << bits))
+    table = None if bits == 16 else draw(st.lists(st.integers(0, 0xFFFF), min_size=1 << bits, max_size=1 << bits))
     group = draw(st.sampled_from([None, W, 2 * W, 128, 512]))
     fmt = deca.DecaFormat("fuzz", bits, tuple(table) if table else None, group=group)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -69,17 +73,33 @@ def batches(draw) -> dict:
         elif cut == "extra_line":
             ts.lines = ts.lines + [int(rng.integers(0, 2**62))]
         c = ts.cmd
-        tiles.append({"cmd": {"bits": c.bits, "sparse": c.sparse, "scaled": c.scaled, "group_log2": c.group_log2},
-                      "lines": ts.lines, "mask": ts.mask, "scales": ts.scales})
-    return {"name": f"q{bits}-g{group}", "bits": bits, "table": table, "group": group, "tiles": tiles,
-            "p_valid": draw(st.sampled_from([1.0, 0.9, 0.5])), "p_ready": draw(st.sampled_from([1.0, 0.8, 0.4]))}
+        tiles.append(
+            {
+                "cmd": {"bits": c.bits, "sparse": c.sparse, "scaled": c.scaled, "group_log2": c.group_log2},
+                "lines": ts.lines,
+                "mask": ts.mask,
+                "scales": ts.scales,
+            }
+        )
+    return {
+        "name": f"q{bits}-g{group}",
+        "bits": bits,
+        "table": table,
+        "group": group,
+        "tiles": tiles,
+        "p_valid": draw(st.sampled_from([1.0, 0.9, 0.5])),
+        "p_ready": draw(st.sampled_from([1.0, 0.8, 0.4])),
+    }
 
 
 @pytest.mark.sim
 @pytest.mark.fuzz
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES == 1,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=EXAMPLES == 1,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(st.lists(batches(), min_size=BATCHES, max_size=BATCHES))
 def test_rtl_matches_golden_on_fuzzed_tiles(tmp_path, example: list[dict]) -> None:
     path = tmp_path / "batches.json"

@@ -31,14 +31,19 @@ def test_compress_decompress_approximates(name: str, density: float) -> None:
     tile = deca.compress(x, fmt, density, sparse=density < 1)
     y = as_float(deca.decompress(tile))
     kept = np.zeros(TILE, bool)
-    kept[np.argsort(-np.abs(x), kind="stable")[:round(density * TILE)]] = True
+    kept[np.argsort(-np.abs(x), kind="stable")[: round(density * TILE)]] = True
     assert np.all(y[~kept] == 0)
     # half an ULP relative, plus the format's absolute floor (subnormal step, or half a scaled step);
     # scaled formats add the BF16 rounding of the scale (clipping at the top) and of the product
     amax = float(np.max(np.abs(x)))
-    rel, floor = {"q16": (2**-8, 0), "q8": (2**-3, 2**-17), "q8_e4m3": (2**-4, 2**-10),
-                  "q4": (2**-8, amax / 4), "int8": (2**-8, amax * (1 / 254 + 2**-8)),
-                  "int4": (2**-8, amax * (1 / 14 + 2**-8))}[name]
+    rel, floor = {
+        "q16": (2**-8, 0),
+        "q8": (2**-3, 2**-17),
+        "q8_e4m3": (2**-4, 2**-10),
+        "q4": (2**-8, amax / 4),
+        "int8": (2**-8, amax * (1 / 254 + 2**-8)),
+        "int4": (2**-8, amax * (1 / 14 + 2**-8)),
+    }[name]
     assert np.all(np.abs(y[kept] - x[kept]) <= rel * np.abs(x[kept]) + floor)
 
 
@@ -53,10 +58,10 @@ def test_mxfp4_matches_golden_fp_mx_blocks() -> None:
     tile = deca.compress(x, deca.Q4_MXFP4)
     out = as_float(deca.decompress(tile))
     for row in range(TILE_ROWS):
-        block = x[row * TILE_COLS:(row + 1) * TILE_COLS]
+        block = x[row * TILE_COLS : (row + 1) * TILE_COLS]
         s, elems = fp.mx_quantize(block)
         assert encode(decode(s, fp.E8M0), BF16) == tile.scales[row]
-        assert np.array_equal(out[row * TILE_COLS:(row + 1) * TILE_COLS], fp.mx_dequantize(s, elems))
+        assert np.array_equal(out[row * TILE_COLS : (row + 1) * TILE_COLS], fp.mx_dequantize(s, elems))
 
 
 @pytest.mark.parametrize("name", ["q16", "q8", "q4"])
@@ -109,8 +114,7 @@ def formats(draw) -> deca.DecaFormat:
 
 
 @given(formats(), st.sampled_from([0.0, 1.0, 0.5, 0.05, 0.97]), st.integers(0, 2**32 - 1), st.booleans())
-def test_random_tiles_stream_round_trip(fmt: deca.DecaFormat, density: float, seed: int,
-                                        sparse: bool) -> None:
+def test_random_tiles_stream_round_trip(fmt: deca.DecaFormat, density: float, seed: int, sparse: bool) -> None:
     """Packing the values into SQQ lines and the mask into W-bit words loses nothing."""
     rng = np.random.default_rng(seed)
     tile = deca.random_tile(rng, fmt, density if sparse else 1.0, sparse)
@@ -149,8 +153,10 @@ def test_mx_special_values_agree_in_compress_decompress_and_pe() -> None:
     x[70], x[300] = np.inf, np.nan
     tile = deca.compress(x, deca.Q4_MXFP4)
     assert [int(s) for s in tile.scales[[2, 9]]] == [BF16.nan_bits] * 2
-    for out in (deca.decompress(tile), deca.pe_decompress(deca.TileStreams.of(tile, 32),
-                                                            deca.lut_image(deca.Q4_MXFP4), 32)[0]):
+    for out in (
+        deca.decompress(tile),
+        deca.pe_decompress(deca.TileStreams.of(tile, 32), deca.lut_image(deca.Q4_MXFP4), 32)[0],
+    ):
         vals = np.array([decode(int(b), BF16) for b in out])
         group_nan = np.isnan(vals).reshape(-1, 32).all(axis=1)
         assert list(np.flatnonzero(group_nan)) == [2, 9] and not np.isnan(vals[:64]).any()

@@ -37,8 +37,10 @@ def scalar_tile(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(1, 9), st.integers(1, 3))
 def test_gemm_tile_is_the_bit_level_order(seed: int, m: int, k: int, n: int) -> None:
     rng = random.Random(seed)
+
     def pick() -> int:
         return rng.choice(EDGES) if rng.random() < 0.2 else random_value(rng, FP16, exp_span=12)
+
     w = np.array([[pick() for _ in range(k)] for _ in range(m)], dtype=np.uint16)
     x = np.array([[pick() for _ in range(k)] for _ in range(n)], dtype=np.uint16)
     assert np.array_equal(duplex.gemm_tile(w, x), scalar_tile(w, x))
@@ -54,8 +56,12 @@ def test_signed_zero_and_specials() -> None:
 
 def test_fp32_to_fp16_matches_numpy() -> None:
     rng = np.random.default_rng(3)
-    vals = np.concatenate([rng.standard_normal(2000).astype(np.float32) * 2.0 ** rng.integers(-30, 20, 2000),
-                           np.array([65519.0, 65520.0, 2.0 ** -25, 2.0 ** -24 * 1.5], dtype=np.float32)])
+    vals = np.concatenate(
+        [
+            rng.standard_normal(2000).astype(np.float32) * 2.0 ** rng.integers(-30, 20, 2000),
+            np.array([65519.0, 65520.0, 2.0**-25, 2.0**-24 * 1.5], dtype=np.float32),
+        ]
+    )
     with np.errstate(over="ignore"):  # 65520 rounds to Inf in both
         halves = vals.astype(np.float16).view(np.uint16)
     for v, h in zip(vals, halves, strict=True):
@@ -67,7 +73,7 @@ def test_gemm_tiles_close_to_float64() -> None:
     w, x = duplex.random_fp16(rng, (16, 256)), duplex.random_fp16(rng, (3, 256))
     got = duplex.fp16_value(duplex.gemm(w, x, k_tile=64))
     ref = duplex.fp16_value(x) @ duplex.fp16_value(w).T
-    assert np.all(np.abs(got - ref) <= np.abs(ref) * 2.0 ** -10 + 2.0 ** -14)
+    assert np.all(np.abs(got - ref) <= np.abs(ref) * 2.0**-10 + 2.0**-14)
 
 
 @pytest.mark.parametrize("n", [1, 7, 64, 65, 300])
@@ -79,7 +85,7 @@ def test_softmax_close_to_float64(n: int) -> None:
     ref = np.exp(duplex.fp16_value(s) - duplex.fp16_value(s).max())
     ref /= ref.sum()
     got = duplex.fp16_value(p[:n])
-    assert np.all(np.abs(got - ref) <= 4 * 2.0 ** -11 * ref.max())
+    assert np.all(np.abs(got - ref) <= 4 * 2.0**-11 * ref.max())
     assert all(x == 0 for x in p[n:])  # padding lanes: exp(-Inf) = 0
     e, r2, _ = softmax(s.tolist(), lanes=64, normalize=False)
     assert r2 == r and [arith.fp_mul(a, r, FP16) for a in e] == p  # deferred: the same p once scaled
@@ -100,7 +106,7 @@ def test_silu_gate_close_to_float64() -> None:
     got = duplex.fp16_value([duplex.silu_gate(int(a), int(b)) for a, b in zip(g, u, strict=True)])
     gf, uf = duplex.fp16_value(g), duplex.fp16_value(u)
     ref = gf / (1 + np.exp(-gf)) * uf
-    assert np.all(np.abs(got - ref) <= np.abs(ref) * 4 * 2.0 ** -11 + 2.0 ** -20)
+    assert np.all(np.abs(got - ref) <= np.abs(ref) * 4 * 2.0**-11 + 2.0**-20)
 
 
 @pytest.mark.parametrize("heads", [1, 4, 8])
@@ -111,7 +117,7 @@ def test_gqa_decode_close_to_float64(heads: int) -> None:
     k, v = duplex.random_fp16(rng, (length, d)), duplex.random_fp16(rng, (length, d))
     got = duplex.fp16_value(duplex.gqa_decode(q, k, v, lanes=64, k_tile=64))
     ref = duplex.reference_attention(q, k, v)
-    assert np.all(np.abs(got - ref) <= 8 * 2.0 ** -11 * np.abs(ref).max(axis=1, keepdims=True))
+    assert np.all(np.abs(got - ref) <= 8 * 2.0**-11 * np.abs(ref).max(axis=1, keepdims=True))
 
 
 def test_descriptor_flags() -> None:
@@ -158,7 +164,7 @@ def test_stack_runs_each_module_on_its_rows() -> None:
     w, x = duplex.random_fp16(rng, (16, 8)), duplex.random_fp16(rng, (3, 8))  # m = 8 rows per module
     out = duplex.module_run(duplex.module_items(w, x, g), g)
     y = duplex.gemm_tile(w, x)
-    blocks = [np.concatenate([y[:, d * 8 + b * 4:d * 8 + b * 4 + 4] for d in range(2)], axis=1) for b in range(2)]
+    blocks = [np.concatenate([y[:, d * 8 + b * 4 : d * 8 + b * 4 + 4] for d in range(2)], axis=1) for b in range(2)]
     assert [o[0] for o in out] == [blk[j].tolist() for blk in blocks for j in range(3)]
     with pytest.raises(ValueError, match="modules"):
         duplex.module_items(w[:15], x, g)

@@ -79,16 +79,18 @@ def test_cache_equals_the_dense_ffn_every_token(tmp_path, ffn) -> None:
         for t, a in enumerate(acts):
             before = cache.cached()
             s = cache.step(a)
-            window = np.any(acts[max(0, t - k + 1):t + 1], axis=0)
+            window = np.any(acts[max(0, t - k + 1) : t + 1], axis=0)
             assert np.array_equal(cache.cached(), window)
             assert s.loaded == np.count_nonzero(a & ~before)
             assert s.evicted == np.count_nonzero(before & ~window)
             assert s.used == cache.num_used <= cap and cache.matrix.shape == shape
-            assert np.array_equal(np.sort(cache.pointer[:s.used]), np.flatnonzero(window))
+            assert np.array_equal(np.sort(cache.pointer[: s.used]), np.flatnonzero(window))
             x = rng.standard_normal(96).astype(np.float32)
             assert np.array_equal(cache.ffn(x, a), dense_active(ffn, x, a))
-    assert reader.bytes_read == sum(np.count_nonzero(a & ~np.any(acts[max(0, t - k):t], axis=0))
-                                    for t, a in enumerate(acts)) * 2 * 96 * 4
+    assert (
+        reader.bytes_read
+        == sum(np.count_nonzero(a & ~np.any(acts[max(0, t - k) : t], axis=0)) for t, a in enumerate(acts)) * 2 * 96 * 4
+    )
 
 
 def test_cache_errors(ffn) -> None:

@@ -15,8 +15,13 @@ from golden import fp
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 ML = {
-    "fp32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16, "e5m2": ml_dtypes.float8_e5m2,
-    "e4m3": ml_dtypes.float8_e4m3fn, "e2m1": ml_dtypes.float4_e2m1fn, "e8m0": ml_dtypes.float8_e8m0fnu,
+    "fp32": np.float32,
+    "fp16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
+    "e5m2": ml_dtypes.float8_e5m2,
+    "e4m3": ml_dtypes.float8_e4m3fn,
+    "e2m1": ml_dtypes.float4_e2m1fn,
+    "e8m0": ml_dtypes.float8_e8m0fnu,
 }
 SMALL = ["fp16", "bf16", "e5m2", "e4m3", "e2m1", "e8m0"]
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -48,9 +53,15 @@ def test_encode_every_value_and_midpoint(name: str) -> None:
     vals = fp.decode_array(np.arange(1 << fmt.width), fmt)
     finite = np.unique(vals[np.isfinite(vals)]).astype(np.float32)
     mids = (finite[:-1] + finite[1:]) / np.float32(2)
-    probes = np.concatenate([finite, mids, np.nextafter(mids, np.float32(np.inf)),
-                             np.nextafter(mids, np.float32(-np.inf)),
-                             np.array([np.inf, -np.inf, 0.0, -0.0, 3e38, -3e38, 1e-45], np.float32)])
+    probes = np.concatenate(
+        [
+            finite,
+            mids,
+            np.nextafter(mids, np.float32(np.inf)),
+            np.nextafter(mids, np.float32(-np.inf)),
+            np.array([np.inf, -np.inf, 0.0, -0.0, 3e38, -3e38, 1e-45], np.float32),
+        ]
+    )
     if fmt.style == "e8m0":
         # ml_dtypes maps zero/negatives to NaN (ours too, checked here) and rounds float32-subnormal
         # inputs up even below the midpoint (ours rounds them correctly, checked here)
@@ -172,8 +183,7 @@ def test_mx_elements_are_finite_and_saturate(elem: str, xs: list[float]) -> None
         assert int(b) == fp.encode(min(max(math.ldexp(x, -shared), -emax), emax), f)
 
 
-@given(st.integers(2, 8), st.lists(st.floats(-300, 300), min_size=1, max_size=16),
-       st.floats(0.01, 10))
+@given(st.integers(2, 8), st.lists(st.floats(-300, 300), min_size=1, max_size=16), st.floats(0.01, 10))
 def test_int_quantize_saturates_and_round_trips(bits: int, xs: list[float], scale: float) -> None:
     q = fp.quantize_int(np.array(xs), bits, scale)
     assert q.min() >= -(1 << (bits - 1)) and q.max() <= (1 << (bits - 1)) - 1

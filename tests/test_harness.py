@@ -49,13 +49,17 @@ def test_cxx_main_matches_cocotb_and_golden(tmp_path) -> None:
     c, layout = case(SPEC), SPEC.build_unit().i.payload.shape()
     vecs = [[c.random(rng) for _ in range(300)] for _ in range(3)]
     handshakes = zip(vecs, (1.0, 0.8, 0.5), (1.0, 0.7, 0.3), strict=True)
-    batches = [Batch({"i": [pack(layout, v) for v in vs]}, {"o": len(vs)}, p, q, seed=11 + i, linger=8,
-                     timeout=50_000) for i, (vs, p, q) in enumerate(handshakes)]
+    batches = [
+        Batch({"i": [pack(layout, v) for v in vs]}, {"o": len(vs)}, p, q, seed=11 + i, linger=8, timeout=50_000)
+        for i, (vs, p, q) in enumerate(handshakes)
+    ]
     path, out = tmp_path / "batches.json", tmp_path / "txn.json"
     path.write_text(json.dumps([dataclasses.asdict(b) for b in batches]))
     # cocotb on the unit's own simulator (Icarus: the build test_tb_arith shares), so two simulators must agree
-    run(dataclasses.replace(SPECS[0], test_module="tb.bench_tb"), extra_env={
-        "MEMBOUND_BENCH_BATCHES": str(path), "MEMBOUND_BENCH_MODE": "txn", "MEMBOUND_BENCH_OUT": str(out)})
+    run(
+        dataclasses.replace(SPECS[0], test_module="tb.bench_tb"),
+        extra_env={"MEMBOUND_BENCH_BATCHES": str(path), "MEMBOUND_BENCH_MODE": "txn", "MEMBOUND_BENCH_OUT": str(out)},
+    )
     txn = json.loads(out.read_text())
     caps, _, _ = harness_main.run(SPEC, batches)
     bf16 = get_format("bf16")
@@ -73,14 +77,16 @@ def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
     from tb import runner
 
     md = tmp_path / "BENCH.md"
-    md.write_text("# x\n\n## RTL simulation (today)\n\n"
-                  "| testbench | simulator | build s | run s | build+run s | c/s |\n"
-                  "| --- | --- | ---: | ---: | ---: | ---: |\n"
-                  "| big-a | icarus | 1 | 99 | 100 | 1 |\n| big-a | verilator | 10 | 20 | 30 | 9 |\n"
-                  "| big-b | icarus | 1 | 99 | 100 | 1 |\n| big-b | verilator | 10 | 20 | 30 | 9 |\n"
-                  "| close | icarus | 1 | 9 | 10 | 1 |\n| close | verilator | 5 | 4.5 | 9.5 | 2 |\n"
-                  "| small | icarus | 1 | 1 | 2 | 1 |\n| small | verilator | 9 | 1 | 10 | 2 |\n"
-                  "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n")
+    md.write_text(
+        "# x\n\n## RTL simulation (today)\n\n"
+        "| testbench | simulator | build s | run s | build+run s | c/s |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: |\n"
+        "| big-a | icarus | 1 | 99 | 100 | 1 |\n| big-a | verilator | 10 | 20 | 30 | 9 |\n"
+        "| big-b | icarus | 1 | 99 | 100 | 1 |\n| big-b | verilator | 10 | 20 | 30 | 9 |\n"
+        "| close | icarus | 1 | 9 | 10 | 1 |\n| close | verilator | 5 | 4.5 | 9.5 | 2 |\n"
+        "| small | icarus | 1 | 1 | 2 | 1 |\n| small | verilator | 9 | 1 | 10 | 2 |\n"
+        "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n"
+    )
     assert runner.fastest(md) == {"big": "verilator"}
     assert runner.fastest(tmp_path / "missing.md") == {}
     assert runner.fastest() == runner.FASTEST
@@ -113,8 +119,11 @@ def _monitor_trace(steps: list[tuple[int, int, int, int]]) -> list[int]:
 
 
 MONITOR_CASES = [
-    ("held until the transfer", [(1, 0, 5, 0), (1, 0, 5, 0), (1, 1, 5, 0), (0, 0, 9, 0), (1, 1, 7, 0)],
-     [0, 0, 0, 0, 0]),
+    (
+        "held until the transfer",
+        [(1, 0, 5, 0), (1, 0, 5, 0), (1, 1, 5, 0), (0, 0, 9, 0), (1, 1, 7, 0)],
+        [0, 0, 0, 0, 0],
+    ),
     ("valid dropped before ready", [(1, 0, 5, 0), (0, 0, 5, 0), (0, 0, 5, 0)], [0, 1, 1]),
     ("payload changed while waiting", [(1, 0, 5, 0), (1, 0, 6, 0), (1, 1, 6, 0)], [0, 1, 1]),
     ("a payload may change after a transfer", [(1, 1, 5, 0), (1, 0, 6, 0), (1, 1, 6, 0)], [0, 0, 0]),
@@ -127,7 +136,6 @@ def test_stream_monitor_flags_exactly_the_protocol_breaks(name, steps, want) -> 
     """hw/harness.py's StreamMonitor, in process: the amaranth.lib.stream rule (valid and payload held from
     valid until ready), sticky until cleared."""
     assert _monitor_trace(steps) == want, name
-
 
 
 @pytest.mark.parametrize("name, steps, want", MONITOR_CASES)

@@ -20,8 +20,10 @@ EDGES = edge_values(FP16)
 
 
 def _fp16(rng: random.Random, shape: tuple[int, int], edge: float = 0.1) -> np.ndarray:
-    vals = [rng.choice(EDGES) if rng.random() < edge else random_value(rng, FP16, exp_span=8)
-            for _ in range(shape[0] * shape[1])]
+    vals = [
+        rng.choice(EDGES) if rng.random() < edge else random_value(rng, FP16, exp_span=8)
+        for _ in range(shape[0] * shape[1])
+    ]
     return np.array(vals, np.uint16).reshape(shape)
 
 
@@ -44,7 +46,7 @@ def float32_dot(w: np.ndarray, x: np.ndarray, g: Gemv) -> np.ndarray:
             for b in range(x.shape[0]):
                 acc = np.float32(-0.0)
                 for c in range(0, wf.shape[1], beat):
-                    p = (wf[i, c:c + beat] * xf[b, c:c + beat]).reshape(g.multipliers, g.lanes)
+                    p = (wf[i, c : c + beat] * xf[b, c : c + beat]).reshape(g.multipliers, g.lanes)
                     acc = np.float32(acc + _tree32(np.array([_tree32(p[:, t]) for t in range(g.lanes)])))
                 out[b, i] = np.float16(acc)
     return out.view(np.uint16)
@@ -94,7 +96,7 @@ def test_axpy_is_the_stated_order(seed: int, cols: int, d: int, batch: int) -> N
     acc = np.full((batch, d), -0.0, np.float32)
     with np.errstate(all="ignore"):
         for i in range(cols):
-            acc = (acc + af[:, i:i + 1] * wf[i]).astype(np.float32)
+            acc = (acc + af[:, i : i + 1] * wf[i]).astype(np.float32)
     got = hermes.gemv_axpy(w, a, REDUCED)
     assert got.shape == (batch, d + (-d % REDUCED.beat))
     with np.errstate(over="ignore"):
@@ -140,9 +142,13 @@ def test_command_stream_flags() -> None:
     items = hermes.gemv_items(Mode.DOT, w, x, g)
     out = hermes.gemv_run(items, g)
     assert [y[0] for y, _, _ in out] == list(hermes.gemv_dot(w, x, g).T.ravel()) and out[-1][1] == 1
-    for desc, err in [((0, 0, 1, 1), Err.ZERO_DIM), ((0, 1, 1, MAX_BATCH + 1), Err.BATCH),
-                      ((0, 1, g.buffer_bytes // (2 * g.beat) + 1, 1), Err.BUF_OVER),
-                      ((1, g.buffer_bytes // 2 + 1, 1, 1), Err.BUF_OVER), ((0, 1, 1, 1), Err.MALFORMED)]:
+    for desc, err in [
+        ((0, 0, 1, 1), Err.ZERO_DIM),
+        ((0, 1, 1, MAX_BATCH + 1), Err.BATCH),
+        ((0, 1, g.buffer_bytes // (2 * g.beat) + 1, 1), Err.BUF_OVER),
+        ((1, g.buffer_bytes // 2 + 1, 1, 1), Err.BUF_OVER),
+        ((0, 1, 1, 1), Err.MALFORMED),
+    ]:
         assert hermes.gemv_run([(Op.DESC, pack_desc(*desc), 1)], g) == [([0] * g.multipliers, 1, int(err))]
     # a W beat lost in row 2: row 1's results, then the error; the next transaction is unaffected
     lost = items[:-2] + items[-1:]
@@ -183,5 +189,5 @@ def test_activation_transactions() -> None:
     ]
     for beats, err, good in flagged:
         out = hermes.act_run(beats + relu, lanes, cap)
-        assert [e for _, _, e in out[:good + 1]] == [0] * good + [int(err)]
-        assert out[good + 1:] == hermes.act_run(relu, lanes, cap)  # the next transaction is unaffected
+        assert [e for _, _, e in out[: good + 1]] == [0] * good + [int(err)]
+        assert out[good + 1 :] == hermes.act_run(relu, lanes, cap)  # the next transaction is unaffected

@@ -16,7 +16,7 @@ F = l3.F
 ULP_BOUND = 12  # ULPs of max|out| for N(0, 1) q, K, V (measured worst over the seeds below: ~8)
 
 
-@given(st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=8).map(lambda b: b + b[:len(b) % 2]))
+@given(st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=8).map(lambda b: b + b[: len(b) % 2]))
 def test_relayout_inverse_round_trips(beats) -> None:
     assert l3.relayout(l3.relayout(beats), inverse=True) == beats
     assert l3.relayout(l3.relayout(beats, inverse=True)) == beats
@@ -133,7 +133,7 @@ def test_rank_run_errors() -> None:
 
 def test_error_ulps_scale() -> None:
     ref = np.array([1.0, -0.5])
-    one_ulp = [l3.to_fp16(1.0 + 2.0 ** -10), l3.to_fp16(-0.5)]
+    one_ulp = [l3.to_fp16(1.0 + 2.0**-10), l3.to_fp16(-0.5)]
     assert l3.error_ulps(one_ulp, ref).tolist() == [1.0, 0.0]
     assert math.isclose(float(l3.error_ulps([0, 0], np.zeros(2)).max()), 0.0)
     assert CHIPS == 8

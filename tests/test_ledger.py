@@ -48,8 +48,13 @@ def test_record_semantics() -> None:
     c = ledger.Claim(2.0, "p", "§1", "A over B", ratio=True)
     assert isinstance(c, float) and c * 2 == 4.0
     row = ledger.record(c, 0.5, "named")
-    assert (row.ratio, row.within, row.direction, row.direction_agrees, row.cause) == \
-        (0.25, "no", "above 1", "no", "named")
+    assert (row.ratio, row.within, row.direction, row.direction_agrees, row.cause) == (
+        0.25,
+        "no",
+        "above 1",
+        "no",
+        "named",
+    )
     assert ledger.record(c, 2.1).cause == ""  # within 10%, right way: no cause kept
     assert ledger.record(c, 9.0, "x", kind="fit").within == ""  # a fit is never counted
     zero = ledger.record(ledger.Claim(0.0, "p", "§1", "zero"), 0.0)
@@ -67,8 +72,9 @@ def test_readme_quotes_the_current_summary() -> None:
     """README's "How well does it reproduce the papers?" table is the committed ledger's summary."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     rs = [ledger.Row(**{**r, **{k: float(r[k]) for k in ("paper_value", "model_value", "ratio")}}) for r in ROWS]
-    want = [line for line in ledger.summary_lines(rs, ["deca", "hermes", "l3", "duplex", "flash"])
-            if line.startswith("|")]
+    want = [
+        line for line in ledger.summary_lines(rs, ["deca", "hermes", "l3", "duplex", "flash"]) if line.startswith("|")
+    ]
     section = readme.split("## How well does it reproduce the papers?")[1].split("\n## ")[0]
     got = [line for line in section.splitlines() if line.startswith("|")]
     assert got == want, "README's ledger summary is stale: copy it from the report's top table"

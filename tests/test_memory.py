@@ -53,8 +53,10 @@ def test_tfaw_and_trrd_bound_random_rows() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(mm.PRESETS))
-@pytest.mark.parametrize(("pattern", "stride"), [("streaming", 1), ("random", 1), ("strided", 4),
-                                                 ("strided", 16), ("strided", 64), ("strided", 256)])
+@pytest.mark.parametrize(
+    ("pattern", "stride"),
+    [("streaming", 1), ("random", 1), ("strided", 4), ("strided", 16), ("strided", 64), ("strided", 256)],
+)
 def test_engine_agrees_with_analytical(name: str, pattern: str, stride: int) -> None:
     """Tolerance 15%: most points agree within 5%; the worst (Hermes DDR4, stride 16) is 13% — FR-FCFS
     keeps two ranks busy more often than the analytical sliding-window average (refresh off in both:
@@ -83,8 +85,9 @@ def test_all_bank_tfaw_switch() -> None:
     assert mm.act_spread(t, 1) == 0
     free, faw = (one_channel(mm.pim_view(mm.DDR4_3200, "all_bank", tfaw)) for tfaw in (False, True))
     assert faw.timing.trcd - free.timing.trcd == mm.act_spread(t, 16)
-    bw = [mm.simulate(v, mm.streaming_trace(v, 8 * 128 * v.org.burst_bytes), refresh=False).bandwidth
-          for v in (free, faw)]
+    bw = [
+        mm.simulate(v, mm.streaming_trace(v, 8 * 128 * v.org.burst_bytes), refresh=False).bandwidth for v in (free, faw)
+    ]
     assert bw[1] < bw[0]
     with pytest.raises(ValueError, match="tfaw: only the all_bank mode"):
         mm.pim_view(mm.HBM3, "bank_bundle", tfaw=True)

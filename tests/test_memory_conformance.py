@@ -191,8 +191,9 @@ def test_trefi_on_time_staggered(name: str) -> None:
 def test_refresh_closes_open_banks_with_one_prea(name: str) -> None:
     """A REF due while rows are open: one PREA (after tRAS), then REF tRP later."""
     p = one(name, ranks=1, trefi=1000)
-    log = run(p, [rd(bank=0, arrival=900), rd(bank=other_group(p), arrival=900), rd(arrival=1000 + 1)],
-              refresh="on-time")
+    log = run(
+        p, [rd(bank=0, arrival=900), rd(bank=other_group(p), arrival=900), rd(arrival=1000 + 1)], refresh="on-time"
+    )
     prea, ref = at(log, PREA), at(log, REF)
     assert ref - prea == p.timing.trp
     assert prea >= at(log, ACT, 1) + p.timing.tras
@@ -223,14 +224,17 @@ def test_per_bank_refresh(name: str) -> None:
     pb = log[log["command"] == REFPB]
     assert pb["cycle"][0] == interval and pb["bank"][0] == 0
     acts = log[log["command"] == ACT]
-    assert acts["cycle"][acts["bank"] + o.banks_per_group * np.maximum(acts["bankgroup"], 0) == 0][0] - \
-        pb["cycle"][0] == t.trfc_pb
+    assert (
+        acts["cycle"][acts["bank"] + o.banks_per_group * np.maximum(acts["bankgroup"], 0) == 0][0] - pb["cycle"][0]
+        == t.trfc_pb
+    )
     assert acts["cycle"][0] <= interval + 2  # bank 1 is not held
     idle = run(p, [rd(arrival=3 * t.trefi)], refresh="per-bank")
     pb = idle[idle["command"] == REFPB]
     np.testing.assert_array_equal(pb["cycle"], interval * (1 + np.arange(len(pb))))
-    np.testing.assert_array_equal(pb["bank"] + (o.banks_per_group * pb["bankgroup"] if not p.refsb else 0),
-                                  np.arange(len(pb)) % slots)
+    np.testing.assert_array_equal(
+        pb["bank"] + (o.banks_per_group * pb["bankgroup"] if not p.refsb else 0), np.arange(len(pb)) % slots
+    )
     assert len(pb) == 3 * slots
 
 
@@ -274,16 +278,24 @@ def views() -> list[mm.DramPreset]:
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize(("view", "policy"), [pytest.param(v, pol, id=f"{v.name}-{pol}") for v in views()
-                                              for pol in mm.REFRESH if pol != "per-bank" or v.timing.trfc_pb])
+@pytest.mark.parametrize(
+    ("view", "policy"),
+    [
+        pytest.param(v, pol, id=f"{v.name}-{pol}")
+        for v in views()
+        for pol in mm.REFRESH
+        if pol != "per-bank" or v.timing.trfc_pb
+    ],
+)
 def test_random_traffic_is_legal(view: mm.DramPreset, policy: str) -> None:
     """REQUESTS requests (row hits, random rows, 30% writes, bursty arrivals) per preset and PIM view, under
     every refresh policy it allows."""
     rng = np.random.default_rng(11)
     space = view.org.channels * view.org.ranks * view.org.banks * view.org.rows * view.org.columns
     addrs = np.where(rng.random(REQUESTS) < 0.6, np.arange(REQUESTS), rng.integers(0, space, REQUESTS))
-    res = mm.simulate(view, addrs, rng.random(REQUESTS) < 0.3, np.cumsum(rng.integers(0, 4, REQUESTS)),
-                      refresh=policy, log=True)
+    res = mm.simulate(
+        view, addrs, rng.random(REQUESTS) < 0.3, np.cumsum(rng.integers(0, 4, REQUESTS)), refresh=policy, log=True
+    )
     assert mc.check(view, res.log, refresh=policy != "none") == []
     assert np.count_nonzero(np.isin(res.log["command"], (RD, WR))) == REQUESTS
 
@@ -294,18 +306,24 @@ def base_slots(name: str) -> int:
 
 
 @pytest.mark.fuzz
-@given(st.sampled_from(PRESETS), st.sampled_from(mm.REFRESH), st.integers(0, 2**32 - 1),
-       st.integers(1, 400), st.integers(1, 64), st.floats(0, 1))
-def test_small_random_traces_are_legal(name: str, policy: str, seed: int, n: int, queue: int,
-                                       writes: float) -> None:
+@given(
+    st.sampled_from(PRESETS),
+    st.sampled_from(mm.REFRESH),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 400),
+    st.integers(1, 64),
+    st.floats(0, 1),
+)
+def test_small_random_traces_are_legal(name: str, policy: str, seed: int, n: int, queue: int, writes: float) -> None:
     base = mm.PRESETS[name].timing  # refreshes every few tRFC: many interact with the traffic
     p = one(name, ranks=2, trefi=3 * max(base.trfc, base.trfc_pb * base_slots(name)))
     if policy == "per-bank" and not p.timing.trfc_pb:
         policy = "on-time"
     rng = np.random.default_rng(seed)
     addrs = rng.integers(0, 4 * p.org.banks * p.org.columns * p.org.bankgroups, n)  # a few rows: hits + misses
-    res = mm.simulate(p, addrs, rng.random(n) < writes, np.cumsum(rng.integers(0, 8, n)), queue=queue,
-                      refresh=policy, log=True)
+    res = mm.simulate(
+        p, addrs, rng.random(n) < writes, np.cumsum(rng.integers(0, 8, n)), queue=queue, refresh=policy, log=True
+    )
     assert mc.check(p, res.log, refresh=policy != "none") == []
 
 
@@ -354,8 +372,9 @@ def test_same_log_as_the_python_engine(name: str, pattern: str, rw: str) -> None
         old["bankgroup"] = np.where(ref[:, 2] >= 0, ref[:, 2] // p.org.banks_per_group, -1)
         old["bank"] = np.where(ref[:, 2] >= 0, ref[:, 2] % p.org.banks_per_group, -1)
         old = old[old["command"] != PRE]  # its refresh PREs share cycles; the RD on a REF is what we look for
-        assert any(v.constraint == "one command per cycle" and v.command == "RD"
-                   for v in mc.check(p, old, refresh=False))
+        assert any(
+            v.constraint == "one command per cycle" and v.command == "RD" for v in mc.check(p, old, refresh=False)
+        )
         shift = keep_new[:, 0] - keep_ref[:, 0]
         np.testing.assert_array_equal(keep_new[:, 1:], keep_ref[:, 1:])
         assert set(np.unique(shift).tolist()) == {0, 1}  # moved by the one cycle, until a REF resynchronises

@@ -28,8 +28,9 @@ def test_decode_reads_every_dense_weight_once(name: str) -> None:
 
     cfg = load_model(name)
     per_layer = sum(op.weight_bytes for op in operators(cfg, "decode", wbytes=2.0))
-    non_emb = cfg.params() - cfg.vocab * cfg.hidden * (1 if cfg.tied_embeddings else 2) \
-        - cfg.learned_positions * cfg.hidden
+    non_emb = (
+        cfg.params() - cfg.vocab * cfg.hidden * (1 if cfg.tied_embeddings else 2) - cfg.learned_positions * cfg.hidden
+    )
     # norms and biases are not GEMM weights: within 0.1%
     assert cfg.layers * per_layer == pytest.approx(2.0 * non_emb, rel=1e-3)
 

@@ -18,14 +18,14 @@ def test_targets_exist() -> None:
 @pytest.mark.parametrize("spec", TARGETS, ids=lambda s: s.tag)
 def test_rtl_fails_against_mutant_golden(spec, mutant: str) -> None:
     with pytest.raises(AssertionError, match="cocotb tests failed: .*mismatches of"):
-        run(spec, testcase="test_vectors",
-            extra_env={"MEMBOUND_GOLDEN_MUTANT": mutant, "MEMBOUND_VECTORS": "2000"})
+        run(spec, testcase="test_vectors", extra_env={"MEMBOUND_GOLDEN_MUTANT": mutant, "MEMBOUND_VECTORS": "2000"})
 
 
 @pytest.mark.sim
 @pytest.mark.full
-@pytest.mark.parametrize("mutant", __import__("tb.rtl_mutants", fromlist=["RTL_MUTANTS"]).RTL_MUTANTS,
-                         ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    "mutant", __import__("tb.rtl_mutants", fromlist=["RTL_MUTANTS"]).RTL_MUTANTS, ids=lambda m: m.name
+)
 def test_paper_testbench_catches_its_rtl_mutant(mutant) -> None:
     """One deliberately broken unit per paper with RTL (tb/rtl_mutants.py: a flipped comparison or an
     off-by-one in a counter): the unit's own testbench must fail on it (`make sim`)."""
@@ -43,6 +43,7 @@ def test_rtl_mutants_apply_to_the_current_sources() -> None:
     assert sorted(m.paper for m in RTL_MUTANTS) == ["deca", "duplex", "hermes", "l3"]
     for m in RTL_MUTANTS:
         spec = m.materialize()
-        text = (__import__("tb.rtl_mutants", fromlist=["MUTANT_DIR"]).MUTANT_DIR
-                / f"{spec.component.split(':')[0]}.py").read_text()
+        text = (
+            __import__("tb.rtl_mutants", fromlist=["MUTANT_DIR"]).MUTANT_DIR / f"{spec.component.split(':')[0]}.py"
+        ).read_text()
         assert "mutant_" in spec.component and (m.via == () or "from mutant_" in text)

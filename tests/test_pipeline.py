@@ -44,8 +44,10 @@ def test_virtual_engines_share_the_requests_and_the_cache() -> None:
     assert r.kv_capacity == p.kv_capacity() == (4 * gpu.kv_capacity() + 3 * gpu.cfg.weight_bytes()) / 4
     alone = simulate(Trace(np.zeros(2), np.full(2, 512), np.full(2, 64), "even"), p, scheduler="vllm")
     np.testing.assert_array_equal(r.finish, np.tile(alone.finish, 4))  # four identical engines side by side
-    assert each[0].iter_time[-1] > simulate(Trace(np.zeros(2), np.full(2, 512), np.full(2, 64)), gpu,
-                                          scheduler="vllm").iter_time[-1]  # the hops
+    assert (
+        each[0].iter_time[-1]
+        > simulate(Trace(np.zeros(2), np.full(2, 512), np.full(2, 64)), gpu, scheduler="vllm").iter_time[-1]
+    )  # the hops
 
 
 def test_pp_one_is_the_engine_and_unsupported_systems_are_named() -> None:
@@ -65,15 +67,69 @@ def test_pp_one_is_the_engine_and_unsupported_systems_are_named() -> None:
 def test_pp_cli(tmp_path, capsys) -> None:
     from sysmodel.cli import main
 
-    assert main(["serve", "--model", "llama2-70b", "--devices", "2", "--trace", "dolphin", "--requests", "16",
-                 "--scheduler", "vllm", "--pp", "2", "--out", str(tmp_path / "s")]) == 0
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-70b",
+                "--devices",
+                "2",
+                "--trace",
+                "dolphin",
+                "--requests",
+                "16",
+                "--scheduler",
+                "vllm",
+                "--pp",
+                "2",
+                "--out",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 0
+    )
     assert "GPU-only (2x a100-80g-sxm), PP 2 | dolphin" in capsys.readouterr().out
     assert (tmp_path / "s" / "kv_utilisation.png").exists()
-    assert main(["compare", "--model", "llama2-7b", "--systems", "gpu,offload", "--requests", "8", "--pp", "2",
-                 "--replicas", "2", "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--model",
+                "llama2-7b",
+                "--systems",
+                "gpu,offload",
+                "--requests",
+                "8",
+                "--pp",
+                "2",
+                "--replicas",
+                "2",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "no: pp: system offload" in out and "4 copies x (a baseline" in (tmp_path / "c" / "compare.csv").read_text()
-    assert main(["serve", "--model", "llama2-7b", "--requests", "4", "--pp", "2", "--pp-link", "nvlink-x",
-                 "--out", str(tmp_path / "p")]) == 2
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--requests",
+                "4",
+                "--pp",
+                "2",
+                "--pp-link",
+                "nvlink-x",
+                "--out",
+                str(tmp_path / "p"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--pp-link: unknown 'nvlink-x'" in err

@@ -29,10 +29,16 @@ def test_linear_profile_is_reproduced_exactly_and_never_extrapolated(tmp_path) -
     path = tmp_path / "prof.csv"
     write(path)
     s = ProfiledSystem(ConstantSystem(1.0, capacity=1e6), path)
-    shape = StageShape(tokens=np.array([4, 300, 20]), decode_reqs=np.array([4, 20, 20]),
-                       decode_ctx=np.array([4 * 1000, 20 * 2000, 20 * 300]))
-    np.testing.assert_allclose(s.stage_times(shape), decode_time([4, 20, 20], [4000, 40000, 6000]) +
-                               np.array([0, prefill_time(280), 0]), rtol=1e-9)
+    shape = StageShape(
+        tokens=np.array([4, 300, 20]),
+        decode_reqs=np.array([4, 20, 20]),
+        decode_ctx=np.array([4 * 1000, 20 * 2000, 20 * 300]),
+    )
+    np.testing.assert_allclose(
+        s.stage_times(shape),
+        decode_time([4, 20, 20], [4000, 40000, 6000]) + np.array([0, prefill_time(280), 0]),
+        rtol=1e-9,
+    )
     assert s.stage_times(StageShape(tokens=100))[()] == pytest.approx(prefill_time(100))
     with pytest.raises(Infeasible, match="no measurement around 100 decode requests"):
         s.stage_times(StageShape.decode(100, 1000))
@@ -53,22 +59,26 @@ def test_one_batch_size_interpolates_along_its_line(tmp_path) -> None:
 def test_serving_on_a_profile_equals_the_constant_system_it_measured(tmp_path) -> None:
     """A profile measured off a 1 s-per-stage system serves a trace exactly as that system does."""
     path = tmp_path / "flat.csv"
-    path.write_text("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n1,100,0,1\n4,1,0,1\n4,400,0,1\n"
-                    "0,0,1,1\n0,0,100,1\n")
+    path.write_text(
+        "decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n1,100,0,1\n4,1,0,1\n4,400,0,1\n0,0,1,1\n0,0,100,1\n"
+    )
     tr = Trace(np.zeros(3), np.array([3, 5, 7]), np.array([4, 2, 3]))
     a = simulate(tr, ConstantSystem(1.0))
     b = simulate(tr, ProfiledSystem(ConstantSystem(1.0), path), max_batch=4)
     np.testing.assert_array_equal(a.finish, b.finish)
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("a,b,c,d\n1,2,3,4\n", "needs the header decode_reqs,decode_ctx,prefill_tokens,seconds"),
-    ("decode_reqs,decode_ctx,prefill_tokens,seconds\n", "has no rows"),
-    ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,x,0,1\n", "line 2: every column needs a number"),
-    ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,-1\n", "line 2: counts >= 0 and seconds > 0"),
-    ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n2,2,0,1\n", "(prefill); it has 2 and 0"),
-    ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n0,0,5,1\n", "at least two distinct decode points"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("a,b,c,d\n1,2,3,4\n", "needs the header decode_reqs,decode_ctx,prefill_tokens,seconds"),
+        ("decode_reqs,decode_ctx,prefill_tokens,seconds\n", "has no rows"),
+        ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,x,0,1\n", "line 2: every column needs a number"),
+        ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,-1\n", "line 2: counts >= 0 and seconds > 0"),
+        ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n2,2,0,1\n", "(prefill); it has 2 and 0"),
+        ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n0,0,5,1\n", "at least two distinct decode points"),
+    ],
+)
 def test_bad_profiles_are_named(text, needle, tmp_path) -> None:
     path = tmp_path / "p.csv"
     path.write_text(text)
@@ -81,10 +91,28 @@ def test_serve_profile_cli(tmp_path, capsys) -> None:
 
     path = tmp_path / "a100.csv"
     write(path, batches=(1, 64, 256), ctx_per_req=(1, 4096, 65536), prefill=(1, 65536))
-    assert main(["serve", "--model", "llama2-7b", "--requests", "20", "--profile", str(path), "--out",
-                 str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            ["serve", "--model", "llama2-7b", "--requests", "20", "--profile", str(path), "--out", str(tmp_path / "o")]
+        )
+        == 0
+    )
     assert "(profile a100.csv)" in capsys.readouterr().out
-    assert main(["serve", "--model", "llama2-7b", "--requests", "2", "--profile", str(tmp_path / "none.csv"),
-                 "--out", str(tmp_path / "o2")]) == 2
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--requests",
+                "2",
+                "--profile",
+                str(tmp_path / "none.csv"),
+                "--out",
+                str(tmp_path / "o2"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not exist" in err

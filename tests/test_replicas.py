@@ -16,8 +16,9 @@ def test_least_outstanding_balances_by_what_is_still_running() -> None:
     it waits for the stage in progress (2..3) and finishes at 4."""
     sys_ = ConstantSystem(1.0)  # reserve: a prompt rides with the running decodes (vllm would stall them)
     lo = replicas.serve(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")
-    np.testing.assert_array_equal(replicas.route(TRACE, sys_, 2, "least-outstanding", scheduler="reserve"),
-                                  [0, 1, 1, 1])
+    np.testing.assert_array_equal(
+        replicas.route(TRACE, sys_, 2, "least-outstanding", scheduler="reserve"), [0, 1, 1, 1]
+    )
     np.testing.assert_array_equal(lo.finish, [10, 1.5, 3.5, 4.5])
     assert lo.meta["requests_per_replica"] == [1, 3] and lo.meta["router"] == "least-outstanding"
     pooled, each = replicas.run(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")  # KV plotted per replica
@@ -26,8 +27,10 @@ def test_least_outstanding_balances_by_what_is_still_running() -> None:
     np.testing.assert_array_equal(rr.finish, [10, 1.5, 4, 4.5])
     assert rr.e2e.mean() > lo.e2e.mean()
     assert lo.trace.output.sum() == 13 and lo.makespan == 10 and lo.system == "constant x 2 (least-outstanding)"
-    assert len(lo.iter_time) == sum(len(simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]),
-                                                 sys_, scheduler="reserve").iter_time) for i in ([0], [1, 2, 3]))
+    assert len(lo.iter_time) == sum(
+        len(simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]), sys_, scheduler="reserve").iter_time)
+        for i in ([0], [1, 2, 3])
+    )
 
 
 def test_one_replica_is_the_engine_and_bad_options_are_named() -> None:
@@ -45,8 +48,10 @@ def test_paged_replicas_pool_their_metrics() -> None:
     tr = Trace(np.zeros(8), np.full(8, 64), np.full(8, 512), "kv-bound")
     sys_ = ConstantSystem(0.01, capacity=4 * 576)
     r = replicas.serve(tr, sys_, 2, "round-robin", scheduler="vllm", watermark=0.0)
-    parts = [simulate(Trace(tr.arrival[i::2], tr.prompt[i::2], tr.output[i::2]), sys_, scheduler="vllm",
-                      watermark=0.0) for i in (0, 1)]
+    parts = [
+        simulate(Trace(tr.arrival[i::2], tr.prompt[i::2], tr.output[i::2]), sys_, scheduler="vllm", watermark=0.0)
+        for i in (0, 1)
+    ]
     assert r.meta["preemptions"] == sum(p.meta["preemptions"] for p in parts)
     assert r.joules_per_token == pytest.approx(sum(p.iter_energy.sum() for p in parts) / tr.output.sum())
     assert r.tbt_percentiles()[99] == max(p.tbt_percentiles()[99] for p in parts)
@@ -55,10 +60,46 @@ def test_paged_replicas_pool_their_metrics() -> None:
 def test_serve_replicas_cli(tmp_path, capsys) -> None:
     from sysmodel.cli import main
 
-    assert main(["serve", "--model", "llama2-7b", "--trace", "gaussian", "--qps", "20", "--requests", "60",
-                 "--replicas", "3", "--router", "least-outstanding", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--trace",
+                "gaussian",
+                "--qps",
+                "20",
+                "--requests",
+                "60",
+                "--replicas",
+                "3",
+                "--router",
+                "least-outstanding",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     assert "x 3 (least-outstanding) | gaussian" in capsys.readouterr().out
-    assert main(["serve", "--model", "llama2-7b", "--requests", "4", "--replicas", "2", "--concurrency", "2",
-                 "--out", str(tmp_path / "p")]) == 2
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--requests",
+                "4",
+                "--replicas",
+                "2",
+                "--concurrency",
+                "2",
+                "--out",
+                str(tmp_path / "p"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "concurrency: not allowed with replicas > 1" in err

@@ -21,8 +21,9 @@ def test_report_all(tmp_path) -> None:
         report(list(PAPERS), Context(tmp_path, commit=False), echo=False)
     finally:
         plots.CHECK = False
-    assert ledger.load(tmp_path / "ledger.csv") == ledger.load(), \
+    assert ledger.load(tmp_path / "ledger.csv") == ledger.load(), (
         "the committed ledger is stale: run `make report` and commit sysmodel/data/ledger.csv"
+    )
     assert plots.FOUND == [], "text collides in the report's figures:\n" + "\n".join(plots.FOUND)
     md = (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
@@ -52,7 +53,7 @@ def test_report_all(tmp_path) -> None:
     assert figures and all(re.match(r"Figure \d+: \S", f) for f in figures)
     empty = [line for line in lines if line.startswith("|") and re.search(r"\|\s*\|", line)]
     assert not empty, f"rows with empty cells: {empty[:3]}"
-    assert '<nav><h2>Contents</h2>' in page and 'href="#figure-1"' in page and "<code>" in page
+    assert "<nav><h2>Contents</h2>" in page and 'href="#figure-1"' in page and "<code>" in page
 
 
 def test_arith_section_covers_every_arith_testbench() -> None:
@@ -76,8 +77,9 @@ def test_full_report_reproduces_the_cache(tmp_path) -> None:
     scratch = tmp_path / "cache"
     report(list(PAPERS), Context(tmp_path / "out", full=True, cache_dir=scratch, commit=False), echo=False)
     for path in sorted(cache.COMMITTED.glob("*.json")):
-        assert json.loads((scratch / path.name).read_text())["value"] == json.loads(path.read_text())["value"], \
+        assert json.loads((scratch / path.name).read_text())["value"] == json.loads(path.read_text())["value"], (
             path.name
+        )
     assert ledger.load(tmp_path / "out" / "ledger.csv") == ledger.load()
 
 

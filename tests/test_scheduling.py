@@ -16,8 +16,9 @@ def trace(arrival, prompt, output) -> Trace:
     return Trace(np.array(arrival, float), np.array(prompt), np.array(output), "hand")
 
 
-@given(st.lists(st.integers(0, 100), min_size=1, max_size=8), st.integers(1, 8), st.integers(0, 40),
-       st.integers(1, 200))
+@given(
+    st.lists(st.integers(0, 100), min_size=1, max_size=8), st.integers(1, 8), st.integers(0, 40), st.integers(1, 200)
+)
 def test_steps_that_fit_is_the_last_step_whose_new_blocks_are_free(kv, size, free, limit) -> None:
     """The closed form (rounds of new blocks ordered by each request's slack) against stepping one by one."""
     b = scheduling.Blocks(10**6, size, 0, np.zeros(len(kv), np.int64), free)
@@ -72,8 +73,14 @@ def test_preempt_recompute_by_hand() -> None:
     (16 tokens: still 1 block). Now each needs a second block and none is free: the later one (1) is
     preempted, its 16 KV tokens dropped; 0 decodes alone, finishing at 3. Then 1 re-prefills its prompt and
     its 2 tokens (17: both blocks), which gives its third token at 4: a 2 s gap since its last."""
-    r = simulate(trace([0, 0], [15, 15], [3, 3]), ConstantSystem(1.0, capacity=32), scheduler="orca",
-                 block_size=16, watermark=0.0, preempt="recompute")
+    r = simulate(
+        trace([0, 0], [15, 15], [3, 3]),
+        ConstantSystem(1.0, capacity=32),
+        scheduler="orca",
+        block_size=16,
+        watermark=0.0,
+        preempt="recompute",
+    )
     np.testing.assert_array_equal(r.finish, [3, 4])
     assert (r.meta["preemptions"], r.meta["recomputed_tokens"]) == (1, 16)
     np.testing.assert_array_equal(r.stall_tbt, [2.0])
@@ -87,8 +94,7 @@ def test_preempt_swap_by_hand() -> None:
     decode: 4..6), and its third token comes 4 s after its second."""
     sys_ = ConstantSystem(1.0, capacity=32)
     sys_.host_link_bw = 16.0
-    r = simulate(trace([0, 0], [15, 15], [3, 3]), sys_, scheduler="orca", block_size=16, watermark=0.0,
-                 preempt="swap")
+    r = simulate(trace([0, 0], [15, 15], [3, 3]), sys_, scheduler="orca", block_size=16, watermark=0.0, preempt="swap")
     np.testing.assert_array_equal(r.finish, [4, 6])
     assert r.meta["preemptions"] == 1 and r.meta["recomputed_tokens"] == 0
     assert r.meta["swapped_gb"] == pytest.approx(32e-9)
@@ -152,8 +158,7 @@ def test_reserve_is_unchanged_by_paging_options() -> None:
     """reserve ignores the paged cache's options and reports no paging fields."""
     tr = trace([0, 0, 1], [3, 5, 7], [4, 2, 3])
     a = simulate(tr, ConstantSystem(1.0, capacity=20), scheduler="reserve")
-    b = simulate(tr, ConstantSystem(1.0, capacity=20), scheduler="reserve", block_size=4, watermark=0.5,
-                 preempt="swap")
+    b = simulate(tr, ConstantSystem(1.0, capacity=20), scheduler="reserve", block_size=4, watermark=0.5, preempt="swap")
     np.testing.assert_array_equal(a.finish, b.finish)
     assert "preemptions" not in a.meta and math.isnan(a.goodput(slo_ttft=0.5)["share"]) is False
 
@@ -166,9 +171,34 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
 
     plots.CHECK, plots.FOUND[:] = True, []
     try:
-        assert main(["serve", "--model", "llama2-7b", "--system", "gpu", "--trace", "openr1", "--requests", "40",
-                     "--scheduler", "vllm", "--preempt", "swap", "--block-size", "32", "--slo-tbt", "50",
-                     "--slo-ttft", "10", "--out", str(tmp_path / "s")]) == 0
+        assert (
+            main(
+                [
+                    "serve",
+                    "--model",
+                    "llama2-7b",
+                    "--system",
+                    "gpu",
+                    "--trace",
+                    "openr1",
+                    "--requests",
+                    "40",
+                    "--scheduler",
+                    "vllm",
+                    "--preempt",
+                    "swap",
+                    "--block-size",
+                    "32",
+                    "--slo-tbt",
+                    "50",
+                    "--slo-ttft",
+                    "10",
+                    "--out",
+                    str(tmp_path / "s"),
+                ]
+            )
+            == 0
+        )
     finally:
         plots.CHECK = False
     assert plots.FOUND == []
@@ -176,18 +206,37 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
     assert "scheduler vllm: scheduling delay p50" in out and "preemptions (swap)" in out
     assert "goodput: " in out and "requests meet the SLO" in out
     assert (tmp_path / "s" / "kv_utilisation.png").exists()
-    assert main(["compare", "--model", "llama2-7b", "--systems", "gpu,cpu", "--requests", "4", "--scheduler",
-                 "sarathi", "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--model",
+                "llama2-7b",
+                "--systems",
+                "gpu,cpu",
+                "--requests",
+                "4",
+                "--scheduler",
+                "sarathi",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"),
-    (["--preempt", "drop"], "--preempt: 'drop' not allowed; allowed: recompute, swap"),
-    (["--watermark", "1.5"], "--watermark: 1.5 not allowed"),
-    (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),
-    (["--slo-tbt", "-1"], "--slo-tbt: '-1' is not a number > 0"),
-    (["--scheduler", "orca", "--prefill-budget", "64"], "prefill_budget: not allowed with scheduler orca"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"),
+        (["--preempt", "drop"], "--preempt: 'drop' not allowed; allowed: recompute, swap"),
+        (["--watermark", "1.5"], "--watermark: 1.5 not allowed"),
+        (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),
+        (["--slo-tbt", "-1"], "--slo-tbt: '-1' is not a number > 0"),
+        (["--scheduler", "orca", "--prefill-budget", "64"], "prefill_budget: not allowed with scheduler orca"),
+    ],
+)
 def test_scheduler_mistakes(args, needle, tmp_path, capsys) -> None:
     from sysmodel.cli import main
 
@@ -197,9 +246,15 @@ def test_scheduler_mistakes(args, needle, tmp_path, capsys) -> None:
 
 
 @pytest.mark.fuzz
-@given(st.sampled_from(list(scheduling.SCHEDULERS)), st.sampled_from(scheduling.PREEMPT),
-       st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(1, 32), st.floats(0, 0.3),
-       st.integers(1, 8))
+@given(
+    st.sampled_from(list(scheduling.SCHEDULERS)),
+    st.sampled_from(scheduling.PREEMPT),
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 30),
+    st.integers(1, 32),
+    st.floats(0, 0.3),
+    st.integers(1, 8),
+)
 def test_random_runs_keep_the_invariants(name, preempt, seed, n, block, watermark, max_batch) -> None:
     """Any trace on a tight cache: every request finishes with exactly its tokens, times are ordered, the
     blocks come back, TBT samples are positive, and reserve never preempts."""
@@ -208,8 +263,15 @@ def test_random_runs_keep_the_invariants(name, preempt, seed, n, block, watermar
     tr = trace(np.sort(rng.random(n) * 5), prompt, output)
     blocks = -(-(prompt + output).max() // block) + 1
     cap = float(block * max(blocks, int(np.ceil(blocks / (1 - watermark))) + 1) * rng.integers(1, 3))
-    r = simulate(tr, ConstantSystem(0.1, capacity=cap), max_batch=max_batch, scheduler=name, block_size=block,
-                 watermark=watermark, preempt=preempt)
+    r = simulate(
+        tr,
+        ConstantSystem(0.1, capacity=cap),
+        max_batch=max_batch,
+        scheduler=name,
+        block_size=block,
+        watermark=watermark,
+        preempt=preempt,
+    )
     assert not np.isnan(r.finish).any()
     assert (r.arrival <= r.admitted).all() and (r.admitted < r.first_token).all()
     assert (r.first_token <= r.finish).all()

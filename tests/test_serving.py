@@ -42,8 +42,9 @@ def test_constant_stage_time_waves() -> None:
 
 def test_chunked_prefill_stages() -> None:
     """A 100-token prompt under a 32-token budget needs ceil(100/32) = 4 stages before its first token."""
-    r = serving.simulate(fixed(1, prompt=100, output=3), serving.ConstantSystem(TAU), prefill_budget=32,
-                         scheduler="reserve")
+    r = serving.simulate(
+        fixed(1, prompt=100, output=3), serving.ConstantSystem(TAU), prefill_budget=32, scheduler="reserve"
+    )
     assert r.t2ft[0] == pytest.approx(4 * TAU) and r.e2e[0] == pytest.approx(6 * TAU)
 
 
@@ -118,8 +119,11 @@ def test_l3_traces_match_table4_moments(name: str) -> None:
     mi, si, mo, so = serving.L3_TRACES[name]
     for mean, std in ((mi, si), (mo, so)):
         mu, sigma = serving._truncated_lognormal(mean, std, serving.TRACE_CAP)
-        x = np.exp(mu + sigma * norm.ppf(np.linspace(1e-7, 1 - 1e-7, 2_000_001)
-                                         * norm.cdf((math.log(serving.TRACE_CAP) - mu) / sigma)))
+        x = np.exp(
+            mu
+            + sigma
+            * norm.ppf(np.linspace(1e-7, 1 - 1e-7, 2_000_001) * norm.cdf((math.log(serving.TRACE_CAP) - mu) / sigma))
+        )
         assert x.mean() == pytest.approx(mean, rel=2e-3) and x.std() == pytest.approx(std, rel=1e-2)
     tr = serving.make_trace(name, 100_000, seed=11)
     assert tr.prompt.mean() == pytest.approx(mi, rel=0.02) and tr.prompt.std() == pytest.approx(si, rel=0.1)
@@ -157,26 +161,52 @@ def test_load_trace_csv_jsonl_and_errors(tmp_path) -> None:
 
 def test_serve_cli(tmp_path, capsys) -> None:
     out = tmp_path / "serve"
-    assert main(["serve", "--model", "llama2-7b", "--system", "gpu", "--trace", "gaussian", "--requests", "50",
-                 "--qps", "2,6", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--system",
+                "gpu",
+                "--trace",
+                "gaussian",
+                "--requests",
+                "50",
+                "--qps",
+                "2,6",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "throughput" in text and "TBT" in text and "p99" in text
-    assert {p.name for p in out.iterdir()} == {"requests-qps2.csv", "requests-qps6.csv", "tbt_cdf.png",
-                                              "kv_utilisation.png", "throughput_vs_qps.png"}
+    assert {p.name for p in out.iterdir()} == {
+        "requests-qps2.csv",
+        "requests-qps6.csv",
+        "tbt_cdf.png",
+        "kv_utilisation.png",
+        "throughput_vs_qps.png",
+    }
     header = (out / "requests-qps2.csv").read_text().splitlines()[0]
     assert header.startswith("id,arrival_s,prompt_tokens,output_tokens,admitted_s,first_token_s")
 
 
-@pytest.mark.parametrize(("argv", "msg"), [
-    (["--model", "llama2-7b", "--requests", "0"], "--requests: '0' is not a whole number >= 1"),
-    (["--model", "llama2-7b", "--trace", "nope.csv"], "nope.csv does not exist"),
-    (["--model", "llama2-7b", "--system", "tpu"], "system: unknown 'tpu'"),
-    (["--model", "llama2-7b", "--qps", "-3"], "--qps: '-3' is not a number > 0"),
-    (["--model", "gpt-9"], "model: unknown 'gpt-9'"),
-    (["--model", "llama2-7b", "--device", "tpu"], "device: 'tpu' not allowed; allowed: rtx4090"),
-    # GPT-175B on 5 A100s leaves 50 GB of KV: OpenR1's long requests never fit
-    (["--model", "gpt3-175b", "--devices", "5", "--trace", "openr1", "--requests", "100"], "request"),
-])
+@pytest.mark.parametrize(
+    ("argv", "msg"),
+    [
+        (["--model", "llama2-7b", "--requests", "0"], "--requests: '0' is not a whole number >= 1"),
+        (["--model", "llama2-7b", "--trace", "nope.csv"], "nope.csv does not exist"),
+        (["--model", "llama2-7b", "--system", "tpu"], "system: unknown 'tpu'"),
+        (["--model", "llama2-7b", "--qps", "-3"], "--qps: '-3' is not a number > 0"),
+        (["--model", "gpt-9"], "model: unknown 'gpt-9'"),
+        (["--model", "llama2-7b", "--device", "tpu"], "device: 'tpu' not allowed; allowed: rtx4090"),
+        # GPT-175B on 5 A100s leaves 50 GB of KV: OpenR1's long requests never fit
+        (["--model", "gpt3-175b", "--devices", "5", "--trace", "openr1", "--requests", "100"], "request"),
+    ],
+)
 def test_serve_cli_mistakes_are_one_line(argv, msg, capsys) -> None:
     assert main(["serve", *argv]) == 2
     err = capsys.readouterr().err

@@ -175,8 +175,11 @@ def test_duplex_controller_places_inputs_and_flags_descriptors() -> None:
     g = REDUCED
     m_, k, n = 2 * g.rows, 2 * g.rows, 3
     kb = k // g.rows
-    items = [(Op.DESC, duplex.pack_desc(m_, k, n), 0)] + [(Op.X, 0, 0)] * (n * kb) + \
-        [(Op.W, 0, int(b == m_ // g.rows * k - 1)) for b in range(m_ // g.rows * k)]
+    items = (
+        [(Op.DESC, duplex.pack_desc(m_, k, n), 0)]
+        + [(Op.X, 0, 0)] * (n * kb)
+        + [(Op.W, 0, int(b == m_ // g.rows * k - 1)) for b in range(m_ // g.rows * k)]
+    )
     writes, drains = _controller_run(items, 4)
     assert writes == [(j % g.lanes, (j // g.lanes) * kb + b) for j in range(n) for b in range(kb)]
     assert len(drains) == m_ // g.rows * n and drains[-1] == (1, 0)  # a drain step per token per row block

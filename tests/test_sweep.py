@@ -11,34 +11,51 @@ from sysmodel.cli import main
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
-@pytest.mark.parametrize(("cfg", "msg"), [
-    ({"kind": "train", "grid": {"x": [1]}}, r"kind: 'train' not allowed"),
-    ({"kind": "decode"}, r"grid: missing or empty"),
-    ({"kind": "decode", "grid": {"colour": [1]}}, r"grid.colour: unknown for kind decode"),
-    ({"kind": "decode", "grid": {"model": []}}, r"grid.model: must be a non-empty list"),
-    ({"kind": "decode", "grid": {"model": ["gpt-9"], "device": ["rtx4090"]}},
-     r"grid.model: 'gpt-9' not allowed; one of"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["a100-80g-sxm"], "mem_bw": [0]}},
-     r"grid.mem_bw: 0 not allowed; a number > 0"),
-    ({"kind": "decode", "grid": {"device": ["a100-80g-sxm"]}}, r"grid.model: missing; kind decode needs it"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "kv_len": [-1]}},
-     r"grid.kv_len: -1 not allowed; a whole number >= 0"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "wbytes": [0]}},
-     r"grid.wbytes: 0 not allowed; a number > 0 and <= 8"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": [1.5]}},
-     r"grid.batch: 1.5 not allowed; a whole number >= 1"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": ["two"]}},
-     r"grid.batch: 'two' not allowed; a whole number >= 1"),
-    ({"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": [True]}},
-     r"grid.batch: True not allowed"),
-    ({"kind": "deca", "grid": {"density": [-0.3]}}, r"grid.density: -0.3 not allowed; a number > 0 and <= 1"),
-    ({"kind": "deca", "grid": {"lanes": [-2]}}, r"grid.lanes: -2 not allowed; a whole number >= 1 and <= 1024"),
-    ({"kind": "deca", "grid": {"n": [0]}}, r"grid.n: 0 not allowed; a whole number >= 1"),
-    ({"kind": "deca", "grid": {"w": [0]}}, r"grid.w: 0 not allowed"),
-    ({"kind": "deca", "grid": {"lanes": [0]}}, r"grid.lanes: 0 not allowed"),
-    ({"kind": "deca", "grid": {"density": [float("nan")]}}, r"grid.density: nan not allowed"),
-    ({"kind": "deca", "grid": {"machine": ["TPU"]}}, r"grid.machine: 'TPU' not allowed"),
-])
+@pytest.mark.parametrize(
+    ("cfg", "msg"),
+    [
+        ({"kind": "train", "grid": {"x": [1]}}, r"kind: 'train' not allowed"),
+        ({"kind": "decode"}, r"grid: missing or empty"),
+        ({"kind": "decode", "grid": {"colour": [1]}}, r"grid.colour: unknown for kind decode"),
+        ({"kind": "decode", "grid": {"model": []}}, r"grid.model: must be a non-empty list"),
+        (
+            {"kind": "decode", "grid": {"model": ["gpt-9"], "device": ["rtx4090"]}},
+            r"grid.model: 'gpt-9' not allowed; one of",
+        ),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["a100-80g-sxm"], "mem_bw": [0]}},
+            r"grid.mem_bw: 0 not allowed; a number > 0",
+        ),
+        ({"kind": "decode", "grid": {"device": ["a100-80g-sxm"]}}, r"grid.model: missing; kind decode needs it"),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "kv_len": [-1]}},
+            r"grid.kv_len: -1 not allowed; a whole number >= 0",
+        ),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "wbytes": [0]}},
+            r"grid.wbytes: 0 not allowed; a number > 0 and <= 8",
+        ),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": [1.5]}},
+            r"grid.batch: 1.5 not allowed; a whole number >= 1",
+        ),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": ["two"]}},
+            r"grid.batch: 'two' not allowed; a whole number >= 1",
+        ),
+        (
+            {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090"], "batch": [True]}},
+            r"grid.batch: True not allowed",
+        ),
+        ({"kind": "deca", "grid": {"density": [-0.3]}}, r"grid.density: -0.3 not allowed; a number > 0 and <= 1"),
+        ({"kind": "deca", "grid": {"lanes": [-2]}}, r"grid.lanes: -2 not allowed; a whole number >= 1 and <= 1024"),
+        ({"kind": "deca", "grid": {"n": [0]}}, r"grid.n: 0 not allowed; a whole number >= 1"),
+        ({"kind": "deca", "grid": {"w": [0]}}, r"grid.w: 0 not allowed"),
+        ({"kind": "deca", "grid": {"lanes": [0]}}, r"grid.lanes: 0 not allowed"),
+        ({"kind": "deca", "grid": {"density": [float("nan")]}}, r"grid.density: nan not allowed"),
+        ({"kind": "deca", "grid": {"machine": ["TPU"]}}, r"grid.machine: 'TPU' not allowed"),
+    ],
+)
 def test_validation_errors(cfg: dict, msg: str) -> None:
     with pytest.raises(ValueError, match=msg):
         sweep.validate(cfg)
@@ -68,8 +85,11 @@ def test_examples_run(name: str, tmp_path) -> None:
                 assert float(r["latency_ms"]) == pytest.approx(ref, rel=1e-9)
             else:
                 assert r["reason"] and not r["latency_ms"]
-        fast = {(r["device"], r["wbytes"]): float(r["latency_ms"]) for r in rows
-                if r["model"] == "llama2-7b" and r["batch"] == "1"}
+        fast = {
+            (r["device"], r["wbytes"]): float(r["latency_ms"])
+            for r in rows
+            if r["model"] == "llama2-7b" and r["batch"] == "1"
+        }
         assert fast["a100-80g-sxm", "2.0"] < fast["rtx4090", "2.0"]  # bandwidth wins at batch 1
         assert fast["rtx4090", "0.5"] < 0.5 * fast["rtx4090", "2.0"]  # 4x fewer weight bytes
     else:
@@ -90,8 +110,15 @@ def test_dask_executor_matches_the_process_pool(tmp_path) -> None:
     byte-identical output, rows in grid order."""
     from dask.distributed import LocalCluster
 
-    cfg = {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["rtx4090", "a100-80g-sxm"],
-                                      "batch": [1, 128, *range(2, 100)], "kv_len": [65536]}}
+    cfg = {
+        "kind": "decode",
+        "grid": {
+            "model": ["llama2-7b"],
+            "device": ["rtx4090", "a100-80g-sxm"],
+            "batch": [1, 128, *range(2, 100)],
+            "kv_len": [65536],
+        },
+    }
     sweep.validate(cfg)
     assert sweep.chunk_size(len(sweep.points(cfg)), 2) == 25  # 200 points, 2 workers: 8 tasks of 25
     local = sweep.sweep(cfg, tmp_path / "local.csv", workers=2).read_bytes()
@@ -104,8 +131,13 @@ def test_dask_executor_matches_the_process_pool(tmp_path) -> None:
 
 
 def test_chunk_size() -> None:
-    assert [sweep.chunk_size(n, w) for n, w in ((1, 2), (10, 2), (10_000, 2), (10_000, 64), (10**6, 2))] == \
-        [1, 2, 500, 40, 500]
+    assert [sweep.chunk_size(n, w) for n, w in ((1, 2), (10, 2), (10_000, 2), (10_000, 64), (10**6, 2))] == [
+        1,
+        2,
+        500,
+        40,
+        500,
+    ]
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys) -> None:

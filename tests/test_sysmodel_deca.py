@@ -83,10 +83,14 @@ def test_table6_structure() -> None:
 
 def test_other_layers_grow_with_n_and_with_the_kv_cache() -> None:
     """What is not an FC GeMM grows with N, and OPT-66B (MHA: 9x Llama2-70B's KV per token) pays more."""
-    assert deca.other_seconds("llama2-70b", 64) > deca.other_seconds("llama2-70b", 16) > \
-        deca.other_seconds("llama2-70b", 1)
-    assert deca.attention_seconds("opt-66b", 16, deca.SPR_HBM) > 7 * deca.attention_seconds("llama2-70b", 16,
-                                                                                           deca.SPR_HBM)
+    assert (
+        deca.other_seconds("llama2-70b", 64)
+        > deca.other_seconds("llama2-70b", 16)
+        > deca.other_seconds("llama2-70b", 1)
+    )
+    assert deca.attention_seconds("opt-66b", 16, deca.SPR_HBM) > 7 * deca.attention_seconds(
+        "llama2-70b", 16, deca.SPR_HBM
+    )
 
 
 def test_bord_and_roof_surface_equations() -> None:
@@ -146,10 +150,17 @@ def test_fc_tiles_follow_the_zoo(name: str) -> None:
 
     cfg = load_model(name)
     for n in (1, 16):
-        fc = sum(count * float(op.weight_bytes) for moe, count in layer_groups(cfg)
-                 for op in layer_ops(cfg, StageShape.decode(n, 0), moe) if op.kind == "gemm")
-        pad = 0 if cfg.experts % TILE_ROWS == 0 or cfg.experts == 1 else \
-            sum(c for moe, c in layer_groups(cfg) if moe) * (cfg.hidden // 32) * TILE * 2 * (1 - cfg.experts / 16)
+        fc = sum(
+            count * float(op.weight_bytes)
+            for moe, count in layer_groups(cfg)
+            for op in layer_ops(cfg, StageShape.decode(n, 0), moe)
+            if op.kind == "gemm"
+        )
+        pad = (
+            0
+            if cfg.experts % TILE_ROWS == 0 or cfg.experts == 1
+            else sum(c for moe, c in layer_groups(cfg) if moe) * (cfg.hidden // 32) * TILE * 2 * (1 - cfg.experts / 16)
+        )
         assert deca.fc_weight_tiles(name, n) * TILE * 2 == pytest.approx(fc + pad, rel=1e-12)
 
 

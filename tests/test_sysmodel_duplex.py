@@ -153,8 +153,10 @@ def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
     from sysmodel.duplex import report
 
     fake = {"gemm_4x2": (8, 1000), "gemm_8x2": (16, 1800), "softmax_4": (4, 500), "softmax_8": (8, 700)}
-    area = {d: {"params": {"rows": s, "lanes": 1} if d.startswith("gemm") else {"lanes": s}, "cells": {"total": c}}
-            for d, (s, c) in fake.items()}
+    area = {
+        d: {"params": {"rows": s, "lanes": 1} if d.startswith("gemm") else {"lanes": s}, "cells": {"total": c}}
+        for d, (s, c) in fake.items()
+    }
     monkeypatch.setattr(report.characterization, "load_area", lambda paper: area)
     text = "\n".join(report.area_lines())
     gemm = 32 * (1000 + 100 * (512 - 8))  # 100 cells per MAC, 32 modules of 64 x 8

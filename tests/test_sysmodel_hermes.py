@@ -14,8 +14,18 @@ from sysmodel.hermes import scheduler as sch
 from sysmodel.hermes import workload as wl
 from sysmodel.models import ModelConfig
 
-TINY = ModelConfig("tiny", hidden=256, intermediate=1024, layers=8, heads=4, kv_heads=4, vocab=1000,
-                   activation="relu", tied_embeddings=True, ffn_matrices=2)
+TINY = ModelConfig(
+    "tiny",
+    hidden=256,
+    intermediate=1024,
+    layers=8,
+    heads=4,
+    kv_heads=4,
+    vocab=1000,
+    activation="relu",
+    tied_embeddings=True,
+    ffn_matrices=2,
+)
 
 
 @pytest.fixture(scope="module")
@@ -62,15 +72,28 @@ def test_trace_file_without_parents_profiles_them(tmp_path):
     assert tr.parents[(1, "mlp")][5, 0] == 2
 
 
-@pytest.mark.parametrize("arrays, match", [
-    ({"prefill": 3}, "no layer"),
-    ({"layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 8, 4), bool)}, "prefill"),
-    ({"prefill": 3, "layer0_attn": np.zeros((1, 8, 4)), "layer0_mlp": np.zeros((1, 8, 4), bool)}, "layer0_attn"),
-    ({"prefill": 3, "layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 9, 4), bool)}, "differ"),
-    ({"prefill": 8, "layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 8, 4), bool)}, "prefill 8"),
-    ({"prefill": 3, "layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 8, 4), bool),
-      "layer1_mlp": np.zeros((1, 8, 4), bool)}, "attn"),
-])
+@pytest.mark.parametrize(
+    "arrays, match",
+    [
+        ({"prefill": 3}, "no layer"),
+        ({"layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 8, 4), bool)}, "prefill"),
+        ({"prefill": 3, "layer0_attn": np.zeros((1, 8, 4)), "layer0_mlp": np.zeros((1, 8, 4), bool)}, "layer0_attn"),
+        ({"prefill": 3, "layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 9, 4), bool)}, "differ"),
+        (
+            {"prefill": 8, "layer0_attn": np.zeros((1, 8, 4), bool), "layer0_mlp": np.zeros((1, 8, 4), bool)},
+            "prefill 8",
+        ),
+        (
+            {
+                "prefill": 3,
+                "layer0_attn": np.zeros((1, 8, 4), bool),
+                "layer0_mlp": np.zeros((1, 8, 4), bool),
+                "layer1_mlp": np.zeros((1, 8, 4), bool),
+            },
+            "attn",
+        ),
+    ],
+)
 def test_bad_trace_files_name_the_field(tmp_path, arrays, match):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ValueError, match=match):

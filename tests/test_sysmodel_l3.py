@@ -61,8 +61,9 @@ def test_prefill_budget_is_a_multiple_of_16_that_fits_under_the_pim() -> None:
     sys = L3System("gpt3-175b", 8)
     b = sys.prefill_budget(32, 32 * 8000)
     assert b % paper.CHUNK_MULTIPLE == 0 and b >= 16
-    assert math.isinf(sys.prefill_budget(0, 0)) and math.isinf(L3System("gpt3-175b", 8, scheduler=False)
-                                                                .prefill_budget(4, 400))
+    assert math.isinf(sys.prefill_budget(0, 0)) and math.isinf(
+        L3System("gpt3-175b", 8, scheduler=False).prefill_budget(4, 400)
+    )
 
 
 def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
@@ -79,8 +80,17 @@ def test_predictors_report_relative_error() -> None:
 
 
 def test_fig8_lines_print_paper_model_and_ratio() -> None:
-    rows = [{"model": "m", "trace": "t", "L3": 10.0, "L3 batch": 8.0, **{b: 5.0 for b in report.BASELINES},
-             **{f"{b} batch": 2.0 for b in report.BASELINES}, **{f"{b} rejected": 0.25 for b in report.BASELINES}}]
+    rows = [
+        {
+            "model": "m",
+            "trace": "t",
+            "L3": 10.0,
+            "L3 batch": 8.0,
+            **{b: 5.0 for b in report.BASELINES},
+            **{f"{b} batch": 2.0 for b in report.BASELINES},
+            **{f"{b} rejected": 0.25 for b in report.BASELINES},
+        }
+    ]
     text = "\n".join(report.fig8_lines(rows))
     assert "| m | t | 10 | 2.00 | 2.00 | 2.00 | 2.00 | 4.00 | 25.0% |" in text
     assert f"| speedup over GPU-only | 5.00 | 2.00 | 0.40 | {report.GAPS['speedup over GPU-only']} |" in text
@@ -102,8 +112,9 @@ def test_area_ratios_come_from_the_yosys_snapshot() -> None:
 
 def test_plots_are_written(tmp_path) -> None:
     names = ("L3", *report.BASELINES)
-    rows = [{"model": "m", "trace": t, **dict.fromkeys(names, 2.0), "GPU-only": gpu}
-            for t, gpu in (("a", 1.0), ("b", None))]
+    rows = [
+        {"model": "m", "trace": t, **dict.fromkeys(names, 2.0), "GPU-only": gpu} for t, gpu in (("a", 1.0), ("b", None))
+    ]
     got = {"scalability": dict.fromkeys(paper.SCALABILITY, 1.0), "ablation": dict.fromkeys(paper.ABLATION, 1.0)}
     tbt = {(rs, b): 0.5 for rs in report.TBT_RANKSETS for b in report.TBT_BATCHES}
     for path in (report.plot_fig8(rows, tmp_path / "f8.png"), report.plot_studies(got, tbt, tmp_path / "s.png")):

@@ -32,11 +32,14 @@ def test_serving_imports_no_design() -> None:
     """serving.py names no design in its imports, and importing it loads none."""
     designs = {"baselines", *(p.name for p in (ROOT / "sysmodel").iterdir() if (p / "system.py").exists())}
     tree = ast.parse((ROOT / "sysmodel" / "serving.py").read_text())
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
-        {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | {
+        n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+    }
     assert not {m for m in imported if m.split(".")[1:2] and m.split(".")[1] in designs}
-    code = ("import sys, sysmodel.serving; print(sorted(m for m in sys.modules if m.startswith('sysmodel.') and "
-            f"m.split('.')[1] in {sorted(designs)!r}))")
+    code = (
+        "import sys, sysmodel.serving; print(sorted(m for m in sys.modules if m.startswith('sysmodel.') and "
+        f"m.split('.')[1] in {sorted(designs)!r}))"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
 
 
@@ -50,26 +53,30 @@ def test_serve_runs_a_50_request_trace_on_every_system(name, tmp_path, capsys) -
 
 
 def test_set_is_validated(capsys) -> None:
-    for argv, msg in ((["--set", "dimms=0"], "dimms: '0' not allowed; allowed: >= 1 and <= 64"),
-                      (["--set", "wings=2"], "--set wings: system hermes has no such parameter; its parameters: "
-                                             "dimms, multipliers"),
-                      (["--set", "dimms"], "--set: 'dimms' is not key=value"),
-                      (["--set", "host=maybe"], "host: 'maybe' is not a bool"),
-                      (["--devices", "2"], "--devices: system hermes has no devices parameter")):
+    for argv, msg in (
+        (["--set", "dimms=0"], "dimms: '0' not allowed; allowed: >= 1 and <= 64"),
+        (["--set", "wings=2"], "--set wings: system hermes has no such parameter; its parameters: dimms, multipliers"),
+        (["--set", "dimms"], "--set: 'dimms' is not key=value"),
+        (["--set", "host=maybe"], "host: 'maybe' is not a bool"),
+        (["--devices", "2"], "--devices: system hermes has no devices parameter"),
+    ):
         assert main(["serve", "--system", "hermes", "--model", "llama2-7b", *argv]) == 2
         err = capsys.readouterr().err
         assert msg in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize(("name", "model", "settings", "reason"), [
-    ("gpu", "llama2-70b", ["devices=1"], "no room for a KV cache"),
-    ("hermes", "falcon-40b", ["dimms=2"], "83 GB of weights do not fit 2 NDP-DIMMs"),
-    ("hermes", "mixtral-8x7b", [], "MoE experts are outside its model"),
-    ("deca", "llama2-70b", ["scheme=q16", "density=1"], "do not fit SPR-HBM's 64 GB"),
-    ("flash", "llama2-70b", [], "do not fit 32 GB of DRAM"),
-    ("duplex", "grok-1", ["nodes=1", "devices=4"], "do not fit"),
-    ("l3", "phi-2", [], "head dimension 80"),
-])
+@pytest.mark.parametrize(
+    ("name", "model", "settings", "reason"),
+    [
+        ("gpu", "llama2-70b", ["devices=1"], "no room for a KV cache"),
+        ("hermes", "falcon-40b", ["dimms=2"], "83 GB of weights do not fit 2 NDP-DIMMs"),
+        ("hermes", "mixtral-8x7b", [], "MoE experts are outside its model"),
+        ("deca", "llama2-70b", ["scheme=q16", "density=1"], "do not fit SPR-HBM's 64 GB"),
+        ("flash", "llama2-70b", [], "do not fit 32 GB of DRAM"),
+        ("duplex", "grok-1", ["nodes=1", "devices=4"], "do not fit"),
+        ("l3", "phi-2", [], "head dimension 80"),
+    ],
+)
 def test_infeasible_configurations_are_refused_with_the_reason(name, model, settings, reason) -> None:
     from sysmodel.serving import make_trace, simulate
 
@@ -78,8 +85,23 @@ def test_infeasible_configurations_are_refused_with_the_reason(name, model, sett
 
 
 def test_compare_llama2_70b_on_every_system(tmp_path, capsys) -> None:
-    assert main(["compare", "--model", "llama2-70b", "--systems", "all", "--requests", "8", "--out",
-                 str(tmp_path), "--provenance"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--model",
+                "llama2-70b",
+                "--systems",
+                "all",
+                "--requests",
+                "8",
+                "--out",
+                str(tmp_path),
+                "--provenance",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     rows = {r["system"]: r for r in csv.DictReader((tmp_path / "compare.csv").open())}
     assert list(rows) == NINE
@@ -99,10 +121,12 @@ def test_compare_llama2_70b_on_every_system(tmp_path, capsys) -> None:
 
 
 def test_compare_mistakes_are_one_line(tmp_path, capsys) -> None:
-    for argv, msg in ((["--systems", "gpu,tpu"], "system: unknown 'tpu'"),
-                      (["--set", "hermes.dimms=0"], "dimms: '0' not allowed"),
-                      (["--set", "l3.tp=4", "--systems", "gpu"], "system 'l3' is not compared"),
-                      (["--set", "dimms=4"], "is not system.key=value")):
+    for argv, msg in (
+        (["--systems", "gpu,tpu"], "system: unknown 'tpu'"),
+        (["--set", "hermes.dimms=0"], "dimms: '0' not allowed"),
+        (["--set", "l3.tp=4", "--systems", "gpu"], "system 'l3' is not compared"),
+        (["--set", "dimms=4"], "is not system.key=value"),
+    ):
         assert main(["compare", "--model", "llama2-7b", "--out", str(tmp_path / "x"), *argv]) == 2
         err = capsys.readouterr().err
         assert msg in err and err.count("\n") == 1, err
@@ -154,8 +178,9 @@ def test_duplex_energy_by_hand() -> None:
                 host += count * float(op.bytes)
     vec = 8 * cfg.hidden * 2
     link = cfg.layers * (vec * 2 + 2 * 2 * 3 * vec)  # dispatch in and out; two ring all-reduces over 4 devices
-    want = (pim * 8 * (0.11 + 0.44 + 1.01 + 0.5) + host * 8 * HBM_HOST + flops * FLOP + link * 8 * 1.3) * PJ \
-        + 0.3 * 700 * 4 * t
+    want = (
+        pim * 8 * (0.11 + 0.44 + 1.01 + 0.5) + host * 8 * HBM_HOST + flops * FLOP + link * 8 * 1.3
+    ) * PJ + 0.3 * 700 * 4 * t
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
 
 
@@ -170,8 +195,9 @@ def test_deca_energy_by_hand() -> None:
     _, flops = layer_bytes_flops("llama2-7b", shape)
     other, _ = layer_bytes_flops("llama2-7b", shape, skip=("qkv", "o_proj", "ffn_gate", "ffn_up", "ffn_down"))
     vops = tiles * dm.measured_cycles()[(32, 8, "q8", 0.3)]
-    want = ((tiles * (512 * 0.3 + 64) + other) * 8 * HBM_HOST + flops * FLOP + vops * 3.1 / (56 * 2.5e9) / PJ) * PJ \
-        + 0.3 * 350 * t
+    want = (
+        (tiles * (512 * 0.3 + 64) + other) * 8 * HBM_HOST + flops * FLOP + vops * 3.1 / (56 * 2.5e9) / PJ
+    ) * PJ + 0.3 * 350 * t
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-9)
 
 
@@ -187,8 +213,9 @@ def test_l3_energy_by_hand() -> None:
     pcie = cfg.layers * 16 * (2 * cfg.hidden + 2 * cfg.kv_dim) * 2
     allreduce = cfg.layers * 2 * 2 * 7 * 16 * cfg.hidden * 2
     chips = 2e12 * 8 / (8 << 30)
-    want = ((nbytes - kv) * 8 * HBM_HOST + kv * 8 * ddr_bank + flops * FLOP + pcie * 8 * 5.0 + allreduce * 8 * 1.3) \
-        * PJ + (0.3 * 400 * 8 + chips * 1.2 * 0.055) * t
+    want = (
+        (nbytes - kv) * 8 * HBM_HOST + kv * 8 * ddr_bank + flops * FLOP + pcie * 8 * 5.0 + allreduce * 8 * 1.3
+    ) * PJ + (0.3 * 400 * 8 + chips * 1.2 * 0.055) * t
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-9)
 
 
@@ -222,8 +249,9 @@ def test_cpu_energy_by_hand() -> None:
     shape, t = StageShape.decode(2, 1000), 0.1
     nbytes, flops = layer_bytes_flops("llama2-7b", shape)
     ddr = sum(energy.MEMORIES["ddr5"].parts.values())
-    assert ddr == pytest.approx(1.2 * 0.005 * 32.5e-9 / 8192 / PJ + 1.2 * 0.010 * 13.75e-9 / 8192 / PJ
-                                + 1.2 * 0.090 * 2.5e-9 / 64 / PJ + 4.0)
+    assert ddr == pytest.approx(
+        1.2 * 0.005 * 32.5e-9 / 8192 / PJ + 1.2 * 0.010 * 13.75e-9 / 8192 / PJ + 1.2 * 0.090 * 2.5e-9 / 64 / PJ + 4.0
+    )
     want = (nbytes * 8 * ddr + flops * FLOP) * PJ + 0.3 * 350 * t
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
 
@@ -235,8 +263,9 @@ def test_offload_energy_by_hand() -> None:
     shape, t = StageShape.decode(1, 500), 1.0
     cfg = load_model("opt-30b")
     nbytes, flops = layer_bytes_flops("opt-30b", shape)
-    weights = sum(count * float(op.weight_bytes) for moe, count in layer_groups(cfg)
-                  for op in layer_ops(cfg, shape, moe))
+    weights = sum(
+        count * float(op.weight_bytes) for moe, count in layer_groups(cfg) for op in layer_ops(cfg, shape, moe)
+    )
     streamed = s.streamed * weights
     ddr = sum(energy.MEMORIES["ddr5"].parts.values())
     want = (nbytes * 8 * 7.25 + streamed * 8 * (ddr + 5.0) + flops * FLOP) * PJ + 0.3 * 450 * t
@@ -257,8 +286,9 @@ def test_flash_energy_by_hand() -> None:
     loaded = lat.increment(cfg, lat.calibration()["cpu"])[0] * w["ffn"] * 4  # fp32 on the CPU backend
     resident = lat.dram_share(cfg) * w["total"] * 4
     kv = 700 * cfg.kv_bytes_per_token()
-    want = (loaded * 8 * 107 + (resident + 4 * loaded + kv) * 8 * 4.0
-            + 2 * lat.dram_share(cfg) * w["total"] * FLOP) * PJ + 0.3 * 60 * t
+    want = (
+        loaded * 8 * 107 + (resident + 4 * loaded + kv) * 8 * 4.0 + 2 * lat.dram_share(cfg) * w["total"] * FLOP
+    ) * PJ + 0.3 * 60 * t
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)
 
 
@@ -278,7 +308,8 @@ def test_hermes_energy_by_hand() -> None:
     vec = 2 * (2 * cfg.hidden + 2 * cfg.kv_dim) * cfg.layers
     flops = gpu_b + dimm_b + dense + 4.0 * cfg.heads * cfg.head_dim * 300 * cfg.layers
     chips = 8 * 32e9 * 8 / (8 << 30)
-    want = ((gpu_b + dense) * 8 * 7.25 + (dimm_b + kv) * 8 * buffer + flops * FLOP + vec * 8 * 5.0
-            + vec * 7 / 8 * 8 * 1.17) * PJ + (0.3 * 450 + chips * 1.2 * 0.055) * t
+    want = (
+        (gpu_b + dense) * 8 * 7.25 + (dimm_b + kv) * 8 * buffer + flops * FLOP + vec * 8 * 5.0 + vec * 7 / 8 * 8 * 1.17
+    ) * PJ + (0.3 * 450 + chips * 1.2 * 0.055) * t
     assert gpu_b > 0 and dimm_b > 0
     assert float(s.energy(shape, np.array([t]))[0]) == pytest.approx(want, rel=1e-12)

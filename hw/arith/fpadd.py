@@ -41,7 +41,7 @@ def fp_add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str
     wsig = fmt.man_bits + 1 + GRS
     dist = Signal(range(wsig + 1), name=f"{name}_dist")
     diff = (x_exp - y_exp).as_unsigned()
-    m.d.comb += dist.eq(Mux(diff > wsig, wsig, diff[:len(dist)]))
+    m.d.comb += dist.eq(Mux(diff > wsig, wsig, diff[: len(dist)]))
     y_ext = Cat(Const(0, GRS), y_sig)
     y_shift = Signal(wsig, name=f"{name}_yshift")
     lost = Signal(name=f"{name}_lost")  # any one bit shifted out: folded into the sticky LSB
@@ -53,8 +53,7 @@ def fp_add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str
     sign = stage(m, en, x_sign, f"{name}_sign")
     sub = stage(m, en, x_sign ^ y_sign, f"{name}_sub")
     both_neg = stage(m, en, ua.sign & ub.sign, f"{name}_bneg")
-    nan = stage(m, en, ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_inf & (ua.sign != ub.sign)),
-                f"{name}_nan")
+    nan = stage(m, en, ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_inf & (ua.sign != ub.sign)), f"{name}_nan")
     inf = stage(m, en, ua.is_inf | ub.is_inf, f"{name}_inf")
     inf_sign = stage(m, en, Mux(ua.is_inf, ua.sign, ub.sign), f"{name}_isign")
 
@@ -72,10 +71,12 @@ class FpAdd(wiring.Component):
         self.fmt = get_format(fmt)
         check_ieee(self.fmt, "fmt")
         w = self.fmt.width
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"a": w, "b": w}))),
-            "o": Out(stream.Signature(w)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"a": w, "b": w}))),
+                "o": Out(stream.Signature(w)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()

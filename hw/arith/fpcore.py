@@ -18,8 +18,9 @@ EXP_BITS = 12  # signed width of internal exponents: holds every product/quotien
 
 def check_ieee(fmt: FloatFormat, field: str) -> None:
     if fmt.style != "ieee":
-        raise ValueError(f"{field}: {fmt.name} not allowed; the arithmetic units take IEEE-style "
-                         "formats (fp32, fp16, bf16, e5m2)")
+        raise ValueError(
+            f"{field}: {fmt.name} not allowed; the arithmetic units take IEEE-style formats (fp32, fp16, bf16, e5m2)"
+        )
 
 
 @dataclass
@@ -35,14 +36,20 @@ class Unpacked:
 
 
 def unpack(m: Module, bits: Value, fmt: FloatFormat, name: str) -> Unpacked:
-    e = bits[fmt.man_bits:fmt.man_bits + fmt.exp_bits]
-    f = bits[:fmt.man_bits]
+    e = bits[fmt.man_bits : fmt.man_bits + fmt.exp_bits]
+    f = bits[: fmt.man_bits]
     exp = Signal(signed(EXP_BITS), name=f"{name}_exp")
     m.d.comb += exp.eq(Mux(e == 0, 1, e) - (fmt.bias + fmt.man_bits))
     sig = Signal(fmt.man_bits + 1, name=f"{name}_sig")
     m.d.comb += sig.eq(Cat(f, e != 0))
-    return Unpacked(sign=bits[fmt.width - 1], sig=sig, exp=exp, is_zero=(e == 0) & (f == 0),
-                    is_inf=(e == fmt.emax_field) & (f == 0), is_nan=(e == fmt.emax_field) & (f != 0))
+    return Unpacked(
+        sign=bits[fmt.width - 1],
+        sig=sig,
+        exp=exp,
+        is_zero=(e == 0) & (f == 0),
+        is_inf=(e == fmt.emax_field) & (f == 0),
+        is_nan=(e == fmt.emax_field) & (f != 0),
+    )
 
 
 def leading_zeros(m: Module, value: Value, name: str) -> Signal:
@@ -56,8 +63,7 @@ def leading_zeros(m: Module, value: Value, name: str) -> Signal:
     return lz
 
 
-def round_pack(m: Module, sign: Value, sig: Value, exp: Value, sticky: Value, fmt: FloatFormat,
-               name: str) -> Signal:
+def round_pack(m: Module, sign: Value, sig: Value, exp: Value, sticky: Value, fmt: FloatFormat, name: str) -> Signal:
     """Bits of (-1)**sign * (sig + sticky) * 2**exp rounded to ``fmt`` (RNE), as golden.fp.round_pack.
 
     Normalise with a leading-zero count, choose the quantum (the subnormal one below emin), shift into
@@ -75,18 +81,18 @@ def round_pack(m: Module, sign: Value, sig: Value, exp: Value, sticky: Value, fm
 
     # right shift (shift > 0): guard = last bit shifted out, rest = the bits below it
     rsh = Signal(range(w + 3), name=f"{name}_rsh")
-    m.d.comb += rsh.eq(Mux(shift > w + 2, w + 2, shift.as_unsigned()[:len(rsh)]))
+    m.d.comb += rsh.eq(Mux(shift > w + 2, w + 2, shift.as_unsigned()[: len(rsh)]))
     wide = Signal(2 * w + 2, name=f"{name}_wide")
     m.d.comb += wide.eq(Cat(Const(0, w + 2), sig) >> rsh)
     # left shift (shift <= 0): exact; the leading one lands at or below bit M
     lsh = Signal(range(mb + 2), name=f"{name}_lsh")
-    m.d.comb += lsh.eq(Mux(-shift > mb + 1, mb + 1, (-shift).as_unsigned()[:len(lsh)]))
+    m.d.comb += lsh.eq(Mux(-shift > mb + 1, mb + 1, (-shift).as_unsigned()[: len(lsh)]))
 
     kept = Signal(mb + 1, name=f"{name}_kept")
     guard = Signal(name=f"{name}_guard")
     rest = Signal(name=f"{name}_rest")
     with m.If(shift > 0):
-        m.d.comb += [kept.eq(wide[w + 2:]), guard.eq(wide[w + 1]), rest.eq((wide[:w + 1] != 0) | sticky)]
+        m.d.comb += [kept.eq(wide[w + 2 :]), guard.eq(wide[w + 1]), rest.eq((wide[: w + 1] != 0) | sticky)]
     with m.Else():
         m.d.comb += [kept.eq(sig << lsh), guard.eq(0), rest.eq(0)]
     rounded = Signal(mb + 2, name=f"{name}_rounded")
@@ -101,7 +107,7 @@ def round_pack(m: Module, sign: Value, sig: Value, exp: Value, sticky: Value, fm
     with m.Elif(enc >= fmt.inf_bits):
         m.d.comb += mag.eq(fmt.inf_bits)
     with m.Else():
-        m.d.comb += mag.eq(enc[:fmt.width - 1])
+        m.d.comb += mag.eq(enc[: fmt.width - 1])
     m.d.comb += out.eq(Cat(mag, sign))
     return out
 

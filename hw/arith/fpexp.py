@@ -43,7 +43,7 @@ def fp_exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") 
     with m.Elif(shift > -(fmt.man_bits + 1)):
         m.d.comb += big_x.eq(u.sig >> (-shift).as_unsigned()[:5])
     e_top = u.exp + fmt.man_bits  # exponent of the leading one of a normal value
-    huge = (u.sig[fmt.man_bits] & (e_top >= p.int_bits))
+    huge = u.sig[fmt.man_bits] & (e_top >= p.int_bits)
     y_w = fix_w + 2
     y_mag = stage(m, en, ((big_x * p.log2e) >> (p.x_frac + p.c_frac - p.y_frac))[:y_w], f"{name}_y_mag")
     sign = stage(m, en, u.sign, f"{name}_sign1")
@@ -55,17 +55,18 @@ def fp_exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") 
     y = Signal(signed(y_w + 1), name=f"{name}_y")
     m.d.comb += y.eq(Mux(sign, -y_mag, y_mag))
     r_bits = p.y_frac - p.lut_bits
-    k, r = y[r_bits:p.y_frac], y[:r_bits]
+    k, r = y[r_bits : p.y_frac], y[:r_bits]
     table = p.table()
     lo = Array(Const(v, p.p_frac + 2) for v in table[:-1])[k]
     hi = Array(Const(v, p.p_frac + 2) for v in table[1:])[k]
-    mant = stage(m, en, lo + (((hi - lo)[:p.p_frac] * r) >> r_bits), f"{name}_mant")
+    mant = stage(m, en, lo + (((hi - lo)[: p.p_frac] * r) >> r_bits), f"{name}_mant")
     n = stage(m, en, (y >> p.y_frac)[:EXP_BITS].as_signed(), f"{name}_n")
-    nan2, inf2, zero2 = (stage(m, en, s, f"{name}_{nm}2") for s, nm in
-                         ((nan, "nan"), (to_inf, "inf"), (to_zero, "zero")))
+    nan2, inf2, zero2 = (
+        stage(m, en, s, f"{name}_{nm}2") for s, nm in ((nan, "nan"), (to_inf, "inf"), (to_zero, "zero"))
+    )
 
     # stage 3: round and pack
-    normal = round_pack(m, 0, mant[:p.p_frac + 1], n - p.p_frac, 0, fmt, name)
+    normal = round_pack(m, 0, mant[: p.p_frac + 1], n - p.p_frac, 0, fmt, name)
     return stage(m, en, Mux(zero2, 0, special(fmt, nan2, inf2, 0, normal)), f"{name}_y_out")
 
 
@@ -76,8 +77,7 @@ class FpExp(wiring.Component):
         self.fmt = get_format(fmt)
         if self.fmt.name not in EXP_PARAMS:
             raise ValueError(f"fmt: {fmt} not allowed; allowed: {sorted(EXP_PARAMS)}")
-        super().__init__({"i": In(stream.Signature(self.fmt.width)),
-                          "o": Out(stream.Signature(self.fmt.width))})
+        super().__init__({"i": In(stream.Signature(self.fmt.width)), "o": Out(stream.Signature(self.fmt.width))})
 
     def elaborate(self, platform) -> Module:
         m = Module()

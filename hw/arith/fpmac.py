@@ -34,10 +34,12 @@ class FpMac(wiring.Component):
         check_ieee(self.fmt_in, "fmt_in")
         check_ieee(self.fmt_acc, "fmt_acc")
         w, wa = self.fmt_in.width, self.fmt_acc.width
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"a": w, "b": w, "c": wa}))),
-            "o": Out(stream.Signature(wa)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"a": w, "b": w, "c": wa}))),
+                "o": Out(stream.Signature(wa)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()

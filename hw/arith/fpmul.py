@@ -25,15 +25,15 @@ def cycle_model(**_params) -> CycleModel:
     return CycleModel(latency=LATENCY)
 
 
-def fp_mul(m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat,
-           name: str = "mul") -> Signal:
+def fp_mul(
+    m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat, name: str = "mul"
+) -> Signal:
     """a * b as a LATENCY-stage datapath; returns the registered result."""
     ua, ub = unpack(m, a, fmt_in, f"{name}_a"), unpack(m, b, fmt_in, f"{name}_b")
     sig = stage(m, en, ua.sig * ub.sig, f"{name}_sig")
     exp = stage(m, en, (ua.exp + ub.exp)[:EXP_BITS].as_signed(), f"{name}_exp")
     sign = stage(m, en, ua.sign ^ ub.sign, f"{name}_sign")
-    nan = stage(m, en, ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf),
-                f"{name}_nan")
+    nan = stage(m, en, ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf), f"{name}_nan")
     inf = stage(m, en, ua.is_inf | ub.is_inf, f"{name}_inf")
     normal = round_pack(m, sign, sig, exp, 0, fmt_out, name)
     return stage(m, en, special(fmt_out, nan, inf, sign, normal), f"{name}_y")
@@ -48,14 +48,15 @@ class FpMul(wiring.Component):
         check_ieee(self.fmt_in, "fmt_in")
         check_ieee(self.fmt_out, "fmt_out")
         w = self.fmt_in.width
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"a": w, "b": w}))),
-            "o": Out(stream.Signature(self.fmt_out.width)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"a": w, "b": w}))),
+                "o": Out(stream.Signature(self.fmt_out.width)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         ctl = PipelineCtl(m, self.i, self.o, LATENCY)
-        m.d.comb += self.o.payload.eq(
-            fp_mul(m, ctl.en, self.i.payload.a, self.i.payload.b, self.fmt_in, self.fmt_out))
+        m.d.comb += self.o.payload.eq(fp_mul(m, ctl.en, self.i.payload.a, self.i.payload.b, self.fmt_in, self.fmt_out))
         return m

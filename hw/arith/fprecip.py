@@ -33,11 +33,12 @@ def fp_recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "reci
     lz = leading_zeros(m, u.sig, f"{name}_norm")
 
     # stage 1: normalise
-    sig = stage(m, en, (u.sig << lz)[:mb + 1], f"{name}_sig1")
+    sig = stage(m, en, (u.sig << lz)[: mb + 1], f"{name}_sig1")
     exp = stage(m, en, (u.exp - lz)[:EXP_BITS].as_signed(), f"{name}_exp1")
     sign = stage(m, en, u.sign, f"{name}_sign1")
-    nan, inf_in, zero_in = (stage(m, en, s, f"{name}_{nm}1") for s, nm in
-                            ((u.is_nan, "nan"), (u.is_inf, "inf"), (u.is_zero, "zero")))
+    nan, inf_in, zero_in = (
+        stage(m, en, s, f"{name}_{nm}1") for s, nm in ((u.is_nan, "nan"), (u.is_inf, "inf"), (u.is_zero, "zero"))
+    )
 
     # stage 2: restoring division of 2**(2M+2) by sig, quotient bits MSB first
     w = 2 * mb + 4
@@ -54,8 +55,9 @@ def fp_recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "reci
     sticky = stage(m, en, rem != 0, f"{name}_sticky")
     exp2 = stage(m, en, (-(2 * mb + 2) - exp)[:EXP_BITS].as_signed(), f"{name}_exp2")
     sign2 = stage(m, en, sign, f"{name}_sign2")
-    nan2, inf2, zero2 = (stage(m, en, s, f"{name}_{nm}2") for s, nm in
-                         ((nan, "nan"), (zero_in, "inf"), (inf_in, "zero")))
+    nan2, inf2, zero2 = (
+        stage(m, en, s, f"{name}_{nm}2") for s, nm in ((nan, "nan"), (zero_in, "inf"), (inf_in, "zero"))
+    )
 
     # stage 3: round and pack; 1/±0 = ±Inf, 1/±Inf = ±0
     normal = round_pack(m, sign2, quot, exp2, sticky, fmt, name)
@@ -69,8 +71,7 @@ class FpRecip(wiring.Component):
     def __init__(self, fmt: str = "bf16"):
         self.fmt = get_format(fmt)
         check_ieee(self.fmt, "fmt")
-        super().__init__({"i": In(stream.Signature(self.fmt.width)),
-                          "o": Out(stream.Signature(self.fmt.width))})
+        super().__init__({"i": In(stream.Signature(self.fmt.width)), "o": Out(stream.Signature(self.fmt.width))})
 
     def elaborate(self, platform) -> Module:
         m = Module()

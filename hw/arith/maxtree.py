@@ -24,7 +24,7 @@ def cycle_model(n: int = 8, **_params) -> CycleModel:
 
 def order_key(bits: Value, fmt: FloatFormat) -> Value:
     sign = bits[fmt.width - 1]
-    return Mux(sign, ~bits, Cat(bits[:fmt.width - 1], Const(1, 1)))
+    return Mux(sign, ~bits, Cat(bits[: fmt.width - 1], Const(1, 1)))
 
 
 def fp_max(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "max") -> Signal:

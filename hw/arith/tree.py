@@ -33,17 +33,21 @@ class ReductionTree(wiring.Component):
         check_ieee(self.fmt, "fmt")
         self.levels = check_n(n)
         self.latency = level_latency * self.levels
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"x": data.ArrayLayout(self.fmt.width, n)}))),
-            "o": Out(stream.Signature(self.fmt.width)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"x": data.ArrayLayout(self.fmt.width, n)}))),
+                "o": Out(stream.Signature(self.fmt.width)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         ctl = PipelineCtl(m, self.i, self.o, self.latency)
         level = [self.i.payload.x[i] for i in range(self.n)]
         for j in range(self.levels):
-            level = [self.op(m, ctl.en, level[i], level[i + 1], self.fmt, f"{self.op_name}_l{j}_{i // 2}")
-                     for i in range(0, len(level), 2)]
+            level = [
+                self.op(m, ctl.en, level[i], level[i + 1], self.fmt, f"{self.op_name}_l{j}_{i // 2}")
+                for i in range(0, len(level), 2)
+            ]
         m.d.comb += self.o.payload.eq(level[0])
         return m

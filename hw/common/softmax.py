@@ -105,14 +105,19 @@ class RowMax(wiring.Component):
 
     def __init__(self, lanes: int):
         self.lanes = lanes
-        super().__init__({"i": In(stream.Signature(data.ArrayLayout(ELEM_BITS, lanes))), "clear": In(1),
-                          "m": Out(ELEM_BITS)})
+        super().__init__(
+            {"i": In(stream.Signature(data.ArrayLayout(ELEM_BITS, lanes))), "clear": In(1), "m": Out(ELEM_BITS)}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         m.submodules.tree = tree = MaxTree("fp16", self.lanes)
-        m.d.comb += [tree.i.valid.eq(self.i.valid), tree.i.payload.x.eq(self.i.payload), self.i.ready.eq(1),
-                     tree.o.ready.eq(1)]
+        m.d.comb += [
+            tree.i.valid.eq(self.i.valid),
+            tree.i.payload.x.eq(self.i.payload),
+            self.i.ready.eq(1),
+            tree.o.ready.eq(1),
+        ]
         fresh = Signal(init=1)  # no beat folded yet this row
         cur = Signal(ELEM_BITS)
         y = fp_max(m, tree.o.valid, cur, tree.o.payload, FP16, "fold")
@@ -131,9 +136,13 @@ class ExpLanes(wiring.Component):
     def __init__(self, lanes: int):
         self.lanes = lanes
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"s": vec, "pass3": 1, "last": 1}))),
-                          "m": In(ELEM_BITS),
-                          "o": Out(stream.Signature(data.StructLayout({"e": vec, "pass3": 1, "last": 1})))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"s": vec, "pass3": 1, "last": 1}))),
+                "m": In(ELEM_BITS),
+                "o": Out(stream.Signature(data.StructLayout({"e": vec, "pass3": 1, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -166,8 +175,7 @@ class SumFold(wiring.Component):
         res_par = delay(m, one, par, fpadd.LATENCY, "res_par")
         acc = Signal(ELEM_BITS)
         res = fpadd.fp_add(m, one, acc, self.i.payload, FP16, "fold")
-        m.d.comb += [self.i.ready.eq(1),
-                     acc.eq(Mux(res_valid & (res_par == par), res, Mux(par, part[1], part[0])))]
+        m.d.comb += [self.i.ready.eq(1), acc.eq(Mux(res_valid & (res_par == par), res, Mux(par, part[1], part[0])))]
         with m.If(take):
             m.d.sync += par.eq(~par)
         for p in range(2):
@@ -187,15 +195,19 @@ class Scale(wiring.Component):
     def __init__(self, lanes: int):
         self.lanes = lanes
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"e": vec, "last": 1}))), "r": In(ELEM_BITS),
-                          "o": Out(stream.Signature(data.StructLayout({"p": vec, "last": 1})))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"e": vec, "last": 1}))),
+                "r": In(ELEM_BITS),
+                "o": Out(stream.Signature(data.StructLayout({"p": vec, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         en = PipelineCtl(m, self.i, self.o, fpmul.LATENCY).en
         for j in range(self.lanes):
-            m.d.comb += self.o.payload.p[j].eq(fpmul.fp_mul(m, en, self.i.payload.e[j], self.r, FP16, FP16,
-                                                            f"mul{j}"))
+            m.d.comb += self.o.payload.p[j].eq(fpmul.fp_mul(m, en, self.i.payload.e[j], self.r, FP16, FP16, f"mul{j}"))
         m.d.comb += self.o.payload.last.eq(delay(m, en, self.i.payload.last, fpmul.LATENCY, "last_dly"))
         return m
 
@@ -214,8 +226,16 @@ class RowStore(wiring.Component):
     def __init__(self, lanes: int, max_beats: int):
         self.max_beats = max_beats
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"w": In(stream.Signature(vec)), "over": Out(1), "issuing": In(1), "restart": In(1),
-                          "clear": In(1), "o": Out(stream.Signature(data.StructLayout({"s": vec, "last": 1})))})
+        super().__init__(
+            {
+                "w": In(stream.Signature(vec)),
+                "over": Out(1),
+                "issuing": In(1),
+                "restart": In(1),
+                "clear": In(1),
+                "o": Out(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -224,8 +244,12 @@ class RowStore(wiring.Component):
         w, r = buf.write_port(), buf.read_port(domain="sync")
         count = Signal(range(mb + 1))  # beats of this row, saturating
         k = Signal(range(mb + 1))  # the next beat to read back
-        m.d.comb += [self.w.ready.eq(1), w.addr.eq(count), w.data.eq(self.w.payload),
-                     w.en.eq(self.w.valid & (count < mb))]
+        m.d.comb += [
+            self.w.ready.eq(1),
+            w.addr.eq(count),
+            w.data.eq(self.w.payload),
+            w.en.eq(self.w.valid & (count < mb)),
+        ]
         with m.If(self.w.valid):
             m.d.sync += count.eq(Mux(count == mb, count, count + 1))
             with m.If(count == mb):
@@ -255,8 +279,12 @@ class SoftmaxUnit(wiring.Component):
         self.lanes, self.normalize = lanes, normalize
         self.max_beats = max_beats(lanes, buffer_bytes)
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
-                          "o": Out(stream.Signature(out_layout(lanes)))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
+                "o": Out(stream.Signature(out_layout(lanes))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -267,12 +295,21 @@ class SoftmaxUnit(wiring.Component):
         m.submodules.fold = fold = SumFold()
         clear, pass3 = Signal(), Signal()
         accept = self.i.valid & self.i.ready
-        m.d.comb += [store.w.valid.eq(accept), store.w.payload.eq(self.i.payload.s),
-                     rowmax.i.valid.eq(accept), rowmax.i.payload.eq(self.i.payload.s), exp.m.eq(rowmax.m),
-                     exp.i.valid.eq(store.o.valid), exp.i.payload.s.eq(store.o.payload.s),
-                     exp.i.payload.last.eq(store.o.payload.last), exp.i.payload.pass3.eq(pass3),
-                     store.o.ready.eq(exp.i.ready), store.clear.eq(clear), rowmax.clear.eq(clear),
-                     fold.clear.eq(clear)]
+        m.d.comb += [
+            store.w.valid.eq(accept),
+            store.w.payload.eq(self.i.payload.s),
+            rowmax.i.valid.eq(accept),
+            rowmax.i.payload.eq(self.i.payload.s),
+            exp.m.eq(rowmax.m),
+            exp.i.valid.eq(store.o.valid),
+            exp.i.payload.s.eq(store.o.payload.s),
+            exp.i.payload.last.eq(store.o.payload.last),
+            exp.i.payload.pass3.eq(pass3),
+            store.o.ready.eq(exp.i.ready),
+            store.clear.eq(clear),
+            rowmax.clear.eq(clear),
+            fold.clear.eq(clear),
+        ]
         with m.If(clear):
             m.d.sync += pass3.eq(0)
         e2_out, e2_ready = self._pass2(m, exp, fold)
@@ -280,8 +317,17 @@ class SoftmaxUnit(wiring.Component):
         self._sequence(m, store, exp, fold, norm_o, e2_out, clear, pass3)
         return m
 
-    def _sequence(self, m: Module, store: RowStore, exp: ExpLanes, fold: SumFold, norm_o, e2_out: Value,
-                  clear: Signal, pass3: Signal) -> None:
+    def _sequence(
+        self,
+        m: Module,
+        store: RowStore,
+        exp: ExpLanes,
+        fold: SumFold,
+        norm_o,
+        e2_out: Value,
+        clear: Signal,
+        pass3: Signal,
+    ) -> None:
         """The row's passes: LOAD (pass 1), MAXWAIT, EXPSUM (pass 2), SUMWAIT, then NORM (pass 3) or, with
         deferred normalization, the r item; an over-long row's error item after MAXWAIT."""
         lanes = self.lanes
@@ -314,9 +360,14 @@ class SoftmaxUnit(wiring.Component):
                     m.next = "NORM" if self.normalize else "R_ITEM"
             if self.normalize:
                 with m.State("NORM"):
-                    m.d.comb += [store.issuing.eq(1), self.o.valid.eq(norm_o.valid),
-                                 self.o.payload.p.eq(norm_o.payload.p), self.o.payload.r.eq(fold.r),
-                                 self.o.payload.last.eq(norm_o.payload.last), norm_o.ready.eq(self.o.ready)]
+                    m.d.comb += [
+                        store.issuing.eq(1),
+                        self.o.valid.eq(norm_o.valid),
+                        self.o.payload.p.eq(norm_o.payload.p),
+                        self.o.payload.r.eq(fold.r),
+                        self.o.payload.last.eq(norm_o.payload.last),
+                        norm_o.ready.eq(self.o.ready),
+                    ]
                     with m.If(self.o.valid & self.o.ready & self.o.payload.last):
                         m.d.comb += clear.eq(1)
                         m.next = "LOAD"
@@ -338,9 +389,14 @@ class SoftmaxUnit(wiring.Component):
         m.submodules.tree = tree = AddTree("fp16", self.lanes)
         e2_ready = Signal()
         e2_out = exp.o.valid & ~exp.o.payload.pass3 & e2_ready
-        m.d.comb += [tree.i.valid.eq(e2_out), tree.i.payload.x.eq(exp.o.payload.e),
-                     tree.o.ready.eq(1), fold.i.valid.eq(tree.o.valid), fold.i.payload.eq(tree.o.payload),
-                     e2_ready.eq(1 if self.normalize else self.o.ready)]
+        m.d.comb += [
+            tree.i.valid.eq(e2_out),
+            tree.i.payload.x.eq(exp.o.payload.e),
+            tree.o.ready.eq(1),
+            fold.i.valid.eq(tree.o.valid),
+            fold.i.payload.eq(tree.o.payload),
+            e2_ready.eq(1 if self.normalize else self.o.ready),
+        ]
         return e2_out, e2_ready
 
     def _pass3(self, m: Module, exp: ExpLanes, r: Signal, e2_ready: Value):
@@ -351,7 +407,11 @@ class SoftmaxUnit(wiring.Component):
             m.d.comb += src.ready.eq(e2_ready)
             return None
         m.submodules.scale = scale = Scale(self.lanes)
-        m.d.comb += [scale.i.valid.eq(src.valid & src.payload.pass3), scale.i.payload.e.eq(src.payload.e),
-                     scale.i.payload.last.eq(src.payload.last), scale.r.eq(r),
-                     src.ready.eq(Mux(src.payload.pass3, scale.i.ready, e2_ready))]
+        m.d.comb += [
+            scale.i.valid.eq(src.valid & src.payload.pass3),
+            scale.i.payload.e.eq(src.payload.e),
+            scale.i.payload.last.eq(src.payload.last),
+            scale.r.eq(r),
+            src.ready.eq(Mux(src.payload.pass3, scale.i.ready, e2_ready)),
+        ]
         return scale.o

@@ -46,8 +46,9 @@ def bpv(w: int, lq_: int, density: float) -> float:
     sum_k k * [F((k+1) Lq; W, d) - F(k Lq; W, d)], F the binomial CDF."""
     if density >= 1.0:
         return math.ceil(w / lq_) - 1
-    return sum(k * (binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density))
-               for k in range(math.ceil(w / lq_)))
+    return sum(
+        k * (binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density)) for k in range(math.ceil(w / lq_))
+    )
 
 
 def bpv_std(w: int, lq_: int, density: float) -> float:

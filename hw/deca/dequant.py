@@ -11,7 +11,7 @@ vOp's final cycle. Streams that end early read as zeros and flag ``*_short``; le
 
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -28,26 +28,41 @@ def vop_layout(w: int) -> data.StructLayout:
     ``mask`` (its mask word; all ones dense, zero for a bad descriptor), ``scale`` (its group's BF16
     scale), ``scaled`` (multiply), ``vop`` (index within the tile), ``err`` (the tile's flags so far; final
     on the last vOp)."""
-    return data.StructLayout({"vals": data.ArrayLayout(VALUE_BITS, w), "mask": w, "scale": VALUE_BITS,
-                              "scaled": 1, "vop": range(TILE // w), "err": ERR})
+    return data.StructLayout(
+        {
+            "vals": data.ArrayLayout(VALUE_BITS, w),
+            "mask": w,
+            "scale": VALUE_BITS,
+            "scaled": 1,
+            "vop": range(TILE // w),
+            "err": ERR,
+        }
+    )
 
 
 class Dequantize(wiring.Component):
     """Members:
-      ``cmd``: In(stream of CMD) — one descriptor per tile, accepted when the tile's last vOp is handed on;
-      ``sqq``: In(:class:`~hw.deca.queues.SqqReadSignature`) — the value window;
-      ``maskq``: In(TileReadSignature(W)) — mask words (sparse tiles);
-      ``scaleq``: In(TileReadSignature(16)) — BF16 group scales (scaled tiles);
-      ``lut``: Out(:class:`~hw.deca.lut_array.LookupSignature`) — the LUT array's lookups;
-      ``o``: Out(stream of :func:`vop_layout`) — one entry per vOp.
+    ``cmd``: In(stream of CMD) — one descriptor per tile, accepted when the tile's last vOp is handed on;
+    ``sqq``: In(:class:`~hw.deca.queues.SqqReadSignature`) — the value window;
+    ``maskq``: In(TileReadSignature(W)) — mask words (sparse tiles);
+    ``scaleq``: In(TileReadSignature(16)) — BF16 group scales (scaled tiles);
+    ``lut``: Out(:class:`~hw.deca.lut_array.LookupSignature`) — the LUT array's lookups;
+    ``o``: Out(stream of :func:`vop_layout`) — one entry per vOp.
     """
 
     def __init__(self, w: int = W, lanes: int = LANES):
         self.w, self.lanes, self.nv = w, lanes, TILE // w
         self.lookups = min(w, 4 * lanes)
-        super().__init__({"cmd": In(stream.Signature(CMD)), "sqq": In(SqqReadSignature()),
-                          "maskq": In(TileReadSignature(w)), "scaleq": In(TileReadSignature(VALUE_BITS)),
-                          "lut": Out(LookupSignature(self.lookups)), "o": Out(stream.Signature(vop_layout(w)))})
+        super().__init__(
+            {
+                "cmd": In(stream.Signature(CMD)),
+                "sqq": In(SqqReadSignature()),
+                "maskq": In(TileReadSignature(w)),
+                "scaleq": In(TileReadSignature(VALUE_BITS)),
+                "lut": Out(LookupSignature(self.lookups)),
+                "o": Out(stream.Signature(vop_layout(w))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -68,23 +83,28 @@ class Dequantize(wiring.Component):
         finishing, last_vop = (done + n) == wnd, vop == nv - 1
         need_scale = d.scale_on & ((vop & d.group_vops) == 0)
         go = Signal()
-        m.d.comb += go.eq(self.cmd.valid & ~sqq.draining & ((sqq.avail >= need) | sqq.ended)
-                          & (~d.sparse | maskq.avail) & (~need_scale | scaleq.avail)
-                          & (~(finishing & last_vop) | sqq.started) & (~finishing | o.ready))
+        m.d.comb += go.eq(
+            self.cmd.valid
+            & ~sqq.draining
+            & ((sqq.avail >= need) | sqq.ended)
+            & (~d.sparse | maskq.avail)
+            & (~need_scale | scaleq.avail)
+            & (~(finishing & last_vop) | sqq.started)
+            & (~finishing | o.ready)
+        )
         m.d.comb += sqq.take.eq(Mux(go, take, 0))
         merged = self._lookup(m, d, acc, done, n)
 
-        flags, end_flags = Signal(ERR), Signal(ERR)
-        m.d.comb += [flags.eq(err), flags.sqq_short.eq(err.sqq_short | (sqq.ended & (sqq.avail < need))),
-                     flags.bad_cfg.eq(err.bad_cfg | d.bad)]
-        m.d.comb += [end_flags.eq(flags), end_flags.sqq_long.eq(sqq.long),
-                     end_flags.mask_short.eq(d.sparse & maskq.short), end_flags.mask_long.eq(d.sparse & maskq.long),
-                     end_flags.scale_short.eq(d.scaled & scaleq.short),
-                     end_flags.scale_long.eq(d.scaled & scaleq.long)]
-        m.d.comb += [o.valid.eq(go & finishing), o.payload.vals.eq(merged), o.payload.mask.eq(word),
-                     o.payload.scaled.eq(d.scale_on), o.payload.vop.eq(vop),
-                     o.payload.scale.eq(Mux(need_scale, scaleq.data, cur_scale)),
-                     o.payload.err.eq(Mux(last_vop, end_flags, flags))]
+        flags, end_flags = self._flags(m, d, err, need)
+        m.d.comb += [
+            o.valid.eq(go & finishing),
+            o.payload.vals.eq(merged),
+            o.payload.mask.eq(word),
+            o.payload.scaled.eq(d.scale_on),
+            o.payload.vop.eq(vop),
+            o.payload.scale.eq(Mux(need_scale, scaleq.data, cur_scale)),
+            o.payload.err.eq(Mux(last_vop, end_flags, flags)),
+        ]
         with m.If(go):
             with m.If(finishing):
                 m.d.comb += [maskq.pop.eq(d.sparse), scaleq.pop.eq(need_scale)]
@@ -92,12 +112,36 @@ class Dequantize(wiring.Component):
                 with m.If(need_scale):
                     m.d.sync += cur_scale.eq(scaleq.data)
                 with m.If(last_vop):
-                    m.d.comb += [self.cmd.ready.eq(1), sqq.end_tile.eq(1), maskq.end_tile.eq(d.sparse),
-                                 scaleq.end_tile.eq(d.scaled)]
+                    m.d.comb += [
+                        self.cmd.ready.eq(1),
+                        sqq.end_tile.eq(1),
+                        maskq.end_tile.eq(d.sparse),
+                        scaleq.end_tile.eq(d.scaled),
+                    ]
                     m.d.sync += [vop.eq(0), err.eq(0)]
             with m.Else():
                 m.d.sync += [done.eq(done + n), acc.eq(merged), err.eq(flags)]
         return m
+
+    def _flags(self, m: Module, d: DescriptorDecode, err: Signal, need: Value) -> tuple[Signal, Signal]:
+        """The tile's error flags so far with this vOp's (a short value stream, a bad descriptor), and at
+        its last vOp with the queues' end-of-tile checks (``golden.deca_spec.Err``)."""
+        sqq, maskq, scaleq = self.sqq, self.maskq, self.scaleq
+        flags, end_flags = Signal(ERR), Signal(ERR)
+        m.d.comb += [
+            flags.eq(err),
+            flags.sqq_short.eq(err.sqq_short | (sqq.ended & (sqq.avail < need))),
+            flags.bad_cfg.eq(err.bad_cfg | d.bad),
+        ]
+        m.d.comb += [
+            end_flags.eq(flags),
+            end_flags.sqq_long.eq(sqq.long),
+            end_flags.mask_short.eq(d.sparse & maskq.short),
+            end_flags.mask_long.eq(d.sparse & maskq.long),
+            end_flags.scale_short.eq(d.scaled & scaleq.short),
+            end_flags.scale_long.eq(d.scaled & scaleq.long),
+        ]
+        return flags, end_flags
 
     def _lookup(self, m: Module, d: DescriptorDecode, acc, done, n) -> Signal:
         """This cycle's codes from the window through the LUT array, placed at lanes done..done+n-1."""
@@ -109,7 +153,7 @@ class Dequantize(wiring.Component):
             with m.Switch(d.bits):
                 for q in (*range(1, 9), RAW_BITS):
                     with m.Case(q):
-                        m.d.comb += code.eq(sqq.bits[j * q:(j + 1) * q])
+                        m.d.comb += code.eq(sqq.bits[j * q : (j + 1) * q])
             m.d.comb += lut.codes[j].eq(code[:ADDR_BITS])
             ok = (j + 1) * d.bits <= sqq.avail  # a value only partly present after the stream ended reads 0
             v = Signal(VALUE_BITS, name=f"val{j}")

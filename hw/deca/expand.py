@@ -39,8 +39,7 @@ class Expand(wiring.Component):
 
     def __init__(self, w: int = W):
         self.w = w
-        super().__init__({"sd": In(data.ArrayLayout(16, w)), "mask": In(w),
-                          "dd": Out(data.ArrayLayout(16, w))})
+        super().__init__({"sd": In(data.ArrayLayout(16, w)), "mask": In(w), "dd": Out(data.ArrayLayout(16, w))})
 
     def elaborate(self, platform) -> Module:
         m = Module()

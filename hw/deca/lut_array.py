@@ -32,8 +32,13 @@ class LookupSignature(wiring.Signature):
     """
 
     def __init__(self, lookups: int):
-        super().__init__({"bits": Out(5), "codes": Out(data.ArrayLayout(ADDR_BITS, lookups)),
-                          "values": In(data.ArrayLayout(VALUE_BITS, lookups))})
+        super().__init__(
+            {
+                "bits": Out(5),
+                "codes": Out(data.ArrayLayout(ADDR_BITS, lookups)),
+                "values": In(data.ArrayLayout(VALUE_BITS, lookups)),
+            }
+        )
 
 
 class LutArray(wiring.Component):
@@ -64,11 +69,19 @@ class LutArray(wiring.Component):
                 mem = Memory(shape=VALUE_BITS, depth=SUB_LUT_DEPTH, init=[])
                 m.submodules[f"lut{lane}_{s}"] = mem
                 wp = mem.write_port()
-                m.d.comb += [wp.addr.eq(self.w.payload.addr[:SUB_BITS]), wp.data.eq(self.w.payload.data),
-                             wp.en.eq(self.w.valid & (self.w.payload.addr[SUB_BITS:] == s))]
+                m.d.comb += [
+                    wp.addr.eq(self.w.payload.addr[:SUB_BITS]),
+                    wp.data.eq(self.w.payload.data),
+                    wp.en.eq(self.w.valid & (self.w.payload.addr[SUB_BITS:] == s)),
+                ]
                 rp = mem.read_port(domain="comb")
-                m.d.comb += rp.addr.eq(Mux(q8, code(lane)[:SUB_BITS],
-                                       Mux(q7, code(lane + (s // 2) * L)[:SUB_BITS], code(lane + s * L)[:SUB_BITS])))
+                m.d.comb += rp.addr.eq(
+                    Mux(
+                        q8,
+                        code(lane)[:SUB_BITS],
+                        Mux(q7, code(lane + (s // 2) * L)[:SUB_BITS], code(lane + s * L)[:SUB_BITS]),
+                    )
+                )
                 reads[lane, s] = rp.data
         for j in range(n):
             lane, p = j % L, j // L

@@ -63,27 +63,34 @@ def cycle_model(w: int = W, lanes: int = LANES, bits: int = 8, density: float = 
     acceptance, FILL_TO_OUT + 512/W - 1; ii: cycles per tile, 512/W * (1 + bpv) — exact for dense
     tiles, the binomial expectation for sparse ones (each tile's exact count: ``tile_cycles``)."""
     check_params(w, lanes)
-    return CycleModel(latency=FILL_TO_OUT + TILE // w - 1,
-                      ii=expected_tile_cycles(w, lq(bits, lanes, w), density))
+    return CycleModel(latency=FILL_TO_OUT + TILE // w - 1, ii=expected_tile_cycles(w, lq(bits, lanes, w), density))
 
 
 class DecaPE(wiring.Component):
     """W output lanes per vOp, L big LUTs; queue depths default to Table 3 (SQQ 32 x 64 B, bitmask queue
     16 x 4 B, scale-factor queue 32 x 2 B). Members: the ports listed in the module docstring."""
 
-    def __init__(self, w: int = W, lanes: int = LANES, sqq_depth: int = SQQ_DEPTH, mask_depth: int = MASK_DEPTH,
-                 scale_depth: int = SCALE_DEPTH):
+    def __init__(
+        self,
+        w: int = W,
+        lanes: int = LANES,
+        sqq_depth: int = SQQ_DEPTH,
+        mask_depth: int = MASK_DEPTH,
+        scale_depth: int = SCALE_DEPTH,
+    ):
         check_params(w, lanes)
         self.w, self.lanes = w, lanes
         self.sqq_depth, self.mask_depth, self.scale_depth = sqq_depth, mask_depth, scale_depth
-        super().__init__({
-            "lut": In(stream.Signature(LUT_WRITE)),
-            "cmd": In(stream.Signature(CMD)),
-            "sqq": In(stream.Signature(tile_entry(LINE_BITS))),
-            "mask": In(stream.Signature(tile_entry(w))),
-            "scale": In(stream.Signature(tile_entry(VALUE_BITS))),
-            "o": Out(stream.Signature(chunk_out(w))),
-        })
+        super().__init__(
+            {
+                "lut": In(stream.Signature(LUT_WRITE)),
+                "cmd": In(stream.Signature(CMD)),
+                "sqq": In(stream.Signature(tile_entry(LINE_BITS))),
+                "mask": In(stream.Signature(tile_entry(w))),
+                "scale": In(stream.Signature(tile_entry(VALUE_BITS))),
+                "o": Out(stream.Signature(chunk_out(w))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -94,8 +101,13 @@ class DecaPE(wiring.Component):
         m.submodules.luts = luts = LutArray(self.lanes, dq.lookups)
         m.submodules.scale_stage = sc = ScaleStage(self.w)
         m.submodules.tout = tout = TOut(self.w)
-        for port, sub in ((self.sqq, sqq.i), (self.mask, maskq.i), (self.scale, scaleq.i), (self.lut, luts.w),
-                          (self.cmd, dq.cmd)):
+        for port, sub in (
+            (self.sqq, sqq.i),
+            (self.mask, maskq.i),
+            (self.scale, scaleq.i),
+            (self.lut, luts.w),
+            (self.cmd, dq.cmd),
+        ):
             wiring.connect(m, wiring.flipped(port), sub)
         wiring.connect(m, sqq.r, dq.sqq)
         wiring.connect(m, maskq.r, dq.maskq)

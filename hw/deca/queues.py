@@ -37,8 +37,9 @@ class TileReadSignature(wiring.Signature):
     """
 
     def __init__(self, width: int):
-        super().__init__({"data": Out(width), "avail": Out(1), "pop": In(1), "end_tile": In(1),
-                          "short": Out(1), "long": Out(1)})
+        super().__init__(
+            {"data": Out(width), "avail": Out(1), "pop": In(1), "end_tile": In(1), "short": Out(1), "long": Out(1)}
+        )
 
 
 class SqqReadSignature(wiring.Signature):
@@ -57,9 +58,18 @@ class SqqReadSignature(wiring.Signature):
     """
 
     def __init__(self):
-        super().__init__({"bits": Out(2 * LINE_BITS), "avail": Out(range(2 * LINE_BITS + 1)), "ended": Out(1),
-                          "started": Out(1), "take": In(range(LINE_BITS + 1)), "end_tile": In(1), "long": Out(1),
-                          "draining": Out(1)})
+        super().__init__(
+            {
+                "bits": Out(2 * LINE_BITS),
+                "avail": Out(range(2 * LINE_BITS + 1)),
+                "ended": Out(1),
+                "started": Out(1),
+                "take": In(range(LINE_BITS + 1)),
+                "end_tile": In(1),
+                "long": Out(1),
+                "draining": Out(1),
+            }
+        )
 
 
 class TileQueue(wiring.Component):
@@ -77,8 +87,7 @@ class TileQueue(wiring.Component):
         m = Module()
         r = self.r
         m.submodules.fifo = fifo = SyncFIFO(width=self.width + 1, depth=self.depth)
-        m.d.comb += [fifo.w_data.eq(self.i.payload.as_value()), fifo.w_en.eq(self.i.valid),
-                     self.i.ready.eq(fifo.w_rdy)]
+        m.d.comb += [fifo.w_data.eq(self.i.payload.as_value()), fifo.w_en.eq(self.i.valid), self.i.ready.eq(fifo.w_rdy)]
         head = data.View(tile_entry(self.width), fifo.r_data)
         ended, short, draining = Signal(), Signal(), Signal()
         m.d.comb += [r.avail.eq(ended | (fifo.r_rdy & ~draining)), r.data.eq(Mux(ended, 0, head.data))]
@@ -118,8 +127,7 @@ class SqqAligner(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         m.submodules.fifo = fifo = SyncFIFO(width=LINE_BITS + 1, depth=self.depth)
-        m.d.comb += [fifo.w_data.eq(self.i.payload.as_value()), fifo.w_en.eq(self.i.valid),
-                     self.i.ready.eq(fifo.w_rdy)]
+        m.d.comb += [fifo.w_data.eq(self.i.payload.as_value()), fifo.w_en.eq(self.i.valid), self.i.ready.eq(fifo.w_rdy)]
         head = data.View(tile_entry(LINE_BITS), fifo.r_data)
         buf = Signal(2 * LINE_BITS)
         avail = Signal(range(2 * LINE_BITS + 1))
@@ -146,13 +154,23 @@ class SqqAligner(wiring.Component):
             # the next tile starts with an empty window; its first line may load right away
             load = Signal()
             m.d.comb += [load.eq(fifo.r_rdy & ended), fifo.r_en.eq(load)]
-            m.d.sync += [buf.eq(Mux(load, head.data, 0)), avail.eq(Mux(load, LINE_BITS, 0)),
-                         ended.eq(load & head.last), lines.eq(load), consumed.eq(0),
-                         draining.eq(~ended)]
+            m.d.sync += [
+                buf.eq(Mux(load, head.data, 0)),
+                avail.eq(Mux(load, LINE_BITS, 0)),
+                ended.eq(load & head.last),
+                lines.eq(load),
+                consumed.eq(0),
+                draining.eq(~ended),
+            ]
         with m.Else():
             load = Signal()
             m.d.comb += [load.eq(fifo.r_rdy & ~ended & (rem <= LINE_BITS)), fifo.r_en.eq(load)]
-            appended = Mux(load, Cat(head.data, Const(0, LINE_BITS)) << rem[:LINE_LOG2 + 1], 0)
-            m.d.sync += [buf.eq(shifted | appended), avail.eq(rem + Mux(load, LINE_BITS, 0)),
-                         ended.eq(ended | (load & head.last)), lines.eq(lines + load), consumed.eq(used)]
+            appended = Mux(load, Cat(head.data, Const(0, LINE_BITS)) << rem[: LINE_LOG2 + 1], 0)
+            m.d.sync += [
+                buf.eq(shifted | appended),
+                avail.eq(rem + Mux(load, LINE_BITS, 0)),
+                ended.eq(ended | (load & head.last)),
+                lines.eq(lines + load),
+                consumed.eq(used),
+            ]
         return m

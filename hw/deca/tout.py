@@ -44,14 +44,21 @@ class TOut(wiring.Component):
         ri = Signal(range(nv))
         m.d.comb += self.i.ready.eq(~full.bit_select(wb, 1))
         write = self.i.valid & self.i.ready
-        m.d.comb += [wp.en.eq(write), wp.addr.eq(Cat(self.i.payload.vop, wb)),
-                     wp.data.eq(self.i.payload.data.as_value())]
+        m.d.comb += [
+            wp.en.eq(write),
+            wp.addr.eq(Cat(self.i.payload.vop, wb)),
+            wp.data.eq(self.i.payload.data.as_value()),
+        ]
         fill = write & (self.i.payload.vop == nv - 1)
         with m.If(fill):
             m.d.sync += [err[wb].eq(self.i.payload.err), wb.eq(~wb)]
-        m.d.comb += [self.o.valid.eq(full.bit_select(rb, 1)), rp.addr.eq(Cat(ri, rb)),
-                     self.o.payload.data.eq(rp.data), self.o.payload.last.eq(ri == nv - 1),
-                     self.o.payload.error.eq(err[rb])]
+        m.d.comb += [
+            self.o.valid.eq(full.bit_select(rb, 1)),
+            rp.addr.eq(Cat(ri, rb)),
+            self.o.payload.data.eq(rp.data),
+            self.o.payload.last.eq(ri == nv - 1),
+            self.o.payload.error.eq(err[rb]),
+        ]
         drained = Signal()
         m.d.comb += drained.eq(self.o.valid & self.o.ready & (ri == nv - 1))
         with m.If(self.o.valid & self.o.ready):

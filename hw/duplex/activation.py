@@ -36,8 +36,9 @@ class Activation(wiring.Component):
             raise ValueError(f"lanes: {lanes} not allowed; 1 to 256")
         self.lanes = lanes
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"g": vec, "u": vec}))),
-                          "o": Out(stream.Signature(vec))})
+        super().__init__(
+            {"i": In(stream.Signature(data.StructLayout({"g": vec, "u": vec}))), "o": Out(stream.Signature(vec))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -47,8 +48,9 @@ class Activation(wiring.Component):
         for j in range(self.lanes):
             g = p.g[j]
             e = fpexp.fp_exp(m, en, g ^ FP16.sign_bit, FP16, f"exp{j}")
-            r = fprecip.fp_recip(m, en, fpadd.fp_add(m, en, Const(ONE, ELEM_BITS), e, FP16, f"add{j}"), FP16,
-                                 f"recip{j}")
+            r = fprecip.fp_recip(
+                m, en, fpadd.fp_add(m, en, Const(ONE, ELEM_BITS), e, FP16, f"add{j}"), FP16, f"recip{j}"
+            )
             s = fpmul.fp_mul(m, en, delay(m, en, g, to_mul_g, f"g_dly{j}_"), r, FP16, FP16, f"mulg{j}")
             u = delay(m, en, p.u[j], to_mul_g + fpmul.LATENCY, f"u_dly{j}_")
             m.d.comb += self.o.payload[j].eq(fpmul.fp_mul(m, en, s, u, FP16, FP16, f"mulu{j}"))

@@ -62,8 +62,9 @@ def timing_shape(g: Geometry) -> tuple[int, int, int]:
     return 2 * g.rows, 2 * g.rows, g.lanes
 
 
-def cycle_model(rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
-                **_params) -> CycleModel:
+def cycle_model(
+    rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes, **_params
+) -> CycleModel:
     """For :func:`timing_shape`: latency from its last weight beat (G = 1 issue, FLUSH, n drain reads, the
     combine) and II per transaction (its cycles plus the one after its last output)."""
     g = Geometry(rows, lanes, buffer_bytes)
@@ -78,19 +79,30 @@ class InputBuffer(wiring.Component):
 
     def __init__(self, g: Geometry):
         self.g = g
-        super().__init__({"w_lane": In(range(g.lanes)), "w_addr": In(range(g.lane_words)),
-                          "w_data": In(g.rows * ELEM_BITS), "w_en": In(1),
-                          "r_addr": In(range(g.lane_words)), "r_elem": In(range(g.rows)),
-                          "x": Out(data.ArrayLayout(ELEM_BITS, g.lanes))})
+        super().__init__(
+            {
+                "w_lane": In(range(g.lanes)),
+                "w_addr": In(range(g.lane_words)),
+                "w_data": In(g.rows * ELEM_BITS),
+                "w_en": In(1),
+                "r_addr": In(range(g.lane_words)),
+                "r_elem": In(range(g.rows)),
+                "x": Out(data.ArrayLayout(ELEM_BITS, g.lanes)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         for t in range(self.g.lanes):
             m.submodules[f"lane{t}"] = mem = Memory(shape=self.g.rows * ELEM_BITS, depth=self.g.lane_words, init=[])
             w, r = mem.write_port(), mem.read_port(domain="comb")
-            m.d.comb += [w.addr.eq(self.w_addr), w.data.eq(self.w_data), w.en.eq(self.w_en & (self.w_lane == t)),
-                         r.addr.eq(self.r_addr),
-                         self.x[t].eq(r.data.word_select(self.r_elem, ELEM_BITS))]
+            m.d.comb += [
+                w.addr.eq(self.w_addr),
+                w.data.eq(self.w_data),
+                w.en.eq(self.w_en & (self.w_lane == t)),
+                r.addr.eq(self.r_addr),
+                self.x[t].eq(r.data.word_select(self.r_elem, ELEM_BITS)),
+            ]
         return m
 
 
@@ -105,11 +117,19 @@ class MacArray(wiring.Component):
     def __init__(self, g: Geometry):
         self.g = g
         vec = data.ArrayLayout(ACC_BITS, g.macs)
-        super().__init__({"issue": In(1), "w": In(data.ArrayLayout(ELEM_BITS, g.rows)),
-                          "x": In(data.ArrayLayout(ELEM_BITS, g.lanes)), "phase": In(1),
-                          "group": In(range(g.lane_words)), "first": In(1),
-                          "r_group": In(range(g.lane_words)), "acc": Out(data.ArrayLayout(vec, 2)),
-                          "busy": Out(1)})
+        super().__init__(
+            {
+                "issue": In(1),
+                "w": In(data.ArrayLayout(ELEM_BITS, g.rows)),
+                "x": In(data.ArrayLayout(ELEM_BITS, g.lanes)),
+                "phase": In(1),
+                "group": In(range(g.lane_words)),
+                "first": In(1),
+                "r_group": In(range(g.lane_words)),
+                "acc": Out(data.ArrayLayout(vec, 2)),
+                "busy": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -127,8 +147,14 @@ class MacArray(wiring.Component):
         for p in range(2):
             m.submodules[f"acc{p}"] = mem = Memory(shape=g.macs * ACC_BITS, depth=g.lane_words, init=[])
             w, r, d = mem.write_port(), mem.read_port(domain="comb"), mem.read_port(domain="comb")
-            m.d.comb += [w.addr.eq(at_out[2:-1]), w.data.eq(sums), w.en.eq(at_out[0] & (at_out[1] == p)),
-                         r.addr.eq(at_add[2:-1]), d.addr.eq(self.r_group), self.acc[p].eq(d.data)]
+            m.d.comb += [
+                w.addr.eq(at_out[2:-1]),
+                w.data.eq(sums),
+                w.en.eq(at_out[0] & (at_out[1] == p)),
+                r.addr.eq(at_add[2:-1]),
+                d.addr.eq(self.r_group),
+                self.acc[p].eq(d.data),
+            ]
             with m.If(at_add[1] == p):
                 m.d.comb += stored.eq(r.data)
         outs = []
@@ -136,8 +162,9 @@ class MacArray(wiring.Component):
             for t in range(g.lanes):
                 i = r * g.lanes + t
                 # per-MAC muxes over signal slices: a slice of one wide Mux re-lowers it per MAC (quadratic)
-                c = Mux(at_add[-1], FP32.sign_bit,
-                        Mux(fwd, sums.word_select(i, ACC_BITS), stored.word_select(i, ACC_BITS)))
+                c = Mux(
+                    at_add[-1], FP32.sign_bit, Mux(fwd, sums.word_select(i, ACC_BITS), stored.word_select(i, ACC_BITS))
+                )
                 prod = fpmul.fp_mul(m, one, self.w[r], self.x[t], FP16, FP32, f"mul_r{r}_t{t}")
                 outs.append(fpadd.fp_add(m, one, prod, c, FP32, f"acc_r{r}_t{t}"))
         m.d.comb += sums.eq(Cat(*outs))
@@ -152,9 +179,13 @@ class Combine(wiring.Component):
     def __init__(self, g: Geometry):
         vec = data.ArrayLayout(ACC_BITS, g.rows)
         self.g = g
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"a0": vec, "a1": vec, "last": 1,
-                                                                       "error": ERR}))),
-                          "o": Out(stream.Signature(out_layout(g))), "busy": Out(1)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"a0": vec, "a1": vec, "last": 1, "error": ERR}))),
+                "o": Out(stream.Signature(out_layout(g))),
+                "busy": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -164,8 +195,11 @@ class Combine(wiring.Component):
         for r in range(self.g.rows):  # an error item carries y = 0
             total = fpadd.fp_add(m, ctl.en, p.a0[r], p.a1[r], FP32, f"comb_r{r}")
             m.d.comb += self.o.payload.y[r].eq(Mux(error.any(), 0, total))
-        m.d.comb += [self.o.payload.last.eq(delay(m, ctl.en, p.last, fpadd.LATENCY, "last_dly")),
-                     self.o.payload.error.eq(error), self.busy.eq(ctl.busy)]
+        m.d.comb += [
+            self.o.payload.last.eq(delay(m, ctl.en, p.last, fpadd.LATENCY, "last_dly")),
+            self.o.payload.error.eq(error),
+            self.busy.eq(ctl.busy),
+        ]
         return m
 
 
@@ -176,14 +210,18 @@ class GemmModule(wiring.Component):
     many datapaths (input buffer, MAC array, combine) in lockstep; W items and outputs carry one row block
     per module."""
 
-    def __init__(self, rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
-                 modules: int = 1):
+    def __init__(
+        self, rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes, modules: int = 1
+    ):
         if rows * ELEM_BITS < DESC.size:
-            raise ValueError(f"rows: {rows} not allowed; >= {-(-DESC.size // ELEM_BITS)} (a beat carries the "
-                             f"{DESC.size}-bit descriptor)")
+            raise ValueError(
+                f"rows: {rows} not allowed; >= {-(-DESC.size // ELEM_BITS)} (a beat carries the "
+                f"{DESC.size}-bit descriptor)"
+            )
         self.g = Geometry(rows, lanes, buffer_bytes, modules)
-        super().__init__({"i": In(stream.Signature(item_layout(self.g))),
-                          "o": Out(stream.Signature(out_layout(self.g)))})
+        super().__init__(
+            {"i": In(stream.Signature(item_layout(self.g))), "o": Out(stream.Signature(out_layout(self.g)))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -192,19 +230,35 @@ class GemmModule(wiring.Component):
         wiring.connect(m, wiring.flipped(self.i), ctl.i)
         paths = [self._datapath(m, d) for d in range(g.modules)]
         _, macs, comb = paths[0]  # the lockstep datapaths' leader: its handshakes and busy flags speak for all
-        m.d.comb += [ctl.mac_busy.eq(macs.busy), ctl.out_busy.eq(comb.busy), ctl.drain.ready.eq(comb.i.ready),
-                     self.o.valid.eq(comb.o.valid), self.o.payload.last.eq(comb.o.payload.last),
-                     self.o.payload.error.eq(comb.o.payload.error)]
+        m.d.comb += [
+            ctl.mac_busy.eq(macs.busy),
+            ctl.out_busy.eq(comb.busy),
+            ctl.drain.ready.eq(comb.i.ready),
+            self.o.valid.eq(comb.o.valid),
+            self.o.payload.last.eq(comb.o.payload.last),
+            self.o.payload.error.eq(comb.o.payload.error),
+        ]
         for d, (bd, md, cd) in enumerate(paths):
-            m.d.comb += [bd.w_lane.eq(ctl.x_lane), bd.w_addr.eq(ctl.x_addr), bd.w_data.eq(self.i.payload.data),
-                         bd.w_en.eq(ctl.x_we), bd.r_addr.eq(ctl.r_addr), bd.r_elem.eq(ctl.r_elem),
-                         md.w.eq(ctl.w.as_value().word_select(d, g.rows * ELEM_BITS)), md.x.eq(bd.x),
-                         md.phase.eq(ctl.phase), md.group.eq(ctl.group), md.first.eq(ctl.first),
-                         md.issue.eq(ctl.issue), md.r_group.eq(ctl.r_group),
-                         cd.i.valid.eq(ctl.drain.valid), cd.i.payload.last.eq(ctl.drain.payload.last),
-                         cd.i.payload.error.eq(ctl.drain.payload.error),
-                         self.o.payload.y.as_value().word_select(d, g.rows * ACC_BITS).eq(cd.o.payload.y),
-                         cd.o.ready.eq(self.o.ready)]
+            m.d.comb += [
+                bd.w_lane.eq(ctl.x_lane),
+                bd.w_addr.eq(ctl.x_addr),
+                bd.w_data.eq(self.i.payload.data),
+                bd.w_en.eq(ctl.x_we),
+                bd.r_addr.eq(ctl.r_addr),
+                bd.r_elem.eq(ctl.r_elem),
+                md.w.eq(ctl.w.as_value().word_select(d, g.rows * ELEM_BITS)),
+                md.x.eq(bd.x),
+                md.phase.eq(ctl.phase),
+                md.group.eq(ctl.group),
+                md.first.eq(ctl.first),
+                md.issue.eq(ctl.issue),
+                md.r_group.eq(ctl.r_group),
+                cd.i.valid.eq(ctl.drain.valid),
+                cd.i.payload.last.eq(ctl.drain.payload.last),
+                cd.i.payload.error.eq(ctl.drain.payload.error),
+                self.o.payload.y.as_value().word_select(d, g.rows * ACC_BITS).eq(cd.o.payload.y),
+                cd.o.ready.eq(self.o.ready),
+            ]
             for r in range(g.rows):  # the combine reads the draining token's lane of both partials
                 for ph, a in enumerate((cd.i.payload.a0, cd.i.payload.a1)):
                     m.d.comb += a[r].eq(Array(md.acc[ph][r * g.lanes + t] for t in range(g.lanes))[ctl.lane])
@@ -231,28 +285,49 @@ class Controller(wiring.Component):
 
     def __init__(self, g: Geometry):
         self.g = g
-        super().__init__({"i": In(stream.Signature(item_layout(g))), "x_we": Out(1), "x_lane": Out(range(g.lanes)),
-                          "x_addr": Out(range(g.lane_words)), "w": Out(data.ArrayLayout(ELEM_BITS, g.modules * g.rows)),
-                          "issue": Out(1), "r_addr": Out(range(g.lane_words)), "r_elem": Out(range(g.rows)),
-                          "phase": Out(1), "group": Out(range(g.lane_words)), "first": Out(1),
-                          "r_group": Out(range(g.lane_words)), "lane": Out(range(g.lanes)),
-                          "drain": Out(stream.Signature(data.StructLayout({"last": 1, "error": ERR}))),
-                          "mac_busy": In(1), "out_busy": In(1)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(item_layout(g))),
+                "x_we": Out(1),
+                "x_lane": Out(range(g.lanes)),
+                "x_addr": Out(range(g.lane_words)),
+                "w": Out(data.ArrayLayout(ELEM_BITS, g.modules * g.rows)),
+                "issue": Out(1),
+                "r_addr": Out(range(g.lane_words)),
+                "r_elem": Out(range(g.rows)),
+                "phase": Out(1),
+                "group": Out(range(g.lane_words)),
+                "first": Out(1),
+                "r_group": Out(range(g.lane_words)),
+                "lane": Out(range(g.lanes)),
+                "drain": Out(stream.Signature(data.StructLayout({"last": 1, "error": ERR}))),
+                "mac_busy": In(1),
+                "out_busy": In(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
         lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
         m.submodules.check = check = DescCheck(g)
-        c = self._counters = {n: Signal(DIM_BITS, name=n)
-                              for n in ("m", "k", "n", "groups", "xj", "xb", "blk", "kk", "k_held", "grp", "dj")}
+        c = self._counters = {
+            n: Signal(DIM_BITS, name=n)
+            for n in ("m", "k", "n", "groups", "xj", "xb", "blk", "kk", "k_held", "grp", "dj")
+        }
         kb = c["k"] >> lr  # beats per input vector
-        m.d.comb += [check.data.eq(self.i.payload.data), self.x_lane.eq(c["xj"][:lt] if lt else 0),
-                     self.x_addr.eq((c["xj"] >> lt) * kb + c["xb"]),
-                     self.r_addr.eq(c["grp"] * kb + (c["k_held"] >> lr)),
-                     self.r_elem.eq(c["k_held"][:lr]), self.phase.eq(c["k_held"][0]), self.group.eq(c["grp"]),
-                     self.first.eq(c["k_held"] < 2), self.r_group.eq(c["dj"] >> lt),
-                     self.lane.eq(c["dj"][:lt] if lt else 0)]
+        m.d.comb += [
+            check.data.eq(self.i.payload.data),
+            self.x_lane.eq(c["xj"][:lt] if lt else 0),
+            self.x_addr.eq((c["xj"] >> lt) * kb + c["xb"]),
+            self.r_addr.eq(c["grp"] * kb + (c["k_held"] >> lr)),
+            self.r_elem.eq(c["k_held"][:lr]),
+            self.phase.eq(c["k_held"][0]),
+            self.group.eq(c["grp"]),
+            self.first.eq(c["k_held"] < 2),
+            self.r_group.eq(c["dj"] >> lt),
+            self.lane.eq(c["dj"][:lt] if lt else 0),
+        ]
         last_grp = c["grp"] == c["groups"] - 1
         with m.If(self.issue):  # a held weight beat issues one token group per cycle
             m.d.sync += c["grp"].eq(Mux(last_grp, 0, c["grp"] + 1))
@@ -325,8 +400,12 @@ class Controller(wiring.Component):
             with m.If((p.op != Op.W) | (p.last != is_final(c["blk"], c["kk"], c["m"], c["k"], lr))):
                 self._fail(m, err, Err.MALFORMED)
             with m.Else():
-                m.d.sync += [self.w.eq(p.data[:g.modules * g.rows * ELEM_BITS]), self.issue.eq(1),
-                             c["k_held"].eq(c["kk"]), c["kk"].eq(c["kk"] + 1)]
+                m.d.sync += [
+                    self.w.eq(p.data[: g.modules * g.rows * ELEM_BITS]),
+                    self.issue.eq(1),
+                    c["k_held"].eq(c["kk"]),
+                    c["kk"].eq(c["kk"] + 1),
+                ]
         with m.If((c["kk"] == c["k"]) & ~self.issue & ~self.mac_busy):  # the block's last sums are landing
             m.next = "DRAIN"
 
@@ -356,20 +435,28 @@ class DescCheck(wiring.Component):
 
     def __init__(self, g: Geometry):
         self.g = g
-        super().__init__({"data": In(item_layout(g)["data"].shape), "m": Out(DIM_BITS), "k": Out(DIM_BITS),
-                          "n": Out(DIM_BITS), "groups": Out(DIM_BITS), "err": Out(ERR)})
+        super().__init__(
+            {
+                "data": In(item_layout(g)["data"].shape),
+                "m": Out(DIM_BITS),
+                "k": Out(DIM_BITS),
+                "n": Out(DIM_BITS),
+                "groups": Out(DIM_BITS),
+                "err": Out(ERR),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
         lr, lt = g.rows.bit_length() - 1, g.lanes.bit_length() - 1
-        d = DESC(self.data[:DESC.size])
-        m.d.comb += [self.m.eq(d.m), self.k.eq(d.k), self.n.eq(d.n),
-                     self.groups.eq((self.n + g.lanes - 1) >> lt)]
+        d = DESC(self.data[: DESC.size])
+        m.d.comb += [self.m.eq(d.m), self.k.eq(d.k), self.n.eq(d.n), self.groups.eq((self.n + g.lanes - 1) >> lt)]
         zero = (self.m == 0) | (self.k == 0) | (self.n == 0)
         aligned = self.k[:lr] == 0
         over = aligned & (self.groups * (self.k >> lr) > g.lane_words)
         # one assignment of the whole flag vector (MALFORMED is the controller's): no constant-only process
-        m.d.comb += self.err.as_value().eq(Cat(zero, ~zero & (self.m[:lr] != 0), ~zero & ~aligned, ~zero & over,
-                                               Const(0, 1)))
+        m.d.comb += self.err.as_value().eq(
+            Cat(zero, ~zero & (self.m[:lr] != 0), ~zero & ~aligned, ~zero & over, Const(0, 1))
+        )
         return m

@@ -14,19 +14,20 @@ from hw.common import softmax
 from hw.cycles import CycleModel
 
 
-def row_cycles(beats: int, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES,
-               normalize: bool = True) -> int:
+def row_cycles(
+    beats: int, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True
+) -> int:
     return softmax.row_cycles(beats, lanes, buffer_bytes, normalize)
 
 
-def cycle_model(lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True,
-                **_params) -> CycleModel:
+def cycle_model(
+    lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True, **_params
+) -> CycleModel:
     return softmax.cycle_model(lanes, buffer_bytes, normalize)
 
 
 class SoftmaxUnit(softmax.SoftmaxUnit):
     """Members: as :class:`hw.common.softmax.SoftmaxUnit`."""
 
-    def __init__(self, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES,
-                 normalize: bool = True):
+    def __init__(self, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True):
         super().__init__(lanes, buffer_bytes, normalize)

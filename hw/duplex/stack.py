@@ -22,8 +22,13 @@ from hw.duplex import gemm_module
 from hw.duplex.gemm_module import GemmModule
 
 
-def cycle_model(rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
-                modules: int = MODULES_PER_STACK, **_params) -> CycleModel:
+def cycle_model(
+    rows: int = FULL.rows,
+    lanes: int = FULL.lanes,
+    buffer_bytes: int = FULL.buffer_bytes,
+    modules: int = MODULES_PER_STACK,
+    **_params,
+) -> CycleModel:
     return gemm_module.cycle_model(rows, lanes, buffer_bytes)
 
 
@@ -31,6 +36,11 @@ class LogicPimStack(GemmModule):
     """Members: as :class:`hw.duplex.gemm_module.GemmModule` with ``modules`` beats per W item and row
     blocks per output item."""
 
-    def __init__(self, rows: int = FULL.rows, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
-                 modules: int = MODULES_PER_STACK):
+    def __init__(
+        self,
+        rows: int = FULL.rows,
+        lanes: int = FULL.lanes,
+        buffer_bytes: int = FULL.buffer_bytes,
+        modules: int = MODULES_PER_STACK,
+    ):
         super().__init__(rows, lanes, buffer_bytes, modules)

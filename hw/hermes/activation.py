@@ -88,25 +88,32 @@ class Elementwise(wiring.Component):
     def __init__(self, lanes: int):
         self.lanes = lanes
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"op": 2, "a": vec, "b": vec, "last": 1, "drop": 1}))),
-            "o": Out(stream.Signature(data.StructLayout({"y": vec, "last": 1, "drop": 1})))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"op": 2, "a": vec, "b": vec, "last": 1, "drop": 1}))),
+                "o": Out(stream.Signature(data.StructLayout({"y": vec, "last": 1, "drop": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         ctl = PipelineCtl(m, self.i, self.o, ELEM_LATENCY)
         en, p = ctl.en, self.i.payload
         op = delay(m, en, p.op, ELEM_LATENCY, "op")
-        m.d.comb += [self.o.payload.last.eq(delay(m, en, p.last, ELEM_LATENCY, "last")),
-                     self.o.payload.drop.eq(delay(m, en, p.drop, ELEM_LATENCY, "drop"))]
+        m.d.comb += [
+            self.o.payload.last.eq(delay(m, en, p.last, ELEM_LATENCY, "last")),
+            self.o.payload.drop.eq(delay(m, en, p.drop, ELEM_LATENCY, "drop")),
+        ]
         for j in range(self.lanes):
             x = p.a[j]
-            keep = ~x[ELEM_BITS - 1] | (x[:ELEM_BITS - 1] > FP16.inf_bits)  # sign clear, or NaN
+            keep = ~x[ELEM_BITS - 1] | (x[: ELEM_BITS - 1] > FP16.inf_bits)  # sign clear, or NaN
             relu = delay(m, en, Mux(keep, x, 0), ELEM_LATENCY, f"relu{j}_")
-            add = delay(m, en, fpadd.fp_add(m, en, x, p.b[j], FP16, f"add{j}"), ELEM_LATENCY - fpadd.LATENCY,
-                        f"addd{j}_")
-            mul = delay(m, en, fpmul.fp_mul(m, en, x, p.b[0], FP16, FP16, f"mul{j}"),
-                        ELEM_LATENCY - fpmul.LATENCY, f"muld{j}_")
+            add = delay(
+                m, en, fpadd.fp_add(m, en, x, p.b[j], FP16, f"add{j}"), ELEM_LATENCY - fpadd.LATENCY, f"addd{j}_"
+            )
+            mul = delay(
+                m, en, fpmul.fp_mul(m, en, x, p.b[0], FP16, FP16, f"mul{j}"), ELEM_LATENCY - fpmul.LATENCY, f"muld{j}_"
+            )
             m.d.comb += self.o.payload.y[j].eq(Mux(op == ActOp.RELU, relu, Mux(op == ActOp.MERGE, add, mul)))
         return m
 
@@ -130,9 +137,15 @@ class ActivationUnit(wiring.Component):
         # the front's beats to the transaction's path, through the input register for softmax
         beat, is_sm = front.o.payload, front.op == ActOp.SOFTMAX
         sm_free = self._softmax_in(m, front, sm)
-        m.d.comb += [el.i.valid.eq(front.o.valid & ~is_sm), el.i.payload.op.eq(front.op),
-                     el.i.payload.a.eq(beat.s), el.i.payload.b.eq(beat.b), el.i.payload.last.eq(beat.last),
-                     el.i.payload.drop.eq(beat.drop), front.o.ready.eq(Mux(is_sm, sm_free, el.i.ready))]
+        m.d.comb += [
+            el.i.valid.eq(front.o.valid & ~is_sm),
+            el.i.payload.op.eq(front.op),
+            el.i.payload.a.eq(beat.s),
+            el.i.payload.b.eq(beat.b),
+            el.i.payload.last.eq(beat.last),
+            el.i.payload.drop.eq(beat.drop),
+            front.o.ready.eq(Mux(is_sm, sm_free, el.i.ready)),
+        ]
         m.submodules.collect = out = Collect(lanes)
         wiring.connect(m, sm.o, out.sm)
         wiring.connect(m, el.o, out.el)
@@ -140,9 +153,15 @@ class ActivationUnit(wiring.Component):
         drop_row = Signal()  # the softmax row in flight closed a malformed transaction
         with m.If(front.o.valid & front.o.ready & is_sm & beat.last):
             m.d.sync += drop_row.eq(beat.drop)
-        m.d.comb += [out.softmax.eq(is_sm), out.sm_drop.eq(drop_row), front.path_done.eq(out.path_done),
-                     out.error.eq(front.error), out.error_pending.eq(front.error_pending),
-                     out.error_out.eq(front.error_out), front.error_taken.eq(out.error_taken)]
+        m.d.comb += [
+            out.softmax.eq(is_sm),
+            out.sm_drop.eq(drop_row),
+            front.path_done.eq(out.path_done),
+            out.error.eq(front.error),
+            out.error_pending.eq(front.error_pending),
+            out.error_out.eq(front.error_out),
+            front.error_taken.eq(out.error_taken),
+        ]
         return m
 
     def _softmax_in(self, m: Module, front: Front, sm: softmax_unit.SoftmaxUnit) -> Value:
@@ -151,8 +170,11 @@ class ActivationUnit(wiring.Component):
         sm_v, sm_s, sm_last = Signal(), Signal(data.ArrayLayout(ELEM_BITS, self.lanes)), Signal()
         free = sm.i.ready | ~sm_v
         with m.If(free):
-            m.d.sync += [sm_v.eq(front.o.valid & (front.op == ActOp.SOFTMAX)), sm_s.eq(front.o.payload.s),
-                         sm_last.eq(front.o.payload.last)]
+            m.d.sync += [
+                sm_v.eq(front.o.valid & (front.op == ActOp.SOFTMAX)),
+                sm_s.eq(front.o.payload.s),
+                sm_last.eq(front.o.payload.last),
+            ]
         m.d.comb += [sm.i.valid.eq(sm_v), sm.i.payload.s.eq(sm_s), sm.i.payload.last.eq(sm_last)]
         return free
 
@@ -168,11 +190,20 @@ class Collect(wiring.Component):
 
     def __init__(self, lanes: int):
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"sm": In(stream.Signature(softmax_unit.out_layout(lanes))),
-                          "el": In(stream.Signature(data.StructLayout({"y": vec, "last": 1, "drop": 1}))),
-                          "softmax": In(1), "sm_drop": In(1), "path_done": Out(1), "error": In(ERR),
-                          "error_pending": In(1), "error_out": In(1), "error_taken": Out(1),
-                          "o": Out(stream.Signature(out_layout(lanes)))})
+        super().__init__(
+            {
+                "sm": In(stream.Signature(softmax_unit.out_layout(lanes))),
+                "el": In(stream.Signature(data.StructLayout({"y": vec, "last": 1, "drop": 1}))),
+                "softmax": In(1),
+                "sm_drop": In(1),
+                "path_done": Out(1),
+                "error": In(ERR),
+                "error_pending": In(1),
+                "error_out": In(1),
+                "error_taken": Out(1),
+                "o": Out(stream.Signature(out_layout(lanes))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -180,15 +211,24 @@ class Collect(wiring.Component):
         src_v = Mux(is_sm, sm.valid, el.valid)
         src_last = Mux(is_sm, sm.payload.last, el.payload.last)
         src_drop = Mux(is_sm, self.sm_drop, el.payload.drop)
-        m.d.comb += [sm.ready.eq(is_sm & (self.sm_drop | self.o.ready)),
-                     el.ready.eq(~is_sm & (el.payload.drop | self.o.ready)),
-                     self.path_done.eq(src_v & (src_drop | self.o.ready) & src_last)]
+        m.d.comb += [
+            sm.ready.eq(is_sm & (self.sm_drop | self.o.ready)),
+            el.ready.eq(~is_sm & (el.payload.drop | self.o.ready)),
+            self.path_done.eq(src_v & (src_drop | self.o.ready) & src_last),
+        ]
         with m.If(self.error_out):
-            m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.eq(self.error),
-                         self.error_taken.eq(self.o.ready)]
+            m.d.comb += [
+                self.o.valid.eq(1),
+                self.o.payload.last.eq(1),
+                self.o.payload.error.eq(self.error),
+                self.error_taken.eq(self.o.ready),
+            ]
         with m.Else():
-            m.d.comb += [self.o.valid.eq(src_v & ~src_drop), self.o.payload.last.eq(src_last & ~self.error_pending),
-                         self.o.payload.y.eq(Mux(is_sm, sm.payload.p, el.payload.y))]
+            m.d.comb += [
+                self.o.valid.eq(src_v & ~src_drop),
+                self.o.payload.last.eq(src_last & ~self.error_pending),
+                self.o.payload.y.eq(Mux(is_sm, sm.payload.p, el.payload.y)),
+            ]
         return m
 
 
@@ -202,10 +242,18 @@ class Front(wiring.Component):
     def __init__(self, lanes: int, max_scores: int):
         self.lanes, self.max_scores = lanes, max_scores
         vec = data.ArrayLayout(ELEM_BITS, lanes)
-        super().__init__({"i": In(stream.Signature(in_layout(lanes))),
-                          "o": Out(stream.Signature(data.StructLayout({"s": vec, "b": vec, "last": 1, "drop": 1}))),
-                          "op": Out(2), "path_done": In(1), "error": Out(ERR), "error_pending": Out(1),
-                          "error_out": Out(1), "error_taken": In(1)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(in_layout(lanes))),
+                "o": Out(stream.Signature(data.StructLayout({"s": vec, "b": vec, "last": 1, "drop": 1}))),
+                "op": Out(2),
+                "path_done": In(1),
+                "error": Out(ERR),
+                "error_pending": Out(1),
+                "error_out": Out(1),
+                "error_taken": In(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -217,32 +265,17 @@ class Front(wiring.Component):
         final = k == Mux(k == 0, first_beats, beats) - 1
         bad = (k != 0) & (p.op != self.op) | (p.last != final)
         self._pad(m, final, cur_n - k * lanes)
-        m.d.comb += [self.o.payload.last.eq(p.last | final), self.o.payload.drop.eq(bad),
-                     self.error_pending.eq(self.error.as_value() != 0)]
+        m.d.comb += [
+            self.o.payload.last.eq(p.last | final),
+            self.o.payload.drop.eq(bad),
+            self.error_pending.eq(self.error.as_value() != 0),
+        ]
         accept = self.i.valid & self.i.ready
         op = Signal(2)
         m.d.comb += self.op.eq(Mux(k == 0, p.op, op))
         with m.FSM():
             with m.State("BEATS"):
-                zero = first_n == 0
-                over = (p.op == ActOp.SOFTMAX) & (first_n > self.max_scores)
-                check = (k == 0) & (zero | over)
-                m.d.comb += [self.o.valid.eq(self.i.valid & ~check), self.i.ready.eq(check | self.o.ready)]
-                with m.If(accept):
-                    m.d.sync += k.eq(k + 1)
-                    with m.If(k == 0):
-                        m.d.sync += [op.eq(p.op), n.eq(first_n), beats.eq(first_beats)]
-                    with m.If(check):
-                        m.d.sync += [self.error.zero_len.eq(zero), self.error.len_over.eq(~zero & over)]
-                        m.next = "SKIP_NODATA"
-                        with m.If(p.last):
-                            m.next = "ERROR"
-                    with m.Elif(p.last | final):
-                        with m.If(bad):
-                            m.d.sync += self.error.malformed.eq(1)
-                        m.next = "WAIT"
-                        with m.If(bad & ~p.last):
-                            m.next = "SKIP"
+                self._beats(m, k, final, bad, [(op, p.op), (n, first_n), (beats, first_beats)])
             with m.State("SKIP_NODATA"):  # nothing forwarded: consumed to last, then the error item
                 m.d.comb += self.i.ready.eq(1)
                 with m.If(accept & p.last):
@@ -268,10 +301,36 @@ class Front(wiring.Component):
                     m.next = "BEATS"
         return m
 
+    def _beats(self, m: Module, k: Signal, final: Value, bad: Value, latch: list[tuple[Signal, Value]]) -> None:
+        """The BEATS state: the first beat's descriptor checked (``latch``: the registers it sets) and each
+        beat forwarded, until the one that closes the transaction."""
+        p, accept = self.i.payload, self.i.valid & self.i.ready
+        zero = p.n == 0
+        over = (p.op == ActOp.SOFTMAX) & (p.n > self.max_scores)
+        check = (k == 0) & (zero | over)
+        m.d.comb += [self.o.valid.eq(self.i.valid & ~check), self.i.ready.eq(check | self.o.ready)]
+        with m.If(accept):
+            m.d.sync += k.eq(k + 1)
+            with m.If(k == 0):
+                m.d.sync += [reg.eq(v) for reg, v in latch]
+            with m.If(check):
+                m.d.sync += [self.error.zero_len.eq(zero), self.error.len_over.eq(~zero & over)]
+                m.next = "SKIP_NODATA"
+                with m.If(p.last):
+                    m.next = "ERROR"
+            with m.Elif(p.last | final):
+                with m.If(bad):
+                    m.d.sync += self.error.malformed.eq(1)
+                m.next = "WAIT"
+                with m.If(bad & ~p.last):
+                    m.next = "SKIP"
+
     def _pad(self, m: Module, final: Value, rem: Value) -> None:
         """The beat forwarded: a softmax's final beat with its lanes from ``rem`` (the scores left) on -Inf."""
         p = self.i.payload
         for j in range(self.lanes):
             masked = (self.op == ActOp.SOFTMAX) & final & (j >= rem)
-            m.d.comb += [self.o.payload.s[j].eq(Mux(masked, Const(NEG_INF, ELEM_BITS), p.a[j])),
-                         self.o.payload.b[j].eq(p.b[j])]
+            m.d.comb += [
+                self.o.payload.s[j].eq(Mux(masked, Const(NEG_INF, ELEM_BITS), p.a[j])),
+                self.o.payload.b[j].eq(p.b[j]),
+            ]

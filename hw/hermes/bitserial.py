@@ -56,8 +56,9 @@ class SerialLane(wiring.Component):
 
     def __init__(self, serial_bits: int):
         self.bits = serial_bits
-        super().__init__({"load": In(1), "a": In(ELEM_BITS), "b": In(ELEM_BITS), "step": In(1),
-                          "raw": Out(raw_layout())})
+        super().__init__(
+            {"load": In(1), "a": In(ELEM_BITS), "b": In(ELEM_BITS), "step": In(1), "raw": Out(raw_layout())}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -68,13 +69,24 @@ class SerialLane(wiring.Component):
         exp = Signal(signed(EXP_BITS))
         sign, nan, inf = Signal(), Signal(), Signal()
         with m.If(self.load):
-            m.d.sync += [sig_a.eq(ua.sig), shift_b.eq(ub.sig), acc.eq(0), exp.eq(ua.exp + ub.exp),
-                         sign.eq(ua.sign ^ ub.sign), inf.eq(ua.is_inf | ub.is_inf),
-                         nan.eq(ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf))]
+            m.d.sync += [
+                sig_a.eq(ua.sig),
+                shift_b.eq(ub.sig),
+                acc.eq(0),
+                exp.eq(ua.exp + ub.exp),
+                sign.eq(ua.sign ^ ub.sign),
+                inf.eq(ua.is_inf | ub.is_inf),
+                nan.eq(ua.is_nan | ub.is_nan | (ua.is_inf & ub.is_zero) | (ua.is_zero & ub.is_inf)),
+            ]
         with m.Elif(self.step):
-            m.d.sync += [acc.eq((acc << bits) + sig_a * shift_b[width - bits:]), shift_b.eq(shift_b << bits)]
-        m.d.comb += [self.raw.sig.eq(acc), self.raw.exp.eq(exp), self.raw.sign.eq(sign), self.raw.nan.eq(nan),
-                     self.raw.inf.eq(inf)]
+            m.d.sync += [acc.eq((acc << bits) + sig_a * shift_b[width - bits :]), shift_b.eq(shift_b << bits)]
+        m.d.comb += [
+            self.raw.sig.eq(acc),
+            self.raw.exp.eq(exp),
+            self.raw.sign.eq(sign),
+            self.raw.nan.eq(nan),
+            self.raw.inf.eq(inf),
+        ]
         return m
 
 
@@ -85,8 +97,14 @@ class Packer(wiring.Component):
 
     def __init__(self, lanes: int):
         self.lanes = lanes
-        super().__init__({"move": In(1), "raw": In(data.ArrayLayout(raw_layout(), lanes)),
-                          "lane": In(range(lanes)), "p": Out(ACC_BITS)})
+        super().__init__(
+            {
+                "move": In(1),
+                "raw": In(data.ArrayLayout(raw_layout(), lanes)),
+                "lane": In(range(lanes)),
+                "p": Out(ACC_BITS),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -105,8 +123,9 @@ class BitSerialMul(wiring.Component):
     def __init__(self, lanes: int = MUL_LANES, serial_bits: int = SERIAL_BITS):
         Gemv(lanes=lanes, serial_bits=serial_bits)  # checks both
         self.lanes, self.serial_bits = lanes, serial_bits
-        super().__init__({"i": In(stream.Signature(operand_layout(lanes))),
-                          "o": Out(stream.Signature(out_layout(lanes)))})
+        super().__init__(
+            {"i": In(stream.Signature(operand_layout(lanes))), "o": Out(stream.Signature(out_layout(lanes)))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -134,10 +153,19 @@ class BitSerialMul(wiring.Component):
         with m.If(move):
             m.d.sync += [self.o.valid.eq(1), lane.eq(0)]
         m.submodules.packer = packer = Packer(self.lanes)
-        m.d.comb += [packer.move.eq(move), packer.lane.eq(lane), self.o.payload.p.eq(packer.p),
-                     self.o.payload.lane.eq(lane)]
+        m.d.comb += [
+            packer.move.eq(move),
+            packer.lane.eq(lane),
+            self.o.payload.p.eq(packer.p),
+            self.o.payload.lane.eq(lane),
+        ]
         for t in range(self.lanes):
             m.submodules[f"lane{t}"] = sl = SerialLane(self.serial_bits)
-            m.d.comb += [sl.load.eq(load), sl.a.eq(self.i.payload.a[t]), sl.b.eq(self.i.payload.b[t]),
-                         sl.step.eq(left != 0), packer.raw[t].eq(sl.raw)]
+            m.d.comb += [
+                sl.load.eq(load),
+                sl.a.eq(self.i.payload.a[t]),
+                sl.b.eq(self.i.payload.b[t]),
+                sl.step.eq(left != 0),
+                packer.raw[t].eq(sl.raw),
+            ]
         return m

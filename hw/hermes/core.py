@@ -24,8 +24,14 @@ from hw.hermes import activation, gemv
 GEMV, ACT = 0, 1  # an item's ``unit``
 
 
-def cycle_model(multipliers: int = FULL.multipliers, lanes: int = FULL.lanes, buffer_bytes: int = FULL.buffer_bytes,
-                act_lanes: int = ACT_LANES, act_buffer_bytes: int = ACT_BUFFER_BYTES, **_params) -> CycleModel:
+def cycle_model(
+    multipliers: int = FULL.multipliers,
+    lanes: int = FULL.lanes,
+    buffer_bytes: int = FULL.buffer_bytes,
+    act_lanes: int = ACT_LANES,
+    act_buffer_bytes: int = ACT_BUFFER_BYTES,
+    **_params,
+) -> CycleModel:
     """The GEMV unit's, for its timing transaction."""
     return gemv.cycle_model(multipliers=multipliers, lanes=lanes, buffer_bytes=buffer_bytes)
 
@@ -43,14 +49,20 @@ class NdpCore(wiring.Component):
     only the field ``unit`` names is read; ``o`` Out(stream of {unit, gemv, act}) — that unit's outputs
     (the other field 0)."""
 
-    def __init__(self, multipliers: int = FULL.multipliers, lanes: int = FULL.lanes,
-                 buffer_bytes: int = FULL.buffer_bytes, act_lanes: int = ACT_LANES,
-                 act_buffer_bytes: int = ACT_BUFFER_BYTES):
+    def __init__(
+        self,
+        multipliers: int = FULL.multipliers,
+        lanes: int = FULL.lanes,
+        buffer_bytes: int = FULL.buffer_bytes,
+        act_lanes: int = ACT_LANES,
+        act_buffer_bytes: int = ACT_BUFFER_BYTES,
+    ):
         self.gemv = gemv.GemvUnit(multipliers, lanes, buffer_bytes=buffer_bytes)
         self.act = activation.ActivationUnit(act_lanes, act_buffer_bytes)
         g = self.gemv.g
-        super().__init__({"i": In(stream.Signature(in_layout(g, act_lanes))),
-                          "o": Out(stream.Signature(out_layout(g, act_lanes)))})
+        super().__init__(
+            {"i": In(stream.Signature(in_layout(g, act_lanes))), "o": Out(stream.Signature(out_layout(g, act_lanes)))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -64,9 +76,12 @@ class NdpCore(wiring.Component):
             field = self.i.payload.gemv if u == GEMV else self.i.payload.act
             out = self.o.payload.gemv if u == GEMV else self.o.payload.act
             feeding, draining = (sel == u) & ~fed, busy & (unit == u)
-            m.d.comb += [dut.i.payload.eq(field), dut.i.valid.eq(self.i.valid & feeding),
-                         out.eq(Mux(draining, dut.o.payload.as_value(), 0)),
-                         dut.o.ready.eq(self.o.ready & draining)]
+            m.d.comb += [
+                dut.i.payload.eq(field),
+                dut.i.valid.eq(self.i.valid & feeding),
+                out.eq(Mux(draining, dut.o.payload.as_value(), 0)),
+                dut.o.ready.eq(self.o.ready & draining),
+            ]
             with m.If(feeding):
                 m.d.comb += self.i.ready.eq(dut.i.ready)
             with m.If(draining):

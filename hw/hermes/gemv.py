@@ -67,8 +67,12 @@ def out_layout(g: Gemv) -> data.StructLayout:
     return data.StructLayout({"y": data.ArrayLayout(ELEM_BITS, g.multipliers), "last": 1, "error": ERR})
 
 
-def geometry(multipliers: int = FULL.multipliers, lanes: int = FULL.lanes, serial_bits: int = FULL.serial_bits,
-             buffer_bytes: int = FULL.buffer_bytes) -> Gemv:
+def geometry(
+    multipliers: int = FULL.multipliers,
+    lanes: int = FULL.lanes,
+    serial_bits: int = FULL.serial_bits,
+    buffer_bytes: int = FULL.buffer_bytes,
+) -> Gemv:
     """The spec's geometry, checked for what this datapath needs on top: two or more multipliers and
     lanes (the trees) and at least 3 cycles per operation (the accumulator's read-add-write)."""
     g = Gemv(multipliers, lanes, serial_bits, buffer_bytes)
@@ -76,8 +80,9 @@ def geometry(multipliers: int = FULL.multipliers, lanes: int = FULL.lanes, seria
     if g.lanes < 2:
         raise ValueError(f"lanes: {g.lanes} not allowed; 2 to 8 in the GEMV unit (its lane tree)")
     if bitserial.ii(serial_bits, lanes) < 3:
-        raise ValueError(f"serial_bits: {serial_bits} not allowed with lanes {lanes}; an operation must take "
-                         "3 or more cycles")
+        raise ValueError(
+            f"serial_bits: {serial_bits} not allowed with lanes {lanes}; an operation must take 3 or more cycles"
+        )
     return g
 
 
@@ -136,14 +141,19 @@ def psum_words(g: Gemv) -> int:
 def tag_layout(g: Gemv) -> data.StructLayout:
     """What an operation carries to its path: batch vector, first / last beat of its row (column), last
     operation of the transaction, first column (AXPY), and its partial-sum word (AXPY)."""
-    return data.StructLayout({"b": range(MAX_BATCH), "first": 1, "lastk": 1, "final": 1, "col0": 1,
-                              "word": range(max(2, psum_words(g)))})
+    return data.StructLayout(
+        {"b": range(MAX_BATCH), "first": 1, "lastk": 1, "final": 1, "col0": 1, "word": range(max(2, psum_words(g)))}
+    )
 
 
 def _lanes_in(g: Gemv) -> dict:
     """A path's inputs: the multipliers' lanes and their operation's tag."""
-    return {"valid": In(1), "lane": In(range(g.lanes)), "p": In(data.ArrayLayout(ACC_BITS, g.multipliers)),
-            "tag": In(tag_layout(g))}
+    return {
+        "valid": In(1),
+        "lane": In(range(g.lanes)),
+        "p": In(data.ArrayLayout(ACC_BITS, g.multipliers)),
+        "tag": In(tag_layout(g)),
+    }
 
 
 class MulArray(wiring.Component):
@@ -156,8 +166,17 @@ class MulArray(wiring.Component):
     def __init__(self, g: Gemv):
         self.g = g
         beat = data.ArrayLayout(ELEM_BITS, g.beat)
-        super().__init__({"go": In(1), "ready": Out(1), "a": In(beat), "b": In(beat), "valid": Out(1),
-                          "lane": Out(range(g.lanes)), "p": Out(data.ArrayLayout(ACC_BITS, g.multipliers))})
+        super().__init__(
+            {
+                "go": In(1),
+                "ready": Out(1),
+                "a": In(beat),
+                "b": In(beat),
+                "valid": Out(1),
+                "lane": Out(range(g.lanes)),
+                "p": Out(data.ArrayLayout(ACC_BITS, g.multipliers)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -180,16 +199,19 @@ class DotPath(wiring.Component):
 
     def __init__(self, g: Gemv):
         self.g = g
-        super().__init__({**_lanes_in(g), "out_valid": Out(1), "y": Out(ELEM_BITS), "final": Out(1),
-                          "busy": Out(1)})
+        super().__init__({**_lanes_in(g), "out_valid": Out(1), "y": Out(ELEM_BITS), "final": Out(1), "busy": Out(1)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
         m.submodules.mtree = mtree = AddTree("fp32", g.multipliers)
         m.submodules.ltree = ltree = AddTree("fp32", g.lanes)
-        m.d.comb += [mtree.i.valid.eq(self.valid), mtree.i.payload.x.eq(self.p), mtree.o.ready.eq(1),
-                     ltree.o.ready.eq(1)]
+        m.d.comb += [
+            mtree.i.valid.eq(self.valid),
+            mtree.i.payload.x.eq(self.p),
+            mtree.o.ready.eq(1),
+            ltree.o.ready.eq(1),
+        ]
         lane_at = delay(m, Const(1), self.lane, mtree.latency, "lane_at")
         tag_at = delay(m, Const(1), self.tag, mtree.latency, "tag_at")
         sums = Signal(data.ArrayLayout(ACC_BITS, g.lanes))  # lane sums 0 .. lanes-2 of the operation
@@ -197,8 +219,10 @@ class DotPath(wiring.Component):
             m.d.sync += sums[lane_at].eq(mtree.o.payload)
         for t in range(g.lanes - 1):
             m.d.comb += ltree.i.payload.x[t].eq(sums[t])
-        m.d.comb += [ltree.i.payload.x[g.lanes - 1].eq(mtree.o.payload),
-                     ltree.i.valid.eq(mtree.o.valid & (lane_at == g.lanes - 1))]
+        m.d.comb += [
+            ltree.i.payload.x[g.lanes - 1].eq(mtree.o.payload),
+            ltree.i.valid.eq(mtree.o.valid & (lane_at == g.lanes - 1)),
+        ]
         tag = tag_layout(g)(delay(m, Const(1), tag_at, ltree.latency, "tag_l"))
         acc = Array(Signal(ACC_BITS, name=f"acc{b}", init=FP32.sign_bit) for b in range(MAX_BATCH))
         addend = Mux(tag.first, FP32.sign_bit, acc[tag.b])
@@ -207,9 +231,12 @@ class DotPath(wiring.Component):
         tag_d = tag_layout(g)(delay(m, Const(1), tag, fpadd.LATENCY, "acc_tag"))
         with m.If(done):
             m.d.sync += acc[tag_d.b].eq(total)
-        m.d.comb += [self.out_valid.eq(done & tag_d.lastk), self.y.eq(to_fp16(m, total, "y16")),
-                     self.final.eq(tag_d.final),
-                     self.busy.eq(in_flight(m, self.valid, mtree.latency + ltree.latency + fpadd.LATENCY, "dot_busy"))]
+        m.d.comb += [
+            self.out_valid.eq(done & tag_d.lastk),
+            self.y.eq(to_fp16(m, total, "y16")),
+            self.final.eq(tag_d.final),
+            self.busy.eq(in_flight(m, self.valid, mtree.latency + ltree.latency + fpadd.LATENCY, "dot_busy")),
+        ]
         return m
 
 
@@ -231,8 +258,14 @@ class AxpyPath(wiring.Component):
     def __init__(self, g: Gemv):
         self.g = g
         self.words = psum_words(g)
-        super().__init__({**_lanes_in(g), "r_word": In(range(max(2, self.words))),
-                          "y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers)), "busy": Out(1)})
+        super().__init__(
+            {
+                **_lanes_in(g),
+                "r_word": In(range(max(2, self.words))),
+                "y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers)),
+                "busy": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -250,10 +283,13 @@ class AxpyPath(wiring.Component):
             m.d.comb += sums[j].eq(fpadd.fp_add(m, one, old, prod[j], FP32, f"psum{j}"))
             m.d.comb += self.y[j].eq(to_fp16(m, out.data[j], f"y{j}"))
         v3, a3 = delay(m, one, v1, fpadd.LATENCY, "v3_"), delay(m, one, a1, fpadd.LATENCY, "a3_")
-        m.d.comb += [wr.addr.eq(a3), wr.data.eq(sums), wr.en.eq(v3),
-                     self.busy.eq(in_flight(m, self.valid, 1 + fpadd.LATENCY, "axpy_busy"))]
+        m.d.comb += [
+            wr.addr.eq(a3),
+            wr.data.eq(sums),
+            wr.en.eq(v3),
+            self.busy.eq(in_flight(m, self.valid, 1 + fpadd.LATENCY, "axpy_busy")),
+        ]
         return m
-
 
 
 class Operands(wiring.Component):
@@ -265,8 +301,16 @@ class Operands(wiring.Component):
     def __init__(self, g: Gemv):
         self.g, self.words, self.scalars = g, max(2, g.buffer_bytes // (2 * g.beat)), g.buffer_bytes // 2
         beat = data.ArrayLayout(ELEM_BITS, g.beat)
-        super().__init__({"w_en": In(1), "w_addr": In(range(self.scalars)), "w_data": In(g.beat * ELEM_BITS),
-                          "mode": In(1), "r_addr": In(range(self.scalars)), "x": Out(beat)})
+        super().__init__(
+            {
+                "w_en": In(1),
+                "w_addr": In(range(self.scalars)),
+                "w_data": In(g.beat * ELEM_BITS),
+                "mode": In(1),
+                "r_addr": In(range(self.scalars)),
+                "x": Out(beat),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -274,11 +318,18 @@ class Operands(wiring.Component):
         m.submodules.sbuf = sbuf = Memory(shape=ELEM_BITS, depth=self.scalars, init=[])
         xw, sw = xbuf.write_port(), sbuf.write_port()
         xr, sr = xbuf.read_port(domain="comb"), sbuf.read_port(domain="comb")
-        m.d.comb += [xw.addr.eq(self.w_addr), xw.data.eq(self.w_data), xw.en.eq(self.w_en & (self.mode == Mode.DOT)),
-                     sw.addr.eq(self.w_addr), sw.data.eq(self.w_data[:ELEM_BITS]),
-                     sw.en.eq(self.w_en & (self.mode == Mode.AXPY)), xr.addr.eq(self.r_addr), sr.addr.eq(self.r_addr)]
+        m.d.comb += [
+            xw.addr.eq(self.w_addr),
+            xw.data.eq(self.w_data),
+            xw.en.eq(self.w_en & (self.mode == Mode.DOT)),
+            sw.addr.eq(self.w_addr),
+            sw.data.eq(self.w_data[:ELEM_BITS]),
+            sw.en.eq(self.w_en & (self.mode == Mode.AXPY)),
+            xr.addr.eq(self.r_addr),
+            sr.addr.eq(self.r_addr),
+        ]
         for e in range(self.g.beat):
-            m.d.comb += self.x[e].eq(Mux(self.mode == Mode.DOT, xr.data[e * ELEM_BITS:(e + 1) * ELEM_BITS], sr.data))
+            m.d.comb += self.x[e].eq(Mux(self.mode == Mode.DOT, xr.data[e * ELEM_BITS : (e + 1) * ELEM_BITS], sr.data))
         return m
 
 
@@ -288,8 +339,16 @@ class Descriptor(wiring.Component):
 
     def __init__(self, g: Gemv):
         self.g = g
-        super().__init__({"data": In(DESC.size), "mode": Out(1), "n": Out(DIM_BITS), "kb": Out(DIM_BITS),
-                          "batch": Out(BATCH_BITS), "error": Out(ERR)})
+        super().__init__(
+            {
+                "data": In(DESC.size),
+                "mode": Out(1),
+                "n": Out(DIM_BITS),
+                "kb": Out(DIM_BITS),
+                "batch": Out(BATCH_BITS),
+                "error": Out(ERR),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -297,11 +356,17 @@ class Descriptor(wiring.Component):
         m.d.comb += [self.mode.eq(d.mode), self.n.eq(d.n), self.kb.eq(d.kb), self.batch.eq(d.batch)]
         zero = (self.n == 0) | (self.kb == 0) | (self.batch == 0)
         beats = self.batch * self.kb
-        over = Mux(self.mode == Mode.DOT, beats > g.buffer_bytes // (2 * g.beat),
-                   (beats > g.buffer_bytes // (4 * g.beat)) | (self.n * self.batch > g.buffer_bytes // 2))
+        over = Mux(
+            self.mode == Mode.DOT,
+            beats > g.buffer_bytes // (2 * g.beat),
+            (beats > g.buffer_bytes // (4 * g.beat)) | (self.n * self.batch > g.buffer_bytes // 2),
+        )
         big = self.batch > MAX_BATCH
-        m.d.comb += [self.error.zero_dim.eq(zero), self.error.batch.eq(~zero & big),
-                     self.error.buf_over.eq(~zero & ~big & over)]
+        m.d.comb += [
+            self.error.zero_dim.eq(zero),
+            self.error.batch.eq(~zero & big),
+            self.error.buf_over.eq(~zero & ~big & over),
+        ]
         return m
 
 
@@ -318,13 +383,30 @@ class Issue(wiring.Component):
     def __init__(self, g: Gemv):
         self.g = g
         tag = tag_layout(g)
-        super().__init__({"load": In(1), "w": In(g.beat * ELEM_BITS), "k": In(DIM_BITS), "lastk": In(1),
-                          "col0": In(1), "final": In(1), "x_base": In(range(g.buffer_bytes // 2)),
-                          "kb": In(DIM_BITS), "batch": In(BATCH_BITS), "mode": In(1), "free": Out(1),
-                          "held": Out(1), "dot_room": In(1), "tag_room": In(1),
-                          "go": Out(1), "mul_ready": In(1), "w_held": Out(g.beat * ELEM_BITS),
-                          "x_addr": Out(range(g.buffer_bytes // 2)),
-                          "tag": Out(tag), "tag_en": Out(1)})
+        super().__init__(
+            {
+                "load": In(1),
+                "w": In(g.beat * ELEM_BITS),
+                "k": In(DIM_BITS),
+                "lastk": In(1),
+                "col0": In(1),
+                "final": In(1),
+                "x_base": In(range(g.buffer_bytes // 2)),
+                "kb": In(DIM_BITS),
+                "batch": In(BATCH_BITS),
+                "mode": In(1),
+                "free": Out(1),
+                "held": Out(1),
+                "dot_room": In(1),
+                "tag_room": In(1),
+                "go": Out(1),
+                "mul_ready": In(1),
+                "w_held": Out(g.beat * ELEM_BITS),
+                "x_addr": Out(range(g.buffer_bytes // 2)),
+                "tag": Out(tag),
+                "tag_en": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -336,20 +418,39 @@ class Issue(wiring.Component):
         word = Signal(DIM_BITS + BATCH_BITS)  # DOT operand word b*kb + k (the AXPY partial-sum row too)
         last_b = b == self.batch - 1
         room = self.tag_room & ((self.mode == Mode.AXPY) | ~lastk | self.dot_room)
-        m.d.comb += [self.go.eq(held & room), self.w_held.eq(w),
-                     self.x_addr.eq(Mux(self.mode == Mode.DOT, word, xa)), self.held.eq(held)]
+        m.d.comb += [
+            self.go.eq(held & room),
+            self.w_held.eq(w),
+            self.x_addr.eq(Mux(self.mode == Mode.DOT, word, xa)),
+            self.held.eq(held),
+        ]
         go = self.go & self.mul_ready
-        m.d.comb += [self.free.eq(~held | (go & last_b)), self.tag_en.eq(go),
-                     self.tag.b.eq(b), self.tag.first.eq(k == 0), self.tag.lastk.eq(lastk),
-                     self.tag.final.eq(final & last_b), self.tag.col0.eq(col0),
-                     self.tag.word.eq(word * g.lanes)]
+        m.d.comb += [
+            self.free.eq(~held | (go & last_b)),
+            self.tag_en.eq(go),
+            self.tag.b.eq(b),
+            self.tag.first.eq(k == 0),
+            self.tag.lastk.eq(lastk),
+            self.tag.final.eq(final & last_b),
+            self.tag.col0.eq(col0),
+            self.tag.word.eq(word * g.lanes),
+        ]
         with m.If(go):
             m.d.sync += [b.eq(b + 1), xa.eq(xa + 1), word.eq(word + self.kb)]
             with m.If(last_b):
                 m.d.sync += [held.eq(0), b.eq(0)]
         with m.If(self.load):
-            m.d.sync += [held.eq(1), w.eq(self.w), k.eq(self.k), lastk.eq(self.lastk), col0.eq(self.col0),
-                         final.eq(self.final), b.eq(0), xa.eq(self.x_base), word.eq(self.k)]
+            m.d.sync += [
+                held.eq(1),
+                w.eq(self.w),
+                k.eq(self.k),
+                lastk.eq(self.lastk),
+                col0.eq(self.col0),
+                final.eq(self.final),
+                b.eq(0),
+                xa.eq(self.x_base),
+                word.eq(self.k),
+            ]
         return m
 
 
@@ -365,13 +466,27 @@ class Datapath(wiring.Component):
 
     def __init__(self, g: Gemv):
         self.g = g
-        super().__init__({"mode": In(1), "kb": In(DIM_BITS), "batch": In(BATCH_BITS), "data": In(g.beat * ELEM_BITS),
-                          "x_we": In(1), "x_addr": In(range(g.buffer_bytes // 2)), "load": In(1),
-                          "k": In(DIM_BITS), "lastk": In(1), "col0": In(1), "final": In(1),
-                          "x_base": In(range(g.buffer_bytes // 2)), "free": Out(1), "idle": Out(1),
-                          "dot": Out(stream.Signature(data.StructLayout({"y": ELEM_BITS, "last": 1}))),
-                          "r_word": In(range(max(2, psum_words(g)) + 1)),
-                          "axpy_y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers))})
+        super().__init__(
+            {
+                "mode": In(1),
+                "kb": In(DIM_BITS),
+                "batch": In(BATCH_BITS),
+                "data": In(g.beat * ELEM_BITS),
+                "x_we": In(1),
+                "x_addr": In(range(g.buffer_bytes // 2)),
+                "load": In(1),
+                "k": In(DIM_BITS),
+                "lastk": In(1),
+                "col0": In(1),
+                "final": In(1),
+                "x_base": In(range(g.buffer_bytes // 2)),
+                "free": Out(1),
+                "idle": Out(1),
+                "dot": Out(stream.Signature(data.StructLayout({"y": ELEM_BITS, "last": 1}))),
+                "r_word": In(range(max(2, psum_words(g)) + 1)),
+                "axpy_y": Out(data.ArrayLayout(ELEM_BITS, g.multipliers)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -384,25 +499,45 @@ class Datapath(wiring.Component):
         m.submodules.ops = ops = Operands(g)
         m.submodules.issue = issue = Issue(g)
         for path in (dot, axpy):
-            m.d.comb += [path.valid.eq(mul.valid), path.lane.eq(mul.lane), path.p.eq(mul.p),
-                         path.tag.eq(tags.r_data)]
+            m.d.comb += [path.valid.eq(mul.valid), path.lane.eq(mul.lane), path.p.eq(mul.p), path.tag.eq(tags.r_data)]
         m.d.comb += [mul.go.eq(issue.go), issue.mul_ready.eq(mul.ready), mul.a.eq(issue.w_held), mul.b.eq(ops.x)]
         owed = Signal(range(OUT_QUEUE + 1))  # DOT results issued and not yet out
         dot_out = self.dot.valid & self.dot.ready
         m.d.sync += owed.eq(owed + (issue.tag_en & issue.tag.lastk & dot_mode) - dot_out)
-        m.d.comb += [tags.r_en.eq(mul.valid & (mul.lane == g.lanes - 1)), tags.w_en.eq(issue.tag_en),
-                     tags.w_data.eq(issue.tag), issue.tag_room.eq(tags.w_rdy), issue.dot_room.eq(owed < OUT_QUEUE),
-                     ops.r_addr.eq(issue.x_addr), ops.w_en.eq(self.x_we), ops.w_data.eq(self.data),
-                     ops.w_addr.eq(self.x_addr), ops.mode.eq(self.mode),
-                     outq.w_data.eq(Cat(dot.y, dot.final)), outq.w_en.eq(dot.out_valid & dot_mode),
-                     self.dot.valid.eq(outq.r_rdy), self.dot.payload.y.eq(outq.r_data[:ELEM_BITS]),
-                     self.dot.payload.last.eq(outq.r_data[ELEM_BITS]), outq.r_en.eq(self.dot.ready),
-                     axpy.r_word.eq(self.r_word), self.axpy_y.eq(axpy.y),
-                     self.idle.eq(~issue.held & ~tags.r_rdy & Mux(dot_mode, ~dot.busy, ~axpy.busy)),
-                     self.free.eq(issue.free)]
-        m.d.comb += [issue.load.eq(self.load), issue.w.eq(self.data), issue.mode.eq(self.mode), issue.kb.eq(self.kb),
-                     issue.batch.eq(self.batch), issue.k.eq(self.k), issue.lastk.eq(self.lastk),
-                     issue.col0.eq(self.col0), issue.final.eq(self.final), issue.x_base.eq(self.x_base)]
+        m.d.comb += [
+            tags.r_en.eq(mul.valid & (mul.lane == g.lanes - 1)),
+            tags.w_en.eq(issue.tag_en),
+            tags.w_data.eq(issue.tag),
+            issue.tag_room.eq(tags.w_rdy),
+            issue.dot_room.eq(owed < OUT_QUEUE),
+            ops.r_addr.eq(issue.x_addr),
+            ops.w_en.eq(self.x_we),
+            ops.w_data.eq(self.data),
+            ops.w_addr.eq(self.x_addr),
+            ops.mode.eq(self.mode),
+            outq.w_data.eq(Cat(dot.y, dot.final)),
+            outq.w_en.eq(dot.out_valid & dot_mode),
+            self.dot.valid.eq(outq.r_rdy),
+            self.dot.payload.y.eq(outq.r_data[:ELEM_BITS]),
+            self.dot.payload.last.eq(outq.r_data[ELEM_BITS]),
+            outq.r_en.eq(self.dot.ready),
+            axpy.r_word.eq(self.r_word),
+            self.axpy_y.eq(axpy.y),
+            self.idle.eq(~issue.held & ~tags.r_rdy & Mux(dot_mode, ~dot.busy, ~axpy.busy)),
+            self.free.eq(issue.free),
+        ]
+        m.d.comb += [
+            issue.load.eq(self.load),
+            issue.w.eq(self.data),
+            issue.mode.eq(self.mode),
+            issue.kb.eq(self.kb),
+            issue.batch.eq(self.batch),
+            issue.k.eq(self.k),
+            issue.lastk.eq(self.lastk),
+            issue.col0.eq(self.col0),
+            issue.final.eq(self.final),
+            issue.x_base.eq(self.x_base),
+        ]
         return m
 
 
@@ -411,11 +546,17 @@ class GemvUnit(wiring.Component):
     :func:`out_layout`) — results (DOT: y[0]; AXPY: ``multipliers`` values), or one error item. The
     sequencer here walks the transaction's phases; :class:`Datapath` computes."""
 
-    def __init__(self, multipliers: int = FULL.multipliers, lanes: int = FULL.lanes,
-                 serial_bits: int = FULL.serial_bits, buffer_bytes: int = FULL.buffer_bytes):
+    def __init__(
+        self,
+        multipliers: int = FULL.multipliers,
+        lanes: int = FULL.lanes,
+        serial_bits: int = FULL.serial_bits,
+        buffer_bytes: int = FULL.buffer_bytes,
+    ):
         self.g = geometry(multipliers, lanes, serial_bits, buffer_bytes)
-        super().__init__({"i": In(stream.Signature(item_layout(self.g))),
-                          "o": Out(stream.Signature(out_layout(self.g)))})
+        super().__init__(
+            {"i": In(stream.Signature(item_layout(self.g))), "o": Out(stream.Signature(out_layout(self.g)))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -425,16 +566,30 @@ class GemvUnit(wiring.Component):
         item = self.i.payload
         # the descriptor's fields (held), the phase's item count, the next W beat's place, AXPY's row * batch
         # and output word
-        c = self._seq = {"mode": path.mode, "kb": path.kb, "batch": path.batch, "n": Signal(DIM_BITS, name="n"),
-                         "count": Signal(DIM_BITS + BATCH_BITS + 1, name="count"), "k": Signal(DIM_BITS, name="k"),
-                         "row": Signal(DIM_BITS, name="row"),
-                         "x_base": Signal(range(g.buffer_bytes // 2), name="x_base"),
-                         "r_word": Signal.like(path.r_word, name="r_word"), "err": Signal(ERR, name="err")}
+        c = self._seq = {
+            "mode": path.mode,
+            "kb": path.kb,
+            "batch": path.batch,
+            "n": Signal(DIM_BITS, name="n"),
+            "count": Signal(DIM_BITS + BATCH_BITS + 1, name="count"),
+            "k": Signal(DIM_BITS, name="k"),
+            "row": Signal(DIM_BITS, name="row"),
+            "x_base": Signal(range(g.buffer_bytes // 2), name="x_base"),
+            "r_word": Signal.like(path.r_word, name="r_word"),
+            "err": Signal(ERR, name="err"),
+        }
         lastk, last_row = c["k"] == c["kb"] - 1, c["row"] == c["n"] - 1
-        m.d.comb += [desc.data.eq(item.data), path.data.eq(item.data), path.x_addr.eq(c["count"]),
-                     path.k.eq(c["k"]), path.lastk.eq(lastk), path.col0.eq(c["row"] == 0),
-                     path.final.eq(lastk & last_row), path.x_base.eq(Mux(c["mode"] == Mode.DOT, 0, c["x_base"])),
-                     path.r_word.eq(c["r_word"])]
+        m.d.comb += [
+            desc.data.eq(item.data),
+            path.data.eq(item.data),
+            path.x_addr.eq(c["count"]),
+            path.k.eq(c["k"]),
+            path.lastk.eq(lastk),
+            path.col0.eq(c["row"] == 0),
+            path.final.eq(lastk & last_row),
+            path.x_base.eq(Mux(c["mode"] == Mode.DOT, 0, c["x_base"])),
+            path.r_word.eq(c["r_word"]),
+        ]
         with m.FSM():
             with m.State("DESC"):
                 self._desc(m, desc)
@@ -528,8 +683,12 @@ class GemvUnit(wiring.Component):
 
     def _dot_out(self, m: Module, dot: stream.Interface, then: str | None = None) -> None:
         """Stream the DOT results; on the transaction's final result go to ``then`` (when given)."""
-        m.d.comb += [self.o.valid.eq(dot.valid), self.o.payload.y[0].eq(dot.payload.y),
-                     self.o.payload.last.eq(dot.payload.last), dot.ready.eq(self.o.ready)]
+        m.d.comb += [
+            self.o.valid.eq(dot.valid),
+            self.o.payload.y[0].eq(dot.payload.y),
+            self.o.payload.last.eq(dot.payload.last),
+            dot.ready.eq(self.o.ready),
+        ]
         if then is not None:
             with m.If(dot.valid & dot.ready & dot.payload.last):
                 m.next = then

@@ -41,8 +41,9 @@ class AdderUnit(wiring.Component):
         en = PipelineCtl(m, self.i, self.o, LATENCY).en
         level = list(self.i.payload.x)
         for j in range(LEVELS):
-            level = [fpadd.fp_add(m, en, level[i], level[i + 1], FP16, f"au{j}_{i // 2}")
-                     for i in range(0, len(level), 2)]
+            level = [
+                fpadd.fp_add(m, en, level[i], level[i + 1], FP16, f"au{j}_{i // 2}") for i in range(0, len(level), 2)
+            ]
             if j == LEVELS - 2:
                 half = delay(m, en, level[0], fpadd.LATENCY, "ctx")  # context: (x0+x1)+(x2+x3), one level later
         ctx = delay(m, en, self.i.payload.mode == Mode.CONTEXT, LATENCY, "mode")

@@ -60,14 +60,53 @@ class BankPU(wiring.Component):
         # named signals, so each control term is computed once rather than inlined at every use
         done, emit, latch, hold, ctx = Signal(), Signal(), Signal(), Signal(), Signal()
         a, b = Signal(WORD), Signal(WORD)
-        m.d.comb += [done.eq(busy & (left == 0)), emit.eq(done & last), latch.eq(done & (~last | self.o.ready)),
-                     # operands: straight from the step in its accept cycle, then held, so the units see them
-                     hold.eq(busy & ~latch), a.eq(Mux(hold, a_r, step.a)), b.eq(Mux(hold, b_r, step.b)),
-                     ctx.eq(Mux(hold, mode, step.mode) == Mode.CONTEXT)]
+        m.d.comb += [
+            done.eq(busy & (left == 0)),
+            emit.eq(done & last),
+            latch.eq(done & (~last | self.o.ready)),
+            # operands: straight from the step in its accept cycle, then held, so the units see them
+            hold.eq(busy & ~latch),
+            a.eq(Mux(hold, a_r, step.a)),
+            b.eq(Mux(hold, b_r, step.b)),
+            ctx.eq(Mux(hold, mode, step.mode) == Mode.CONTEXT),
+        ]
+        new = self._units(m, a, b, ctx, acc, loaded, mode)
+
+        kept = Mux(loaded, acc.as_value(), 0)  # a disabled last step emits what earlier steps accumulated
+        m.d.comb += [
+            self.o.valid.eq(emit),
+            self.o.payload.eq(Mux(en, new.as_value(), kept)),
+            self.i.ready.eq(~busy | latch),
+        ]
+        with m.If(busy & (left != 0)):
+            m.d.sync += left.eq(left - 1)
+        with m.If(latch):
+            m.d.sync += busy.eq(0)
+            with m.If(en):
+                m.d.sync += [acc.eq(new), loaded.eq(~last)]
+            with m.Elif(last):
+                m.d.sync += loaded.eq(0)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [
+                a_r.eq(step.a),
+                b_r.eq(step.b),
+                mode.eq(step.mode),
+                en.eq(step.en),
+                last.eq(step.last),
+                busy.eq(1),
+                left.eq(Mux(step.mode == Mode.CONTEXT, LATENCY[Mode.CONTEXT], LATENCY[Mode.SCORE]) - 1),
+            ]
+        return m
+
+    def _units(self, m: Module, a: Signal, b: Signal, ctx: Signal, acc: Signal, loaded: Signal, mode: Signal) -> Signal:
+        """The four multipliers and four adders of one step: a score's dot-product tree, or (context) four
+        accumulations of a * b[group]; returns the accumulators after the step."""
         one = Signal()
         m.d.comb += one.eq(1)
-        prods = [fpmul.fp_mul(m, one, a[k], Mux(ctx, b[self.group], b[k]), FP16, FP16, f"mul{k}")
-                 for k in range(ELEMS_PER_RD)]
+        prods = [
+            fpmul.fp_mul(m, one, a[k], Mux(ctx, b[self.group], b[k]), FP16, FP16, f"mul{k}")
+            for k in range(ELEMS_PER_RD)
+        ]
         # the interconnect depends only on the mode, so every unit's inputs stay put during a step
         s01 = fpadd.fp_add(m, one, Mux(ctx, acc[0], prods[0]), Mux(ctx, prods[0], prods[1]), FP16, "add0")
         s23 = fpadd.fp_add(m, one, Mux(ctx, acc[1], prods[2]), Mux(ctx, prods[1], prods[3]), FP16, "add1")
@@ -79,21 +118,4 @@ class BankPU(wiring.Component):
                 m.d.comb += new[k].eq(Mux(loaded, s, prods[k]))
         with m.Else():
             m.d.comb += new[0].eq(Mux(loaded, add3, tree))
-
-        kept = Mux(loaded, acc.as_value(), 0)  # a disabled last step emits what earlier steps accumulated
-        m.d.comb += [self.o.valid.eq(emit), self.o.payload.eq(Mux(en, new.as_value(), kept)),
-                     self.i.ready.eq(~busy | latch)]
-        with m.If(busy & (left != 0)):
-            m.d.sync += left.eq(left - 1)
-        with m.If(latch):
-            m.d.sync += busy.eq(0)
-            with m.If(en):
-                m.d.sync += [acc.eq(new), loaded.eq(~last)]
-            with m.Elif(last):
-                m.d.sync += loaded.eq(0)
-        with m.If(self.i.valid & self.i.ready):
-            m.d.sync += [a_r.eq(step.a), b_r.eq(step.b), mode.eq(step.mode), en.eq(step.en), last.eq(step.last),
-                         busy.eq(1), left.eq(Mux(step.mode == Mode.CONTEXT, LATENCY[Mode.CONTEXT],
-                                                 LATENCY[Mode.SCORE]) - 1)]
-        return m
-
+        return new

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -98,12 +98,22 @@ class KVWriter(wiring.Component):
         self.g, self.max_tokens = g, max_tokens
         self.k_cols, v_cols = columns(g, max_tokens)
         depth = self.k_cols + v_cols
-        super().__init__({
-            "i": In(stream.Signature(relayout.BEAT_OUT)), "op": In(2), "clear": In(1),
-            "w_bank": Out(g.banks), "w_addr": Out(range(depth)), "w_data": Out(CHIP_WORDS),
-            "q": Out(data.ArrayLayout(CHIP_WORDS, g.bursts)),
-            "k_tokens": Out(N_BITS), "v_tokens": Out(N_BITS), "q_bursts": Out(range(g.bursts + 2)),
-            "partial": Out(1), "over": Out(1)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(relayout.BEAT_OUT)),
+                "op": In(2),
+                "clear": In(1),
+                "w_bank": Out(g.banks),
+                "w_addr": Out(range(depth)),
+                "w_data": Out(CHIP_WORDS),
+                "q": Out(data.ArrayLayout(CHIP_WORDS, g.bursts)),
+                "k_tokens": Out(N_BITS),
+                "v_tokens": Out(N_BITS),
+                "q_bursts": Out(range(g.bursts + 2)),
+                "partial": Out(1),
+                "over": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -114,7 +124,7 @@ class KVWriter(wiring.Component):
         # K: token's burst r, bank t mod B, column base (t div B) * R; V: burst r, group t mod 4, column t div 4
         k_r, k_bank, k_col = Signal(range(g.bursts)), Signal(range(g.banks)), Signal(range(self.k_cols + 1))
         v_r, v_grp, v_col = Signal(range(g.bursts)), Signal(range(V_GROUPS)), Signal(range(self.max_tokens))
-        burst = [Cat(*(b[8 * c:8 * c + 8] for b in (*beats, beat.data))) for c in range(CHIPS)]
+        burst = [Cat(*(b[8 * c : 8 * c + 8] for b in (*beats, beat.data))) for c in range(CHIPS)]
         # a partial write's last burst (its odd beat count padded by the re-layout unit) is dropped
         done = self.i.valid & (idx == BEATS_PER_BURST - 1) & ~beat.error
         full = Mux(self.op == Op.K, self.k_tokens, self.v_tokens) >= self.max_tokens
@@ -128,35 +138,59 @@ class KVWriter(wiring.Component):
         for c in range(CHIPS):
             m.d.comb += self.w_data[c].eq(burst[c])
         with m.If(done & (self.op == Op.K)):
-            with m.If(full):
-                m.d.sync += self.over.eq(1)
-            with m.Else():
-                m.d.comb += [self.w_bank.eq(1 << k_bank), self.w_addr.eq(k_col + k_r)]
-                m.d.sync += k_r.eq(Mux(k_r == g.bursts - 1, 0, k_r + 1))
-                with m.If(k_r == g.bursts - 1):
-                    m.d.sync += [self.k_tokens.eq(self.k_tokens + 1),
-                                 k_bank.eq(Mux(k_bank == g.banks - 1, 0, k_bank + 1))]
-                    with m.If(k_bank == g.banks - 1):
-                        m.d.sync += k_col.eq(k_col + g.bursts)
+            self._place_k(m, full, k_r, k_bank, k_col)
         with m.If(done & (self.op == Op.V)):
-            with m.If(full):
-                m.d.sync += self.over.eq(1)
-            with m.Else():
-                m.d.comb += [self.w_bank.eq(1 << (v_grp * g.bursts + v_r)), self.w_addr.eq(self.k_cols + v_col)]
-                m.d.sync += v_r.eq(Mux(v_r == g.bursts - 1, 0, v_r + 1))
-                with m.If(v_r == g.bursts - 1):
-                    m.d.sync += [self.v_tokens.eq(self.v_tokens + 1), v_grp.eq(v_grp + 1)]
-                    with m.If(v_grp == V_GROUPS - 1):
-                        m.d.sync += v_col.eq(v_col + 1)
+            self._place_v(m, full, v_r, v_grp, v_col)
         with m.If(done & (self.op == Op.Q)):
             with m.If(self.q_bursts < g.bursts):
                 m.d.sync += Array(self.q)[self.q_bursts].eq(Cat(*burst))
             m.d.sync += self.q_bursts.eq(Mux(self.q_bursts > g.bursts, self.q_bursts, self.q_bursts + 1))
         with m.If(self.clear):
-            m.d.sync += [idx.eq(0), k_r.eq(0), k_bank.eq(0), k_col.eq(0), v_r.eq(0), v_grp.eq(0), v_col.eq(0),
-                         self.k_tokens.eq(0), self.v_tokens.eq(0), self.q_bursts.eq(0), self.partial.eq(0),
-                         self.over.eq(0)]
+            m.d.sync += [
+                idx.eq(0),
+                k_r.eq(0),
+                k_bank.eq(0),
+                k_col.eq(0),
+                v_r.eq(0),
+                v_grp.eq(0),
+                v_col.eq(0),
+                self.k_tokens.eq(0),
+                self.v_tokens.eq(0),
+                self.q_bursts.eq(0),
+                self.partial.eq(0),
+                self.over.eq(0),
+            ]
         return m
+
+    def _place_k(self, m: Module, full: Value, k_r: Signal, k_bank: Signal, k_col: Signal) -> None:
+        """A K burst's write: token t's burst r to bank t mod B at column (t div B) * R + r; or ``over``."""
+        g = self.g
+        with m.If(full):
+            m.d.sync += self.over.eq(1)
+        with m.Else():
+            m.d.comb += [self.w_bank.eq(1 << k_bank), self.w_addr.eq(k_col + k_r)]
+            m.d.sync += k_r.eq(Mux(k_r == g.bursts - 1, 0, k_r + 1))
+            with m.If(k_r == g.bursts - 1):
+                m.d.sync += [
+                    self.k_tokens.eq(self.k_tokens + 1),
+                    k_bank.eq(Mux(k_bank == g.banks - 1, 0, k_bank + 1)),
+                ]
+                with m.If(k_bank == g.banks - 1):
+                    m.d.sync += k_col.eq(k_col + g.bursts)
+
+    def _place_v(self, m: Module, full: Value, v_r: Signal, v_grp: Signal, v_col: Signal) -> None:
+        """A V burst's write: token t's burst r to bank (t mod 4) * R + r of its group at column t div 4,
+        past the K columns; or ``over``."""
+        g = self.g
+        with m.If(full):
+            m.d.sync += self.over.eq(1)
+        with m.Else():
+            m.d.comb += [self.w_bank.eq(1 << (v_grp * g.bursts + v_r)), self.w_addr.eq(self.k_cols + v_col)]
+            m.d.sync += v_r.eq(Mux(v_r == g.bursts - 1, 0, v_r + 1))
+            with m.If(v_r == g.bursts - 1):
+                m.d.sync += [self.v_tokens.eq(self.v_tokens + 1), v_grp.eq(v_grp + 1)]
+                with m.If(v_grp == V_GROUPS - 1):
+                    m.d.sync += v_col.eq(v_col + 1)
 
 
 class BankArray(wiring.Component):
@@ -169,10 +203,17 @@ class BankArray(wiring.Component):
     def __init__(self, g: Geometry, max_tokens: int):
         self.g, self.depth = g, sum(columns(g, max_tokens))
         rd = data.StructLayout({"addr": range(self.depth), "mode": 1, "en": V_GROUPS, "last": 1})
-        super().__init__({
-            "w_bank": In(g.banks), "w_addr": In(range(self.depth)), "w_data": In(CHIP_WORDS),
-            "rd": In(stream.Signature(rd)), "b": In(data.ArrayLayout(WORD, CHIPS)),
-            "res": Out(data.ArrayLayout(data.ArrayLayout(WORD, g.banks), CHIPS)), "res_valid": Out(1)})
+        super().__init__(
+            {
+                "w_bank": In(g.banks),
+                "w_addr": In(range(self.depth)),
+                "w_data": In(CHIP_WORDS),
+                "rd": In(stream.Signature(rd)),
+                "b": In(data.ArrayLayout(WORD, CHIPS)),
+                "res": Out(data.ArrayLayout(data.ArrayLayout(WORD, g.banks), CHIPS)),
+                "res_valid": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -187,13 +228,23 @@ class BankArray(wiring.Component):
                 mem = Memory(shape=BEAT_BITS, depth=self.depth, init=[])
                 m.submodules[f"mem_c{c}_b{b}"] = mem
                 w, r = mem.write_port(), mem.read_port(domain="sync")
-                m.d.comb += [w.addr.eq(self.w_addr), w.data.eq(self.w_data[c]), w.en.eq(self.w_bank[b]),
-                             r.addr.eq(self.rd.payload.addr)]
+                m.d.comb += [
+                    w.addr.eq(self.w_addr),
+                    w.data.eq(self.w_data[c]),
+                    w.en.eq(self.w_bank[b]),
+                    r.addr.eq(self.rd.payload.addr),
+                ]
                 grp = b // g.bursts
                 m.submodules[f"pu_c{c}_b{b}"] = pu = BankPU(group=grp)
-                m.d.comb += [pu.i.valid.eq(valid), pu.i.payload.mode.eq(step.mode), pu.i.payload.a.eq(r.data),
-                             pu.i.payload.b.eq(self.b[c]), pu.i.payload.en.eq(step.en[grp]),
-                             pu.i.payload.last.eq(step.last), pu.o.ready.eq(1)]
+                m.d.comb += [
+                    pu.i.valid.eq(valid),
+                    pu.i.payload.mode.eq(step.mode),
+                    pu.i.payload.a.eq(r.data),
+                    pu.i.payload.b.eq(self.b[c]),
+                    pu.i.payload.en.eq(step.en[grp]),
+                    pu.i.payload.last.eq(step.last),
+                    pu.o.ready.eq(1),
+                ]
                 with m.If(pu.o.valid):
                     m.d.sync += self.res[c][b].eq(pu.o.payload)
                 pus.append(pu)
@@ -210,8 +261,14 @@ class Rank(wiring.Component):
         self.g = Geometry(banks, d_head)
         check_params(self.g, max_tokens)
         self.max_tokens = max_tokens
-        super().__init__({"i": In(stream.Signature(ITEM)), "o": Out(stream.Signature(OUT)),
-                          "score_cycles": Out(32), "su_stall": Out(32)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(ITEM)),
+                "o": Out(stream.Signature(OUT)),
+                "score_cycles": Out(32),
+                "su_stall": Out(32),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -241,15 +298,24 @@ class Rank(wiring.Component):
         item = self.i.payload
         first = Signal(init=1)  # the next write beat starts a write
         is_write = item.op != Op.RUN
-        m.d.comb += [ru.i.payload.data.eq(item.data), ru.i.payload.last.eq(item.last),
-                     ops.w_data.eq(item.op), wr.op.eq(ops.r_data), wr.i.payload.eq(ru.o.payload),
-                     wr.i.valid.eq(ru.o.valid), ru.o.ready.eq(1), wr.clear.eq(clear),
-                     ops.r_en.eq(ru.o.valid & ru.o.payload.last)]
+        m.d.comb += [
+            ru.i.payload.data.eq(item.data),
+            ru.i.payload.last.eq(item.last),
+            ops.w_data.eq(item.op),
+            wr.op.eq(ops.r_data),
+            wr.i.payload.eq(ru.o.payload),
+            wr.i.valid.eq(ru.o.valid),
+            ru.o.ready.eq(1),
+            wr.clear.eq(clear),
+            ops.r_en.eq(ru.o.valid & ru.o.payload.last),
+        ]
         idle = phase == _Phase.IDLE
         with m.If(is_write):  # a head's writes wait while the previous head runs
-            m.d.comb += [ru.i.valid.eq(self.i.valid & idle & (ops.w_rdy | ~first)),
-                         self.i.ready.eq(ru.i.ready & idle & (ops.w_rdy | ~first)),
-                         ops.w_en.eq(self.i.valid & self.i.ready & first)]
+            m.d.comb += [
+                ru.i.valid.eq(self.i.valid & idle & (ops.w_rdy | ~first)),
+                self.i.ready.eq(ru.i.ready & idle & (ops.w_rdy | ~first)),
+                ops.w_en.eq(self.i.valid & self.i.ready & first),
+            ]
         with m.Else():
             m.d.comb += self.i.ready.eq(idle & ~ops.r_rdy)  # every write has landed
         with m.If(self.i.valid & self.i.ready & is_write):
@@ -266,8 +332,10 @@ class Rank(wiring.Component):
         steps = Signal(N_BITS)
         issue, word_in = Signal(), Signal()
         need = step * V_GROUPS + V_GROUPS  # probabilities S word ``step`` holds (fewer in the head's last)
-        m.d.comb += [word_in.eq((phase != _Phase.CONTEXT) | (p_tok >= Mux(need < n, need, n))),
-                     issue.eq((timer == 0) & (step < steps) & word_in)]
+        m.d.comb += [
+            word_in.eq((phase != _Phase.CONTEXT) | (p_tok >= Mux(need < n, need, n))),
+            issue.eq((timer == 0) & (step < steps) & word_in),
+        ]
         with m.If(timer != 0):
             m.d.sync += timer.eq(timer - 1)
         with m.If(issue):
@@ -276,16 +344,19 @@ class Rank(wiring.Component):
         m.d.comb += banks.rd.valid.eq(issue & ((phase == _Phase.SCORE) | (phase == _Phase.CONTEXT)))
         last_r = r == g.bursts - 1
         with m.If(phase == _Phase.SCORE):
-            m.d.comb += [rd.addr.eq(step * g.bursts + r), rd.mode.eq(Mode.SCORE), rd.en.eq(-1),
-                         rd.last.eq(last_r)]
+            m.d.comb += [rd.addr.eq(step * g.bursts + r), rd.mode.eq(Mode.SCORE), rd.en.eq(-1), rd.last.eq(last_r)]
             with m.If(issue):
                 m.d.sync += r.eq(Mux(last_r, 0, r + 1))
                 with m.If(last_r):
                     m.d.sync += step.eq(step + 1)
         with m.Else():  # context: S word j from the S buffer, read in step with the banks
             j_tok = step * V_GROUPS
-            m.d.comb += [rd.addr.eq(wr.k_cols + step), rd.mode.eq(Mode.CONTEXT), rd.last.eq(step == steps - 1),
-                         rd.en.eq(Cat(*(j_tok + k < n for k in range(V_GROUPS))))]
+            m.d.comb += [
+                rd.addr.eq(wr.k_cols + step),
+                rd.mode.eq(Mode.CONTEXT),
+                rd.last.eq(step == steps - 1),
+                rd.en.eq(Cat(*(j_tok + k < n for k in range(V_GROUPS)))),
+            ]
             with m.If(issue):
                 m.d.sync += step.eq(step + 1)
         s_rd = [mem.read_port(domain="sync") for mem in s_bufs]
@@ -318,28 +389,44 @@ class Rank(wiring.Component):
             m.d.sync += [feeding.eq(1), feed.eq(0)]
         tok = base + feed
         with m.If(phase == _Phase.SCORE):
-            m.d.comb += [au.i.valid.eq(feeding & (tok < n)), au.i.payload.mode.eq(Mode.SCORE),
-                         au.o.ready.eq(queue.w_rdy)]
+            m.d.comb += [
+                au.i.valid.eq(feeding & (tok < n)),
+                au.i.payload.mode.eq(Mode.SCORE),
+                au.o.ready.eq(queue.w_rdy),
+            ]
             for c in range(CHIPS):
                 m.d.comb += au.i.payload.x[c].eq(Array(banks.res[c][b][0] for b in range(g.banks))[feed])
             with m.If(feeding):
                 m.d.sync += feed.eq(feed + 1)
                 with m.If(feed == g.banks - 1):
                     m.d.sync += [feeding.eq(0), base.eq(base + g.banks)]
-        m.d.comb += [queue.w_en.eq(au.o.valid & (phase == _Phase.SCORE)),
-                     queue.w_data.eq(Cat(au.o.payload, queued == n - 1))]
+        m.d.comb += [
+            queue.w_en.eq(au.o.valid & (phase == _Phase.SCORE)),
+            queue.w_data.eq(Cat(au.o.payload, queued == n - 1)),
+        ]
         with m.If(queue.w_en & queue.w_rdy):
             m.d.sync += queued.eq(queued + 1)
-        m.d.comb += [su.i.valid.eq(queue.r_rdy), su.i.payload.s.eq(queue.r_data[:ELEM_BITS]),
-                     su.i.payload.last.eq(queue.r_data[ELEM_BITS]), queue.r_en.eq(su.i.ready), su.o.ready.eq(1)]
+        m.d.comb += [
+            su.i.valid.eq(queue.r_rdy),
+            su.i.payload.s.eq(queue.r_data[:ELEM_BITS]),
+            su.i.payload.last.eq(queue.r_data[ELEM_BITS]),
+            queue.r_en.eq(su.i.ready),
+            su.o.ready.eq(1),
+        ]
         # performance counters
         with m.If((phase == _Phase.SCORE) & (queued < n)):
             m.d.sync += self.score_cycles.eq(self.score_cycles + 1)
         with m.If(queue.r_rdy & ~su.i.ready):
             m.d.sync += self.su_stall.eq(self.su_stall + 1)
         with m.If(phase == _Phase.CHECK):
-            m.d.sync += [self.score_cycles.eq(0), self.su_stall.eq(0), base.eq(0), queued.eq(0), feeding.eq(0),
-                         p_tok.eq(0)]
+            m.d.sync += [
+                self.score_cycles.eq(0),
+                self.su_stall.eq(0),
+                base.eq(0),
+                queued.eq(0),
+                feeding.eq(0),
+                p_tok.eq(0),
+            ]
         # probabilities into the S buffer, 4 tokens per word; the first one starts the context RDs
         for k, mem in enumerate(s_bufs):
             w = mem.write_port()
@@ -357,17 +444,25 @@ class Rank(wiring.Component):
         d = 32r + c + 8m (golden.l3.dim) in host order."""
         g = self.g
         err, found = Signal(ERR), Signal(ERR)
-        m.d.comb += [found.partial_burst.eq(wr.partial | (wr.q_bursts != g.bursts)), found.len_zero.eq(n == 0),
-                     found.len_over.eq(wr.over | (n > wr.k_tokens) | (n > wr.v_tokens))]
+        m.d.comb += [
+            found.partial_burst.eq(wr.partial | (wr.q_bursts != g.bursts)),
+            found.len_zero.eq(n == 0),
+            found.len_over.eq(wr.over | (n > wr.k_tokens) | (n > wr.v_tokens)),
+        ]
         with m.If(phase == _Phase.CHECK):
             m.d.sync += [err.eq(found), phase.eq(Mux(found.as_value().any(), _Phase.ERROR, _Phase.SCORE))]
         d_in, d_out = Signal(range(g.d_head + 1)), Signal(range(g.d_head + 1))
         res = banks.res
         with m.If(phase == _Phase.READOUT):
             c, mm, r = d_in[:3], d_in[3:5], d_in[5:]
-            m.d.comb += [au.i.valid.eq(d_in < g.d_head), au.i.payload.mode.eq(Mode.CONTEXT),
-                         au.o.ready.eq(self.o.ready), self.o.valid.eq(au.o.valid),
-                         self.o.payload.d.eq(au.o.payload), self.o.payload.last.eq(d_out == g.d_head - 1)]
+            m.d.comb += [
+                au.i.valid.eq(d_in < g.d_head),
+                au.i.payload.mode.eq(Mode.CONTEXT),
+                au.o.ready.eq(self.o.ready),
+                self.o.valid.eq(au.o.valid),
+                self.o.payload.d.eq(au.o.payload),
+                self.o.payload.last.eq(d_out == g.d_head - 1),
+            ]
             for grp in range(V_GROUPS):
                 word = Array(Array(res[ch][grp * g.bursts + rr] for rr in range(g.bursts)) for ch in range(CHIPS))
                 m.d.comb += au.i.payload.x[grp].eq(Array(word[c][r][k] for k in range(ELEMS_PER_RD))[mm])
@@ -403,8 +498,9 @@ def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = 
     refusals; its n probabilities leave one per cycle), context RDs from the first full S word on, then
     d_head outputs one per cycle through the adder unit."""
     arrivals = score_arrivals(n, g)
-    su_last = arrivals[0] + softmax_unit.head_cycles(n, g.chunk, max_tokens, [a - arrivals[0] for a in arrivals],
-                                                     stalls)
+    su_last = arrivals[0] + softmax_unit.head_cycles(
+        n, g.chunk, max_tokens, [a - arrivals[0] for a in arrivals], stalls
+    )
     su_first = su_last - (n - 1)
     # RD j waits for S word j (written by cycle su_first + 4j + 3) and RD_INTERVAL after RD j - 1: the
     # softmax unit writes 4 probabilities per 4 cycles, the RDs take 8, so only the first word waits

@@ -33,7 +33,7 @@ def cycle_model(**_params) -> CycleModel:
 
 def permute(window: list, inverse: bool) -> list:
     """Byte (beat, index) sources of the two output beats (golden.l3.relayout), as Amaranth values."""
-    src = [[window[b][8 * i:8 * i + 8] for i in range(8)] for b in range(WINDOW_BEATS)]
+    src = [[window[b][8 * i : 8 * i + 8] for i in range(8)] for b in range(WINDOW_BEATS)]
     if not inverse:
         return [Cat(*(src[i // 4][2 * (i % 4) + j] for i in range(8))) for j in range(WINDOW_BEATS)]
     out = [[None] * 8 for _ in range(WINDOW_BEATS)]
@@ -63,8 +63,12 @@ class Relayout(wiring.Component):
         sent = self.o.valid & self.o.ready & (o_idx == WINDOW_BEATS - 1)
         moving = (a_n == WINDOW_BEATS) & (~o_full | sent)
         m.d.comb += self.i.ready.eq((a_n < WINDOW_BEATS) | moving)
-        m.d.comb += [self.o.valid.eq(o_full), self.o.payload.data.eq(Mux(o_idx, o_data[1], o_data[0])),
-                     self.o.payload.last.eq(o_last & o_idx), self.o.payload.error.eq(o_err & o_idx)]
+        m.d.comb += [
+            self.o.valid.eq(o_full),
+            self.o.payload.data.eq(Mux(o_idx, o_data[1], o_data[0])),
+            self.o.payload.last.eq(o_last & o_idx),
+            self.o.payload.error.eq(o_err & o_idx),
+        ]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += o_idx.eq(~o_idx)
         with m.If(sent):
@@ -83,7 +87,10 @@ class Relayout(wiring.Component):
             ends = beat.last | (slot == WINDOW_BEATS - 1)
             with m.If(beat.last & (slot == 0)):  # odd write: the window's second beat is zero
                 m.d.sync += a[1].eq(0)
-            m.d.sync += [a_n.eq(Mux(ends, WINDOW_BEATS, slot + 1)), a_last.eq(beat.last),
-                         a_err.eq(beat.last & (count != BEATS_PER_BURST - 1)),
-                         count.eq(Mux(beat.last, 0, count + 1))]
+            m.d.sync += [
+                a_n.eq(Mux(ends, WINDOW_BEATS, slot + 1)),
+                a_last.eq(beat.last),
+                a_err.eq(beat.last & (count != BEATS_PER_BURST - 1)),
+                count.eq(Mux(beat.last, 0, count + 1)),
+            ]
         return m

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -56,8 +56,13 @@ def check_params(chunk: int, max_tokens: int) -> None:
         raise ValueError(f"max_tokens: {max_tokens} not allowed; a multiple of chunk ({chunk})")
 
 
-def head_cycles(n: int, chunk: int = 16, max_tokens: int = MAX_TOKENS, arrivals: list[int] | None = None,
-                stalls: list[int] | None = None) -> int:
+def head_cycles(
+    n: int,
+    chunk: int = 16,
+    max_tokens: int = MAX_TOKENS,
+    arrivals: list[int] | None = None,
+    stalls: list[int] | None = None,
+) -> int:
     """Cycles from the first score accepted to the last output accepted for a head of ``n`` scores offered
     one per cycle into a ready sink: a replay of the unit's control, register for register (collector,
     the stall-all ChunkStats pipeline held while the fold is busy, the fold, the reciprocal, pass 2).
@@ -108,10 +113,12 @@ class ChunkStats(wiring.Component):
     def __init__(self, chunk: int = 16):
         self.chunk = chunk
         vec = data.ArrayLayout(ELEM_BITS, chunk)
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
-            "o": Out(stream.Signature(data.StructLayout({"e": vec, "m": ELEM_BITS, "l": ELEM_BITS, "last": 1}))),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"s": vec, "last": 1}))),
+                "o": Out(stream.Signature(data.StructLayout({"e": vec, "m": ELEM_BITS, "l": ELEM_BITS, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -128,12 +135,15 @@ class ChunkStats(wiring.Component):
         e = [fpexp.fp_exp(m, en, x, FP16, f"exp{i}") for i, x in enumerate(d)]
         level = e
         for j in range(levels):
-            level = [fpadd.fp_add(m, en, level[i], level[i + 1], FP16, f"sum{j}_{i // 2}")
-                     for i in range(0, len(level), 2)]
+            level = [
+                fpadd.fp_add(m, en, level[i], level[i + 1], FP16, f"sum{j}_{i // 2}") for i in range(0, len(level), 2)
+            ]
         tail = levels * fpadd.LATENCY
-        m.d.comb += [self.o.payload.l.eq(level[0]),
-                     self.o.payload.m.eq(delay(m, en, m_c, fpadd.LATENCY + fpexp.LATENCY + tail, "m_c")),
-                     self.o.payload.last.eq(delay(m, en, self.i.payload.last, chunk_depth(c), "last"))]
+        m.d.comb += [
+            self.o.payload.l.eq(level[0]),
+            self.o.payload.m.eq(delay(m, en, m_c, fpadd.LATENCY + fpexp.LATENCY + tail, "m_c")),
+            self.o.payload.last.eq(delay(m, en, self.i.payload.last, chunk_depth(c), "last")),
+        ]
         for i, x in enumerate(e):
             m.d.comb += self.o.payload.e[i].eq(delay(m, en, x, tail, f"e{i}"))
         return m
@@ -146,9 +156,14 @@ class RunningStats(wiring.Component):
     statistics; ``m``/``s``: Out — the running M and S; ``busy``: Out(1)."""
 
     def __init__(self):
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"m": ELEM_BITS, "l": ELEM_BITS,
-                                                                      "first": 1}))),
-                          "m": Out(ELEM_BITS), "s": Out(ELEM_BITS), "busy": Out(1)})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"m": ELEM_BITS, "l": ELEM_BITS, "first": 1}))),
+                "m": Out(ELEM_BITS),
+                "s": Out(ELEM_BITS),
+                "busy": Out(1),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -182,9 +197,14 @@ class Normalize(wiring.Component):
     ``last``; ``big_m``, ``r``: In — the head's M and 1/S; ``o`` Out(stream of PROB)."""
 
     def __init__(self):
-        super().__init__({"i": In(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS,
-                                                                      "last": 1}))),
-                          "big_m": In(ELEM_BITS), "r": In(ELEM_BITS), "o": Out(stream.Signature(PROB))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS, "last": 1}))),
+                "big_m": In(ELEM_BITS),
+                "r": In(ELEM_BITS),
+                "o": Out(stream.Signature(PROB)),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -193,8 +213,10 @@ class Normalize(wiring.Component):
         d = fpadd.fp_add(m, en, self.i.payload.m, self.big_m ^ FP16.sign_bit, FP16, "n_sub")
         f = fpmul.fp_mul(m, en, fpexp.fp_exp(m, en, d, FP16, "n_exp"), self.r, FP16, FP16, "n_f")
         e = delay(m, en, self.i.payload.e, fpadd.LATENCY + fpexp.LATENCY + fpmul.LATENCY, "n_e")
-        m.d.comb += [self.o.payload.p.eq(fpmul.fp_mul(m, en, e, f, FP16, FP16, "n_p")),
-                     self.o.payload.last.eq(delay(m, en, self.i.payload.last, depth, "n_last"))]
+        m.d.comb += [
+            self.o.payload.p.eq(fpmul.fp_mul(m, en, e, f, FP16, FP16, "n_p")),
+            self.o.payload.last.eq(delay(m, en, self.i.payload.last, depth, "n_last")),
+        ]
         return m
 
 
@@ -207,9 +229,15 @@ class Collector(wiring.Component):
 
     def __init__(self, chunk: int, n_bits: int):
         self.chunk = chunk
-        super().__init__({"i": In(stream.Signature(SCORE)), "pass1": In(1), "count": Out(n_bits), "clear": In(1),
-                          "o": Out(stream.Signature(data.StructLayout({"s": data.ArrayLayout(ELEM_BITS, chunk),
-                                                                       "last": 1})))})
+        super().__init__(
+            {
+                "i": In(stream.Signature(SCORE)),
+                "pass1": In(1),
+                "count": Out(n_bits),
+                "clear": In(1),
+                "o": Out(stream.Signature(data.StructLayout({"s": data.ArrayLayout(ELEM_BITS, chunk), "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -223,13 +251,19 @@ class Collector(wiring.Component):
         with m.If(moving):
             m.d.sync += self.o.valid.eq(0)
         with m.If(self.i.valid & self.i.ready):
-            m.d.sync += [asm[lane].eq(self.i.payload.s), lane.eq(Mux(completing, 0, lane + 1)),
-                         self.count.eq(self.count + 1)]
+            m.d.sync += [
+                asm[lane].eq(self.i.payload.s),
+                lane.eq(Mux(completing, 0, lane + 1)),
+                self.count.eq(self.count + 1),
+            ]
             with m.If(completing):
                 for k in range(c):
                     m.d.sync += self.o.payload.s[k].eq(Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF)))
-                m.d.sync += [self.o.valid.eq(1), self.o.payload.last.eq(self.i.payload.last),
-                             closed.eq(self.i.payload.last)]
+                m.d.sync += [
+                    self.o.valid.eq(1),
+                    self.o.payload.last.eq(self.i.payload.last),
+                    closed.eq(self.i.payload.last),
+                ]
         with m.If(self.clear):
             m.d.sync += [closed.eq(0), self.count.eq(0)]
         return m
@@ -244,10 +278,18 @@ class TokenBuffer(wiring.Component):
 
     def __init__(self, chunk: int, depth: int, n_bits: int):
         self.chunk, self.depth = chunk, depth
-        super().__init__({"w_en": In(1), "w_addr": In(range(depth)), "w_e": In(data.ArrayLayout(ELEM_BITS, chunk)),
-                          "w_m": In(ELEM_BITS), "issuing": In(1), "restart": In(1), "count": In(n_bits),
-                          "o": Out(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS,
-                                                                       "last": 1})))})
+        super().__init__(
+            {
+                "w_en": In(1),
+                "w_addr": In(range(depth)),
+                "w_e": In(data.ArrayLayout(ELEM_BITS, chunk)),
+                "w_m": In(ELEM_BITS),
+                "issuing": In(1),
+                "restart": In(1),
+                "count": In(n_bits),
+                "o": Out(stream.Signature(data.StructLayout({"e": ELEM_BITS, "m": ELEM_BITS, "last": 1}))),
+            }
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -260,13 +302,23 @@ class TokenBuffer(wiring.Component):
         last, lane_r = Signal(), Signal(range(c))
         advance = self.o.ready | ~self.o.valid
         issue = self.issuing & (k < self.count) & advance
-        m.d.comb += [e_w.addr.eq(self.w_addr), e_w.data.eq(self.w_e), e_w.en.eq(self.w_en),
-                     m_w.addr.eq(self.w_addr), m_w.data.eq(self.w_m), m_w.en.eq(self.w_en),
-                     e_r.addr.eq(k >> log2c), m_r.addr.eq(k >> log2c), e_r.en.eq(advance), m_r.en.eq(advance),
-                     self.o.payload.e.eq(Array(e_r.data[j] for j in range(c))[lane_r]),
-                     self.o.payload.m.eq(m_r.data), self.o.payload.last.eq(last)]
+        m.d.comb += [
+            e_w.addr.eq(self.w_addr),
+            e_w.data.eq(self.w_e),
+            e_w.en.eq(self.w_en),
+            m_w.addr.eq(self.w_addr),
+            m_w.data.eq(self.w_m),
+            m_w.en.eq(self.w_en),
+            e_r.addr.eq(k >> log2c),
+            m_r.addr.eq(k >> log2c),
+            e_r.en.eq(advance),
+            m_r.en.eq(advance),
+            self.o.payload.e.eq(Array(e_r.data[j] for j in range(c))[lane_r]),
+            self.o.payload.m.eq(m_r.data),
+            self.o.payload.last.eq(last),
+        ]
         with m.If(advance):
-            m.d.sync += [self.o.valid.eq(issue), last.eq(k == self.count - 1), lane_r.eq(k[:max(1, log2c)])]
+            m.d.sync += [self.o.valid.eq(issue), last.eq(k == self.count - 1), lane_r.eq(k[: max(1, log2c)])]
         with m.If(issue):
             m.d.sync += k.eq(k + 1)
         with m.If(self.restart):
@@ -301,11 +353,20 @@ class SoftmaxUnit(wiring.Component):
 
         # running statistics: buffer writes and the fold
         take = cs.o.valid & fold.i.ready
-        m.d.comb += [col.pass1.eq(phase == 0), col.clear.eq(finished), cs.o.ready.eq(fold.i.ready),
-                     fold.i.valid.eq(cs.o.valid), fold.i.payload.m.eq(cs.o.payload.m),
-                     fold.i.payload.l.eq(cs.o.payload.l), fold.i.payload.first.eq(chunks == 0),
-                     buf.w_addr.eq(chunks), buf.w_e.eq(cs.o.payload.e), buf.w_m.eq(cs.o.payload.m),
-                     buf.w_en.eq(take & (chunks < depth)), buf.count.eq(col.count)]
+        m.d.comb += [
+            col.pass1.eq(phase == 0),
+            col.clear.eq(finished),
+            cs.o.ready.eq(fold.i.ready),
+            fold.i.valid.eq(cs.o.valid),
+            fold.i.payload.m.eq(cs.o.payload.m),
+            fold.i.payload.l.eq(cs.o.payload.l),
+            fold.i.payload.first.eq(chunks == 0),
+            buf.w_addr.eq(chunks),
+            buf.w_e.eq(cs.o.payload.e),
+            buf.w_m.eq(cs.o.payload.m),
+            buf.w_en.eq(take & (chunks < depth)),
+            buf.count.eq(col.count),
+        ]
         head_done = Signal()  # the last chunk has been taken
         with m.If(take):
             m.d.sync += chunks.eq(chunks + 1)
@@ -326,14 +387,25 @@ class SoftmaxUnit(wiring.Component):
                 m.d.comb += buf.restart.eq(1)
         m.d.comb += [buf.issuing.eq((phase == 2) & ~over), norm.big_m.eq(fold.m), norm.r.eq(r)]
 
-        # output: normalized tokens, or the one error item of an over-long head
-        with m.If((phase == 2) & over):
-            m.d.comb += [self.o.valid.eq(1), self.o.payload.p.eq(0), self.o.payload.last.eq(1),
-                         self.o.payload.error.len_over.eq(1), norm.o.ready.eq(0)]
-        with m.Else():
-            m.d.comb += [self.o.valid.eq(norm.o.valid), self.o.payload.eq(norm.o.payload),
-                         norm.o.ready.eq(self.o.ready)]
+        self._output(m, norm, (phase == 2) & over)
         m.d.comb += finished.eq(self.o.valid & self.o.ready & self.o.payload.last)
         with m.If(finished):
             m.d.sync += [phase.eq(0), head_done.eq(0), chunks.eq(0), over.eq(0)]
         return m
+
+    def _output(self, m: Module, norm: Normalize, error: Value) -> None:
+        """The unit's output: the normalized tokens, or (``error``) the one item of an over-long head."""
+        with m.If(error):
+            m.d.comb += [
+                self.o.valid.eq(1),
+                self.o.payload.p.eq(0),
+                self.o.payload.last.eq(1),
+                self.o.payload.error.len_over.eq(1),
+                norm.o.ready.eq(0),
+            ]
+        with m.Else():
+            m.d.comb += [
+                self.o.valid.eq(norm.o.valid),
+                self.o.payload.eq(norm.o.payload),
+                norm.o.ready.eq(self.o.ready),
+            ]

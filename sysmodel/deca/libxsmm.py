@@ -32,10 +32,29 @@ from dataclasses import dataclass
 from golden.deca_spec import TILE
 
 COMMIT = "ba10d530a"
-VECTOR = frozenset({  # AVX-512 compute and mask-register instructions (not loads, stores, prefetches, scalar)
-    "VPEXPANDW", "VPEXPANDB", "KMOVD_GPR_ST", "KMOVQ_GPR_ST", "VEXTRACTI32X8", "VPERMT2B", "VPERMT2W", "VPERMW",
-    "VPANDD", "VPXORD", "VMOVDQU64", "VPMOVZXBW", "VPSRLD_I", "VPSLLW_I", "VPCMPW", "KORD", "VPADDW",
-    "VPSUBW", "VPBLENDMW"})
+VECTOR = frozenset(
+    {  # AVX-512 compute and mask-register instructions (not loads, stores, prefetches, scalar)
+        "VPEXPANDW",
+        "VPEXPANDB",
+        "KMOVD_GPR_ST",
+        "KMOVQ_GPR_ST",
+        "VEXTRACTI32X8",
+        "VPERMT2B",
+        "VPERMT2W",
+        "VPERMW",
+        "VPANDD",
+        "VPXORD",
+        "VMOVDQU64",
+        "VPMOVZXBW",
+        "VPSRLD_I",
+        "VPSLLW_I",
+        "VPCMPW",
+        "KORD",
+        "VPADDW",
+        "VPSUBW",
+        "VPBLENDMW",
+    }
+)
 LOOP = Counter({"ADD": 1, "CMP": 1, "JMP": 1})  # the generator's loop footer
 LUT_CVT = {"VMOVDQU64": 3, "VPERMT2B": 3, "VPANDD": 1, "VPXORD": 1}  # one 32-output 8-bit -> BF16 lookup
 
@@ -60,34 +79,98 @@ class Sequence:
     def per_tile(self) -> dict[str, float]:
         scale_b, scale_s = TILE / self.outputs, TILE / self.setup_outputs
         total = scale_b * sum(self.body.values()) + scale_s * sum(self.setup.values())
-        vector = scale_b * sum(v for k, v in self.body.items() if k in VECTOR) + \
-            scale_s * sum(v for k, v in self.setup.items() if k in VECTOR)
+        vector = scale_b * sum(v for k, v in self.body.items() if k in VECTOR) + scale_s * sum(
+            v for k, v in self.setup.items() if k in VECTOR
+        )
         return {"all": total, "vector": vector}
 
 
 _SPARSE_CL = {"KMOVD_LD": 1, "PREFETCHT0": 2, "VPEXPANDW": 1, "KMOVD_GPR_ST": 1, "POPCNT": 1, "ADDQ": 1}
-_MXFP4_HALF = {"VMOVDQU8": 1, "PREFETCHT0": 1, "VPMOVZXBW": 1, "VPSRLD_I": 1, "VPERMW": 2, "VPCMPW": 2,
-               "KORD": 2, "VPADDW": 2, "VPBLENDMW": 2, "VMOVDQU64": 1, "VPERMT2W": 2}
+_MXFP4_HALF = {
+    "VMOVDQU8": 1,
+    "PREFETCHT0": 1,
+    "VPMOVZXBW": 1,
+    "VPSRLD_I": 1,
+    "VPERMW": 2,
+    "VPCMPW": 2,
+    "KORD": 2,
+    "VPADDW": 2,
+    "VPBLENDMW": 2,
+    "VMOVDQU64": 1,
+    "VPERMT2W": 2,
+}
 
-SEQUENCES = {s.family: s for s in (
-    Sequence("q16_sparse", "src/generator_gemm_amx_microkernel.c",
-             "libxsmm_generator_gemm_amx_decompress_Kx32_A_block_kloop", 64,
-             _twice(_SPARSE_CL) + Counter({"SALQ": 1, "VMOVUPS": 2, "SARQ": 1}) + LOOP,
-             Counter({"PUSH": 1, "MOV": 2, "ADDQ": 2, "SALQ": 1, "POP": 1}), TILE),
-    Sequence("q8_sparse", "src/generator_gemm_amx_microkernel.c",
-             "libxsmm_generator_gemm_amx_decompress_Kx32_A_block_kloop", 64,
-             Counter({"KMOVQ_LD": 1, "PREFETCHT0": 2, "VPEXPANDB": 1, "KMOVQ_GPR_ST": 1, "POPCNT": 1, "ADDQ": 1,
-                      "VEXTRACTI32X8": 1, "SALQ": 1, "VMOVUPS": 2, "SARQ": 1}) + LOOP + _twice(LUT_CVT),
-             Counter({"PUSH": 1, "MOV": 2, "ADDQ": 2, "POP": 1}), TILE),
-    Sequence("q8_dense", "src/generator_gemm_amx.c", "libxsmm_generator_gemm_convert_KxM_bf8_to_f16_vnni2", 64,
-             Counter({"VMOVDQU8": 2, "PREFETCHT0": 2, "VPERMT2B": 1, "VEXTRACTI32X8": 1, "VMOVUPS": 2, "ADD": 2})
-             + LOOP + _twice(LUT_CVT),
-             Counter({"PUSH": 1, "MOV": 1, "POP": 1, "SUB": 2}), 32 * 32),
-    Sequence("q4_dense", "src/generator_gemm_amx.c", "libxsmm_generator_gemm_decompress_KxM_mxfp4_tensor", 128,
-             _twice(_MXFP4_HALF) + Counter({"VMOVUPS": 4, "ADD": 2}) + LOOP,
-             Counter({"VMOVDQU8": 1, "PREFETCHT0": 1, "VPMOVZXBW": 1, "VPCMPW": 1, "VPSUBW": 1, "VPSLLW_I": 1,
-                      "PUSH": 1, "MOV": 1, "POP": 1, "SUB": 2}), 32 * 32),
-)}
+SEQUENCES = {
+    s.family: s
+    for s in (
+        Sequence(
+            "q16_sparse",
+            "src/generator_gemm_amx_microkernel.c",
+            "libxsmm_generator_gemm_amx_decompress_Kx32_A_block_kloop",
+            64,
+            _twice(_SPARSE_CL) + Counter({"SALQ": 1, "VMOVUPS": 2, "SARQ": 1}) + LOOP,
+            Counter({"PUSH": 1, "MOV": 2, "ADDQ": 2, "SALQ": 1, "POP": 1}),
+            TILE,
+        ),
+        Sequence(
+            "q8_sparse",
+            "src/generator_gemm_amx_microkernel.c",
+            "libxsmm_generator_gemm_amx_decompress_Kx32_A_block_kloop",
+            64,
+            Counter(
+                {
+                    "KMOVQ_LD": 1,
+                    "PREFETCHT0": 2,
+                    "VPEXPANDB": 1,
+                    "KMOVQ_GPR_ST": 1,
+                    "POPCNT": 1,
+                    "ADDQ": 1,
+                    "VEXTRACTI32X8": 1,
+                    "SALQ": 1,
+                    "VMOVUPS": 2,
+                    "SARQ": 1,
+                }
+            )
+            + LOOP
+            + _twice(LUT_CVT),
+            Counter({"PUSH": 1, "MOV": 2, "ADDQ": 2, "POP": 1}),
+            TILE,
+        ),
+        Sequence(
+            "q8_dense",
+            "src/generator_gemm_amx.c",
+            "libxsmm_generator_gemm_convert_KxM_bf8_to_f16_vnni2",
+            64,
+            Counter({"VMOVDQU8": 2, "PREFETCHT0": 2, "VPERMT2B": 1, "VEXTRACTI32X8": 1, "VMOVUPS": 2, "ADD": 2})
+            + LOOP
+            + _twice(LUT_CVT),
+            Counter({"PUSH": 1, "MOV": 1, "POP": 1, "SUB": 2}),
+            32 * 32,
+        ),
+        Sequence(
+            "q4_dense",
+            "src/generator_gemm_amx.c",
+            "libxsmm_generator_gemm_decompress_KxM_mxfp4_tensor",
+            128,
+            _twice(_MXFP4_HALF) + Counter({"VMOVUPS": 4, "ADD": 2}) + LOOP,
+            Counter(
+                {
+                    "VMOVDQU8": 1,
+                    "PREFETCHT0": 1,
+                    "VPMOVZXBW": 1,
+                    "VPCMPW": 1,
+                    "VPSUBW": 1,
+                    "VPSLLW_I": 1,
+                    "PUSH": 1,
+                    "MOV": 1,
+                    "POP": 1,
+                    "SUB": 2,
+                }
+            ),
+            32 * 32,
+        ),
+    )
+}
 
 
 def instructions_per_tile(family: str) -> dict[str, float]:

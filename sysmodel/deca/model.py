@@ -87,8 +87,7 @@ class Kernel:
     def tile_bytes(self) -> float:
         """Expected bytes of one compressed tile (golden.deca.CompressedTile.nbytes, mean over d)."""
         f = self.fmt
-        return TILE * self.density * f.bits / 8 + (MASK_BYTES if self.sparse else 0) \
-            + f.n_scales * f.scale_bytes
+        return TILE * self.density * f.bits / 8 + (MASK_BYTES if self.sparse else 0) + f.n_scales * f.scale_bytes
 
     @property
     def ai_xm(self) -> float:
@@ -99,6 +98,7 @@ class Kernel:
 
 
 # --- Software-only VO per tile, inferred from the paper's data ----------------------------------------
+
 
 def _vo_from_rs(tflops: float, m: Machine = SPR_HBM, n: int = N_TABLE2) -> float:
     """VO/tile of a VEC-bound Table 2 column: R-S = 512*N*VOS/VO."""
@@ -112,12 +112,18 @@ def _vo_from_util(avx: float, mem: float, tile_bytes: float, m: Machine = SPR_HB
 
 SW_VO_FITTED = {  # VO per tile the paper's data imply, per family: shown beside the derived ones
     "q4_dense": ("Table 2, MXFP4 R-S = 11.5 TFLOPS (VEC-bound), N=16, HBM", _vo_from_rs(paper.TABLE2["MXFP4"][1])),
-    "q8_sparse": ("Table 2, BF8_50%..5% R-S = 16.1 TFLOPS (VEC-bound), N=16, HBM",
-                  _vo_from_rs(paper.TABLE2["BF8_50%"][1])),
-    "q16_sparse": ("Table 2, BF16_20%..5% R-S = 23.0 TFLOPS (VEC-bound), N=16, HBM",
-                   _vo_from_rs(paper.TABLE2["BF16_20%"][1])),
-    "q8_dense": ("Table 4, Q8 100%: AVX 50%, MEM 74% utilisation (N=1, HBM)",
-                 _vo_from_util(paper.TABLE4_SW[1.0][1], paper.TABLE4_SW[1.0][0], Kernel("q8").tile_bytes())),
+    "q8_sparse": (
+        "Table 2, BF8_50%..5% R-S = 16.1 TFLOPS (VEC-bound), N=16, HBM",
+        _vo_from_rs(paper.TABLE2["BF8_50%"][1]),
+    ),
+    "q16_sparse": (
+        "Table 2, BF16_20%..5% R-S = 23.0 TFLOPS (VEC-bound), N=16, HBM",
+        _vo_from_rs(paper.TABLE2["BF16_20%"][1]),
+    ),
+    "q8_dense": (
+        "Table 4, Q8 100%: AVX 50%, MEM 74% utilisation (N=1, HBM)",
+        _vo_from_util(paper.TABLE4_SW[1.0][1], paper.TABLE4_SW[1.0][0], Kernel("q8").tile_bytes()),
+    ),
 }
 
 
@@ -137,6 +143,7 @@ def sw_vo_per_tile(k: Kernel) -> float:
 
 
 # --- DECA vOp-cycles per tile -----------------------------------------------------------------------------
+
 
 def analytical_cycles_per_tile(k: Kernel, w: int = W, lanes: int = LANES) -> float:
     """#vOps * (1 + bpv(W, Lq, d)) (DECA §6.2)."""
@@ -187,28 +194,37 @@ def supported(k: Kernel, w: int) -> bool:
     return format_cmd(k.fmt, k.sparse).valid(w)
 
 
-def deca_point(m: Machine, k: Kernel, n: int = N_TABLE2, w: int = W, lanes: int = LANES,
-               cycles_per_tile: float | None = None) -> tuple[float, str]:
+def deca_point(
+    m: Machine, k: Kernel, n: int = N_TABLE2, w: int = W, lanes: int = LANES, cycles_per_tile: float | None = None
+) -> tuple[float, str]:
     """(FLOPS, bound) of the kernel with DECA at {W, L}; ``Infeasible`` when the PE rejects its format."""
     if k.scheme == "q16" and not k.sparse:
         return uncompressed(m, k, n)
     if not supported(k, w):
-        raise Infeasible(f"{k.label} at W={w}: the DECA PE rejects the format (scale group {k.fmt.group} < W; "
-                         "bad_cfg), so it has no throughput there")
+        raise Infeasible(
+            f"{k.label} at W={w}: the DECA PE rejects the format (scale group {k.fmt.group} < W; "
+            "bad_cfg), so it has no throughput there"
+        )
     cpt = cycles_per_tile if cycles_per_tile is not None else deca_cycles_per_tile(k, w, lanes)
     return roof_surface(m, k.ai_xm, m.vos_deca, 1 / cpt, n)
 
 
 def bord_lines(m: Machine, vos: float) -> dict[str, str]:
     """The three BORD boundaries (§4.2): y = (MBW/VOS) x, x = MOS/MBW, y = MOS/VOS."""
-    return {"MEM|VEC": f"y = {m.mbw / vos:.4g} x", "MEM|MTX": f"x = {m.mos / m.mbw:.4g} tiles/B",
-            "VEC|MTX": f"y = {m.mos / vos:.4g} tiles/vOp"}
+    return {
+        "MEM|VEC": f"y = {m.mbw / vos:.4g} x",
+        "MEM|MTX": f"x = {m.mos / m.mbw:.4g} tiles/B",
+        "VEC|MTX": f"y = {m.mos / vos:.4g} tiles/vOp",
+    }
 
 
 # --- Table 2 -------------------------------------------------------------------------------------------
 
-TABLE2_KERNELS = [Kernel("q4"), Kernel("q8")] + [Kernel("q8", d) for d in (0.5, 0.3, 0.2, 0.1, 0.05)] + \
-    [Kernel("q16", d) for d in (0.5, 0.3, 0.2, 0.1, 0.05)]
+TABLE2_KERNELS = (
+    [Kernel("q4"), Kernel("q8")]
+    + [Kernel("q8", d) for d in (0.5, 0.3, 0.2, 0.1, 0.05)]
+    + [Kernel("q16", d) for d in (0.5, 0.3, 0.2, 0.1, 0.05)]
+)
 
 
 def table2(m: Machine = SPR_HBM) -> list[dict]:
@@ -216,10 +232,19 @@ def table2(m: Machine = SPR_HBM) -> list[dict]:
     for k in TABLE2_KERNELS:
         rl_p, rs_p, real = paper.TABLE2[k.label]
         rs, bound = sw_point(m, k)
-        rows.append({"kernel": k.label, "rl_paper": rl_p, "rl_model": roofline(m, k) / TB, "rs_paper": rs_p,
-                     "rs_model": rs / TB, "bound": bound, "real": real,
-                     # a VEC-bound column whose VO/tile constant was inferred from Table 2 is a fit
-                     "fitted": bound == "VEC" and k.family() == CALIBRATION_FAMILY})
+        rows.append(
+            {
+                "kernel": k.label,
+                "rl_paper": rl_p,
+                "rl_model": roofline(m, k) / TB,
+                "rs_paper": rs_p,
+                "rs_model": rs / TB,
+                "bound": bound,
+                "real": real,
+                # a VEC-bound column whose VO/tile constant was inferred from Table 2 is a fit
+                "fitted": bound == "VEC" and k.family() == CALIBRATION_FAMILY,
+            }
+        )
     return rows
 
 
@@ -236,10 +261,15 @@ def dse(m: Machine = SPR_HBM, n: int = N_TABLE2) -> dict[str, dict]:
     for name, (w, lanes) in DSE_POINTS.items():
         pts = {k.label: deca_point(m, k, n, w, lanes) for k in TABLE2_KERNELS if supported(k, w)}
         geo = math.exp(sum(math.log(pts[k.label][0]) for k in common) / len(common))
-        out[name] = {"w": w, "lanes": lanes, "points": pts, "geomean_tflops": geo / TB,
-                     "geomean_over": [k.label for k in common],
-                     "unsupported": [k.label for k in TABLE2_KERNELS if not supported(k, w)],
-                     "vec_bound": sorted(lbl for lbl, (_, b) in pts.items() if b == "VEC")}
+        out[name] = {
+            "w": w,
+            "lanes": lanes,
+            "points": pts,
+            "geomean_tflops": geo / TB,
+            "geomean_over": [k.label for k in common],
+            "unsupported": [k.label for k in TABLE2_KERNELS if not supported(k, w)],
+            "vec_bound": sorted(lbl for lbl, (_, b) in pts.items() if b == "VEC"),
+        }
     return out
 
 
@@ -295,9 +325,16 @@ def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
     :func:`fc_seconds` (Table 4's achieved fractions; the same tiles in every system)."""
     base = fc_seconds(m, Kernel("q16"), n, False, 1)
     kernels = sorted(TABLE2_KERNELS, key=lambda k: -k.tile_bytes())
-    return [{"kernel": k.label, "compression": Kernel("q16").tile_bytes() / k.tile_bytes(),
-             "Software-only": base / fc_seconds(m, k, n, False, 1), "DECA": base / fc_seconds(m, k, n, True, 1),
-             "Optimal": base / fc_seconds(m, k, n, False, 1, optimal=True)} for k in kernels]
+    return [
+        {
+            "kernel": k.label,
+            "compression": Kernel("q16").tile_bytes() / k.tile_bytes(),
+            "Software-only": base / fc_seconds(m, k, n, False, 1),
+            "DECA": base / fc_seconds(m, k, n, True, 1),
+            "Optimal": base / fc_seconds(m, k, n, False, 1, optimal=True),
+        }
+        for k in kernels
+    ]
 
 
 FIG13_CORES = (8, 16, 24, 32, 40, 48, 56)  # Fig. 13's axis [S: the paper's points are not in the text]
@@ -309,8 +346,10 @@ def cores_sweep(m: Machine = SPR_DDR, n: int = 4) -> list[dict]:
     rows = []
     for cores in FIG13_CORES:
         mc = replace(m, cores=cores)
-        tf = {name: sum(TILE * n / fc_seconds(mc, k, n, deca, 1) for k in TABLE2_KERNELS) / len(TABLE2_KERNELS) / TB
-              for name, deca in (("Software-only", False), ("DECA", True))}
+        tf = {
+            name: sum(TILE * n / fc_seconds(mc, k, n, deca, 1) for k in TABLE2_KERNELS) / len(TABLE2_KERNELS) / TB
+            for name, deca in (("Software-only", False), ("DECA", True))
+        }
         rows.append({"cores": cores, **tf})
     return rows
 
@@ -365,9 +404,18 @@ def table6(m: Machine = SPR_HBM) -> list[dict]:
                 sw_p, deca_p = paper.TABLE6[model, n, scheme]
                 sw = (fc_seconds(m, k, n, False, tiles) + other) * 1e3
                 dc = None if deca_p is None else (fc_seconds(m, k, n, True, tiles) + other) * 1e3
-                rows.append({"model": model, "n": n, "scheme": scheme, "sw_paper": sw_p, "sw_model": sw,
-                             "deca_paper": deca_p, "deca_model": dc,
-                             "calibrated": model == "llama2-70b" and scheme == "Q16" and n in paper.FC_SHARE})
+                rows.append(
+                    {
+                        "model": model,
+                        "n": n,
+                        "scheme": scheme,
+                        "sw_paper": sw_p,
+                        "sw_model": sw,
+                        "deca_paper": deca_p,
+                        "deca_model": dc,
+                        "calibrated": model == "llama2-70b" and scheme == "Q16" and n in paper.FC_SHARE,
+                    }
+                )
     return rows
 
 
@@ -376,5 +424,8 @@ def measured_cycles() -> dict[tuple[int, int, str, float], float]:
     """RTL cycles per tile from the characterization snapshot: (w, lanes, fmt, density) -> cycles."""
     from sysmodel import characterization
 
-    return {(m.params["w"], m.params["lanes"], m.params["fmt"], m.params["density"]): m.cycles_per_transaction
-            for m in characterization.load() if m.unit == "deca_pe" and "fmt" in m.params}
+    return {
+        (m.params["w"], m.params["lanes"], m.params["fmt"], m.params["density"]): m.cycles_per_transaction
+        for m in characterization.load()
+        if m.unit == "deca_pe" and "fmt" in m.params
+    }

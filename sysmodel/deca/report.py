@@ -46,30 +46,33 @@ from sysmodel.plots import pyplot, save
 from sysmodel.report import caption
 
 # The named modelling difference behind each prediction more than 10% off the paper's
-_MXFP4 = ("the software MXFP4 kernel runs at half the instructions per VO slot of the others: 7 of its 15 vector "
-          "instructions per 64 outputs are port-5-only shuffles and compares on one dependency chain, which an "
-          "instruction count cannot see (the derived VO/tile is 0.50 of what the paper's data imply)")
+_MXFP4 = (
+    "the software MXFP4 kernel runs at half the instructions per VO slot of the others: 7 of its 15 vector "
+    "instructions per 64 outputs are port-5-only shuffles and compares on one dependency chain, which an "
+    "instruction count cannot see (the derived VO/tile is 0.50 of what the paper's data imply)"
+)
 GAPS = {
     "MXFP4 R-S": _MXFP4,
     "software Q4": "inherits the MXFP4 software VO gap: " + _MXFP4,
     "N=64": "the paper's N=64 latencies exceed every Roof-Surface bound by 2-4x (even Q16 with no decompression "
-            "implies ~400 ms of FC time against a 174 ms memory and a 62 ms TMUL bound); what its libxsmm/TPP "
-            "kernels do past N=16 (16-row TMUL blocking, tile-register pressure, extra weight traffic) is not in "
-            "its text",
+    "implies ~400 ms of FC time against a 174 ms memory and a 62 ms TMUL bound); what its libxsmm/TPP "
+    "kernels do past N=16 (16-row TMUL blocking, tile-register pressure, extra weight traffic) is not in "
+    "its text",
     "N=16": "the model's DECA latency grows ~8 ms from N=1 to N=16 where the paper's grows ~16 ms: the Roof-Surface "
-            "takes the max of memory, decompression and TMUL time per tile, while the real kernel (TEPL invocations, "
-            "AMX tile loads) partly serializes them once each tile feeds a full 16-row TMUL operation; the model "
-            "charges no such overlap loss",
+    "takes the max of memory, decompression and TMUL time per tile, while the real kernel (TEPL invocations, "
+    "AMX tile loads) partly serializes them once each tile feeds a full 16-row TMUL operation; the model "
+    "charges no such overlap loss",
     "Fig. 12": "at BF8_5% the model's DECA kernel is memory-bound at Table 4's 93% of MBW (its dense-kernel "
-               "figure), where Table 4 measures this very kernel (Q8, 5%, N=1, HBM) at 73% MEM with the TMUL at 79%: "
-               "0.93 / 0.73 = 1.27 is the whole gap (model 5.06 / paper 4.0); the model has no second limit "
-               "(core-side TMUL feeding) for DECA at high sparsity",
+    "figure), where Table 4 measures this very kernel (Q8, 5%, N=1, HBM) at 73% MEM with the TMUL at 79%: "
+    "0.93 / 0.73 = 1.27 is the whole gap (model 5.06 / paper 4.0); the model has no second limit "
+    "(core-side TMUL feeding) for DECA at high sparsity",
     "speedup range": "software-only Q4 is too fast (the MXFP4 VO gap) and the N=64 cells are not reproduced, so the "
-                     "range of DECA's speedups over Table 6's cells is not the paper's",
+    "range of DECA's speedups over Table 6's cells is not the paper's",
 }
 
 
 # --- plots ---------------------------------------------------------------------------------------------
+
 
 def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
     """Fig. 4: the Roof-Surface, TFLOPS over (AI_XM, AI_XV), with the software-only Table 2 kernels on it."""
@@ -83,10 +86,10 @@ def plot_roof_surface(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Pa
     fig = plt.figure(figsize=(7.5, 6))
     ax = fig.add_subplot(projection="3d")
     ax.plot_surface(np.log10(xx), np.log10(yy), z, cmap="viridis", alpha=0.75)
-    pts = [(math.log10(k.ai_xm), math.log10(1 / sw_vo_per_tile(k)), sw_point(m, k, n)[0] / TB)
-           for k in TABLE2_KERNELS]
-    ax.scatter(*zip(*pts, strict=True), color="red", s=14, depthshade=False,
-               label="Table 2 kernels, software-only (libxsmm)")
+    pts = [(math.log10(k.ai_xm), math.log10(1 / sw_vo_per_tile(k)), sw_point(m, k, n)[0] / TB) for k in TABLE2_KERNELS]
+    ax.scatter(
+        *zip(*pts, strict=True), color="red", s=14, depthshade=False, label="Table 2 kernels, software-only (libxsmm)"
+    )
     ax.set_xlabel("log10 AI_XM (tiles/byte)", labelpad=8)
     ax.set_ylabel("log10 AI_XV (tiles/vector op)", labelpad=8)
     ax.set_zlabel("TFLOPS", labelpad=6)
@@ -105,8 +108,9 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
     import numpy as np
     from matplotlib.patches import Patch
 
-    panels = [("software-only (AVX-512)", m.vos_sw, None)] + \
-        [(f"DECA W={wl[0]}, L={wl[1]} ({name.split()[-1]})", m.vos_deca, wl) for name, wl in DSE_POINTS.items()]
+    panels = [("software-only (AVX-512)", m.vos_sw, None)] + [
+        (f"DECA W={wl[0]}, L={wl[1]} ({name.split()[-1]})", m.vos_deca, wl) for name, wl in DSE_POINTS.items()
+    ]
     fig, axes = plt.subplots(2, 2, figsize=(10, 8.5), sharex=True, sharey=True)
     x = np.logspace(-3.2, -1.0, 300)
     y = np.logspace(-3.2, 0.0, 300)
@@ -120,8 +124,16 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
             if wl is not None and not supported(k, wl[0]):
                 continue  # the PE rejects this format at this design point
             ai_xv = 1 / sw_vo_per_tile(k) if wl is None else 1 / deca_cycles_per_tile(k, *wl)
-            ax.scatter(k.ai_xm, ai_xv, s=34, marker=MARKERS[k.family()], edgecolors="black", linewidths=0.5,
-                       color=cmap(densities.index(k.density) / (len(densities) - 1)), zorder=3)
+            ax.scatter(
+                k.ai_xm,
+                ai_xv,
+                s=34,
+                marker=MARKERS[k.family()],
+                edgecolors="black",
+                linewidths=0.5,
+                color=cmap(densities.index(k.density) / (len(densities) - 1)),
+                zorder=3,
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(title, fontsize=10)
@@ -130,10 +142,22 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
     for ax in axes[:, 0]:
         ax.set_ylabel("AI_XV (tiles per vector op)")
     handles = [Patch(color=c, label=r) for r, c in REGIONS]
-    handles += [plt.Line2D([], [], ls="", marker=mk, color="gray", markeredgecolor="black", label=fam.replace("_", " "))
-                for fam, mk in MARKERS.items()]
-    handles += [plt.Line2D([], [], ls="", marker="o", color=cmap(i / (len(densities) - 1)), markeredgecolor="black",
-                           label=f"density {d:g}") for i, d in enumerate(densities)]
+    handles += [
+        plt.Line2D([], [], ls="", marker=mk, color="gray", markeredgecolor="black", label=fam.replace("_", " "))
+        for fam, mk in MARKERS.items()
+    ]
+    handles += [
+        plt.Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            color=cmap(i / (len(densities) - 1)),
+            markeredgecolor="black",
+            label=f"density {d:g}",
+        )
+        for i, d in enumerate(densities)
+    ]
     fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, bbox_to_anchor=(0.5, -0.02))
     fig.suptitle(f"DECA Figs. 5 and 10 (model): BORDs of {m.name}, N={n}: the bound each Table 2 kernel hits")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
@@ -142,6 +166,7 @@ def plot_bords(path: Path, m: Machine = SPR_HBM, n: int = N_TABLE2) -> Path:
 
 # --- report ---------------------------------------------------------------------------------------------
 
+
 def _ratio(model: float, paper: float | None) -> str:
     return "-" if not paper else f"{model / paper:.3f}"
 
@@ -149,87 +174,138 @@ def _ratio(model: float, paper: float | None) -> str:
 def report_lines(ctx) -> list[str]:
     out = ctx.out
     m = SPR_HBM
-    lines = [f"Machine: {m.name}, {m.cores} cores at {m.freq / 1e9} GHz, MBW {m.mbw / 1e9:.0f} GB/s, "
-             f"MOS {m.mos / 1e9:.2f} G tile-ops/s, VOS software {m.vos_sw / 1e9:.0f} G/s "
-             f"({m.simd_units} SIMD units/core), VOS DECA {m.vos_deca / 1e9:.0f} G vOps/s; N = {N_TABLE2}.", "",
-             "### Table 2: roofline (R-L) and Roof-Surface (R-S) limits, TFLOPS", "",
-             "R-S from libxsmm-derived VO (below); cells marked (fitted) calibrate its one constant.", "",
-             caption(f"DECA Table 2: roofline and software-only Roof-Surface limits of the compressed GeMM kernels, "
-                     f"paper vs model ({m.name}, N = {N_TABLE2})"),
-             "| kernel | R-L paper | R-L model | ratio | R-S paper | R-S model | ratio | bound | measured (paper) |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    lines = [
+        f"Machine: {m.name}, {m.cores} cores at {m.freq / 1e9} GHz, MBW {m.mbw / 1e9:.0f} GB/s, "
+        f"MOS {m.mos / 1e9:.2f} G tile-ops/s, VOS software {m.vos_sw / 1e9:.0f} G/s "
+        f"({m.simd_units} SIMD units/core), VOS DECA {m.vos_deca / 1e9:.0f} G vOps/s; N = {N_TABLE2}.",
+        "",
+        "### Table 2: roofline (R-L) and Roof-Surface (R-S) limits, TFLOPS",
+        "",
+        "R-S from libxsmm-derived VO (below); cells marked (fitted) calibrate its one constant.",
+        "",
+        caption(
+            f"DECA Table 2: roofline and software-only Roof-Surface limits of the compressed GeMM kernels, "
+            f"paper vs model ({m.name}, N = {N_TABLE2})"
+        ),
+        "| kernel | R-L paper | R-L model | ratio | R-S paper | R-S model | ratio | bound | measured (paper) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
     for r in table2(m):
         fit = " (fitted)" if r["fitted"] else ""
         ledger.record(paper.table2(r["kernel"], 0), r["rl_model"], GAPS.get(f"{r['kernel']} R-L", ""))
-        ledger.record(paper.table2(r["kernel"], 1), r["rs_model"], GAPS.get(f"{r['kernel']} R-S", ""),
-                      "fit" if r["fitted"] else None)
-        lines.append(f"| {r['kernel']} | {r['rl_paper']} | {r['rl_model']:.2f} | {_ratio(r['rl_model'], r['rl_paper'])}"
-                     f" | {r['rs_paper']} | {r['rs_model']:.2f} | {_ratio(r['rs_model'], r['rs_paper'])} | "
-                     f"{r['bound']}{fit} | {r['real']} |")
-    lines += ["", "### Software-only vector operations per tile: derived from libxsmm vs implied by the paper", "",
-              f"Dynamic instructions per 16 x 32 tile read from libxsmm's JIT generator (commit {libxsmm.COMMIT}; "
-              "sysmodel/deca/libxsmm.py cites file and function), turned into VO with one constant, "
-              f"{INSTR_PER_VO:.3f} instructions per VO slot, fitted on {CALIBRATION_FAMILY} (its Table 2 cells are "
-              "the fits above). The VO the paper's data imply (Table 2 R-S of VEC-bound kernels; Table 4 for "
-              "dense BF8) are validation only.", "",
-              caption("Software-only vector operations per tile: derived from libxsmm's instruction sequences vs "
-                      "implied by the paper's Tables 2 and 4"),
-              "| family | libxsmm function | instructions/tile | vector instr./tile | VO derived | VO implied by "
-              "paper | derived/implied | source of the implied value |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        ledger.record(
+            paper.table2(r["kernel"], 1),
+            r["rs_model"],
+            GAPS.get(f"{r['kernel']} R-S", ""),
+            "fit" if r["fitted"] else None,
+        )
+        lines.append(
+            f"| {r['kernel']} | {r['rl_paper']} | {r['rl_model']:.2f} | {_ratio(r['rl_model'], r['rl_paper'])}"
+            f" | {r['rs_paper']} | {r['rs_model']:.2f} | {_ratio(r['rs_model'], r['rs_paper'])} | "
+            f"{r['bound']}{fit} | {r['real']} |"
+        )
+    lines += [
+        "",
+        "### Software-only vector operations per tile: derived from libxsmm vs implied by the paper",
+        "",
+        f"Dynamic instructions per 16 x 32 tile read from libxsmm's JIT generator (commit {libxsmm.COMMIT}; "
+        "sysmodel/deca/libxsmm.py cites file and function), turned into VO with one constant, "
+        f"{INSTR_PER_VO:.3f} instructions per VO slot, fitted on {CALIBRATION_FAMILY} (its Table 2 cells are "
+        "the fits above). The VO the paper's data imply (Table 2 R-S of VEC-bound kernels; Table 4 for "
+        "dense BF8) are validation only.",
+        "",
+        caption(
+            "Software-only vector operations per tile: derived from libxsmm's instruction sequences vs "
+            "implied by the paper's Tables 2 and 4"
+        ),
+        "| family | libxsmm function | instructions/tile | vector instr./tile | VO derived | VO implied by "
+        "paper | derived/implied | source of the implied value |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for fam, seq in libxsmm.SEQUENCES.items():
         n = libxsmm.instructions_per_tile(fam)
         src, implied = SW_VO_FITTED[fam]
         derived = n["all"] / INSTR_PER_VO
-        lines.append(f"| {fam} | `{seq.function}` | {n['all']:.1f} | {n['vector']:.0f} | {derived:.1f} | "
-                     f"{implied:.1f} | {derived / implied:.2f}{' (fit)' if fam == CALIBRATION_FAMILY else ''} | "
-                     f"{src} |")
-    lines += ["", "BF16-sparse is predicted within 2% and BF8-dense stays MEM-bound. MXFP4 is not: its kernel runs "
-              "at half the instructions per VO slot of the others — 7 of its 15 vector instructions per 64 outputs "
-              "are port-5-only shuffles and compares (VPMOVZXBW, 2 VPERMW, 2 VPCMPW, 2 VPERMT2W) on one "
-              "dependency chain (load, zero-extend, table permute, compare, mask-or, blend, VNNI permute), "
-              "which an instruction count cannot see; the model's MXFP4 R-S is 2.0x the paper's and its "
-              "software-only Q4 latencies below (Table 6) are ~0.6x."]
-    lines += ["", caption("DECA Table 4 cross-check: the VO per tile the software-only Q8 kernel's utilisations imply "
-                          "vs the derived one (N = 1, HBM)"),
-              "| density | MEM | AVX | implied VO/tile | derived VO used |", "| ---: | ---: | ---: | ---: | ---: |"]
+        lines.append(
+            f"| {fam} | `{seq.function}` | {n['all']:.1f} | {n['vector']:.0f} | {derived:.1f} | "
+            f"{implied:.1f} | {derived / implied:.2f}{' (fit)' if fam == CALIBRATION_FAMILY else ''} | "
+            f"{src} |"
+        )
+    lines += [
+        "",
+        "BF16-sparse is predicted within 2% and BF8-dense stays MEM-bound. MXFP4 is not: its kernel runs "
+        "at half the instructions per VO slot of the others — 7 of its 15 vector instructions per 64 outputs "
+        "are port-5-only shuffles and compares (VPMOVZXBW, 2 VPERMW, 2 VPCMPW, 2 VPERMT2W) on one "
+        "dependency chain (load, zero-extend, table permute, compare, mask-or, blend, VNNI permute), "
+        "which an instruction count cannot see; the model's MXFP4 R-S is 2.0x the paper's and its "
+        "software-only Q4 latencies below (Table 6) are ~0.6x.",
+    ]
+    lines += [
+        "",
+        caption(
+            "DECA Table 4 cross-check: the VO per tile the software-only Q8 kernel's utilisations imply "
+            "vs the derived one (N = 1, HBM)"
+        ),
+        "| density | MEM | AVX | implied VO/tile | derived VO used |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
     for d, (mem, avx) in paper.TABLE4_SW.items():
         k = Kernel("q8", d)
-        lines.append(f"| {d} | {mem:.0%} | {avx:.0%} | {_vo_from_util(avx, mem, k.tile_bytes()):.1f} | "
-                     f"{sw_vo_per_tile(k):.1f} |")
+        lines.append(
+            f"| {d} | {mem:.0%} | {avx:.0%} | {_vo_from_util(avx, mem, k.tile_bytes()):.1f} | {sw_vo_per_tile(k):.1f} |"
+        )
     lines += ["", "BORD boundaries (AI_XM x in tiles/B, AI_XV y in tiles/vector-op):", ""]
     lines += [f"- software-only {name}: {eq}" for name, eq in bord_lines(m, m.vos_sw).items()]
     lines += [f"- DECA {name}: {eq}" for name, eq in bord_lines(m, m.vos_deca).items()]
 
     meas = measured_cycles()
-    stressed = {(r.params["w"], r.params["lanes"], r.params["fmt"], r.params["density"]):
-                r.extra.get("cycles_per_tile_p_valid0.8_p_ready0.7") for r in characterization.load()
-                if r.unit == "deca_pe" and "fmt" in r.params}
-    lines += ["", "### DECA PE cycles per tile: measured RTL vs analytical #vOps*(1+bpv)", "",
-              "Measured with ready ports; the last column with random input gaps (valid 0.8) and output "
-              "backpressure (ready 0.7).", "",
-              caption("The DECA PE's cycles per tile measured on the RTL vs the analytical #vOps*(1+bpv), per "
-                      "design point, format and density"),
-              "| W,L | format | density | measured (RTL) | analytical | ratio | with stalls |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    stressed = {
+        (r.params["w"], r.params["lanes"], r.params["fmt"], r.params["density"]): r.extra.get(
+            "cycles_per_tile_p_valid0.8_p_ready0.7"
+        )
+        for r in characterization.load()
+        if r.unit == "deca_pe" and "fmt" in r.params
+    }
+    lines += [
+        "",
+        "### DECA PE cycles per tile: measured RTL vs analytical #vOps*(1+bpv)",
+        "",
+        "Measured with ready ports; the last column with random input gaps (valid 0.8) and output "
+        "backpressure (ready 0.7).",
+        "",
+        caption(
+            "The DECA PE's cycles per tile measured on the RTL vs the analytical #vOps*(1+bpv), per "
+            "design point, format and density"
+        ),
+        "| W,L | format | density | measured (RTL) | analytical | ratio | with stalls |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for (w, lanes, fmt, d), cyc in sorted(meas.items()):
         ana = dcycles.expected_tile_cycles(w, dcycles.lq(gdeca.get_format(fmt).bits, lanes, w), d)
         st = stressed.get((w, lanes, fmt, d))
-        lines.append(f"| {w},{lanes} | {fmt} | {d} | {cyc:.2f} | {ana:.2f} | {cyc / ana:.3f} | "
-                     f"{'-' if st is None else st} |")
+        lines.append(
+            f"| {w},{lanes} | {fmt} | {d} | {cyc:.2f} | {ana:.2f} | {cyc / ana:.3f} | {'-' if st is None else st} |"
+        )
     if not meas:
         lines.append("| - | no DECA characterization in the snapshot yet (`make characterize`) | | | | |")
 
-    lines += ["", "### W/L design-space exploration (§8.2), HBM, N=16, Table 2 kernels", "",
-              "Area: Yosys generic cells of the whole PE (`make area`, tb/area.py). The L big LUTs receive "
-              "identical writes; their flip-flops are kept from merging, so every copy the design replicates for "
-              "its read ports is counted (L x 4 x 64 x 16 bits of LUT storage). Before this, Yosys merged them "
-              "into one copy and the proxy understated L's cost.", "",
-              caption("DECA §8.2 design-space exploration: each W/L point's Roof-Surface throughput on the Table 2 "
-                      "kernels and its area proxy"),
-              "| design | DECA cycles/tile | geomean TFLOPS | VEC-bound kernels | formats the PE rejects | cells "
-              "| flip-flops | TFLOPS per Mcell |",
-              "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "### W/L design-space exploration (§8.2), HBM, N=16, Table 2 kernels",
+        "",
+        "Area: Yosys generic cells of the whole PE (`make area`, tb/area.py). The L big LUTs receive "
+        "identical writes; their flip-flops are kept from merging, so every copy the design replicates for "
+        "its read ports is counted (L x 4 x 64 x 16 bits of LUT storage). Before this, Yosys merged them "
+        "into one copy and the proxy understated L's cost.",
+        "",
+        caption(
+            "DECA §8.2 design-space exploration: each W/L point's Roof-Surface throughput on the Table 2 "
+            "kernels and its area proxy"
+        ),
+        "| design | DECA cycles/tile | geomean TFLOPS | VEC-bound kernels | formats the PE rejects | cells "
+        "| flip-flops | TFLOPS per Mcell |",
+        "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |",
+    ]
     res = dse(m)
     area = characterization.load_area("deca")
     for name, r in res.items():
@@ -237,55 +313,82 @@ def report_lines(ctx) -> list[str]:
         total = cells.get("total")
         ffs = sum(v for k, v in cells.items() if "DFF" in k)
         eff = f"{r['geomean_tflops'] / (total / 1e6):.1f}" if total else "-"
-        lines.append(f"| {name} | {cycles_source(r['w'], r['lanes'])} | {r['geomean_tflops']:.2f} | "
-                     f"{', '.join(r['vec_bound']) or 'none'} | {', '.join(r['unsupported']) or 'none'} | "
-                     f"{total or 'not synthesized'} | {ffs or '-'} | {eff} |")
+        lines.append(
+            f"| {name} | {cycles_source(r['w'], r['lanes'])} | {r['geomean_tflops']:.2f} | "
+            f"{', '.join(r['vec_bound']) or 'none'} | {', '.join(r['unsupported']) or 'none'} | "
+            f"{total or 'not synthesized'} | {ffs or '-'} | {eff} |"
+        )
     common = next(iter(res.values()))["geomean_over"]
-    lines += ["", f"Geomeans over the {len(common)} kernels every design point runs; a format a PE rejects "
-              "(its scale group is narrower than W: `bad_cfg`) gets no throughput at that point."]
+    lines += [
+        "",
+        f"Geomeans over the {len(common)} kernels every design point runs; a format a PE rejects "
+        "(its scale group is narrower than W: `bad_cfg`) gets no throughput at that point.",
+    ]
     under, best, over = (res[k]["geomean_tflops"] for k in DSE_POINTS)
     ledger.record(paper.DSE_CLAIM["best/under"], best / under, GAPS.get("best/under", ""))
     ledger.record(paper.DSE_CLAIM["over/best max"], over / best, GAPS.get("over/best", ""))
-    lines += ["", f"- best/under: paper {paper.DSE_CLAIMS['best/under']}x, model {best / under:.2f}x, "
-              f"ratio {best / under / paper.DSE_CLAIMS['best/under']:.3f}",
-              f"- over/best: paper < {paper.DSE_CLAIMS['over/best max']}x, model {over / best:.3f}x",
-              "", "### Table 6: next-token latency on SPR-HBM, 128 in / 128 out (ms)", "",
-              f"FC GeMMs: tiles from the model zoo through the Roof-Surface, derated by Table 4's utilisations "
-              f"(memory {ETA_MEM:.2f}, AVX {ETA_AVX:.2f}); DECA at its measured RTL cycles per tile. Everything "
-              "else: attention over the KV cache from the zoo, plus a per-layer a + b*N fitted on Llama2-70B to "
-              "Table 1's FC shares (N=1, 16) and scaled by layers — the Q16 Llama2-70B cells at N=1 and 16 "
-              "therefore share a calibration (marked *); the others are predictions.", "",
-              caption("DECA Table 6: next-token latency of Llama2-70B and OPT-66B on SPR-HBM, software-only and "
-                      "with DECA, paper vs model (ms)"),
-              "| model | N | scheme | SW paper | SW model | ratio | DECA paper | DECA model | ratio |",
-              "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        f"- best/under: paper {paper.DSE_CLAIMS['best/under']}x, model {best / under:.2f}x, "
+        f"ratio {best / under / paper.DSE_CLAIMS['best/under']:.3f}",
+        f"- over/best: paper < {paper.DSE_CLAIMS['over/best max']}x, model {over / best:.3f}x",
+        "",
+        "### Table 6: next-token latency on SPR-HBM, 128 in / 128 out (ms)",
+        "",
+        f"FC GeMMs: tiles from the model zoo through the Roof-Surface, derated by Table 4's utilisations "
+        f"(memory {ETA_MEM:.2f}, AVX {ETA_AVX:.2f}); DECA at its measured RTL cycles per tile. Everything "
+        "else: attention over the KV cache from the zoo, plus a per-layer a + b*N fitted on Llama2-70B to "
+        "Table 1's FC shares (N=1, 16) and scaled by layers — the Q16 Llama2-70B cells at N=1 and 16 "
+        "therefore share a calibration (marked *); the others are predictions.",
+        "",
+        caption(
+            "DECA Table 6: next-token latency of Llama2-70B and OPT-66B on SPR-HBM, software-only and "
+            "with DECA, paper vs model (ms)"
+        ),
+        "| model | N | scheme | SW paper | SW model | ratio | DECA paper | DECA model | ratio |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in table6(m):
         dm = "-" if r["deca_model"] is None else f"{r['deca_model']:.1f}"
         dr = "-" if r["deca_model"] is None else _ratio(r["deca_model"], r["deca_paper"])
         cal = "*" if r["calibrated"] else ""
         sw_cause = GAPS["N=64"] if r["n"] == 64 else GAPS["software Q4"] if r["scheme"] == "Q4" else ""
-        ledger.record(paper.table6(r["model"], r["n"], r["scheme"], False), r["sw_model"], sw_cause,
-                      "fit" if r["calibrated"] else None)
+        ledger.record(
+            paper.table6(r["model"], r["n"], r["scheme"], False),
+            r["sw_model"],
+            sw_cause,
+            "fit" if r["calibrated"] else None,
+        )
         if r["deca_paper"]:
-            ledger.record(paper.table6(r["model"], r["n"], r["scheme"], True), r["deca_model"],
-                          GAPS[f"N={r['n']}"] if r["n"] > 1 else "")
-        lines.append(f"| {r['model']} | {r['n']} | {r['scheme']}{cal} | {r['sw_paper']} | {r['sw_model']:.1f} | "
-                     f"{_ratio(r['sw_model'], r['sw_paper'])} | {r['deca_paper'] or '-'} | {dm} | {dr} |")
+            ledger.record(
+                paper.table6(r["model"], r["n"], r["scheme"], True),
+                r["deca_model"],
+                GAPS[f"N={r['n']}"] if r["n"] > 1 else "",
+            )
+        lines.append(
+            f"| {r['model']} | {r['n']} | {r['scheme']}{cal} | {r['sw_paper']} | {r['sw_model']:.1f} | "
+            f"{_ratio(r['sw_model'], r['sw_paper'])} | {r['deca_paper'] or '-'} | {dm} | {dr} |"
+        )
     speed = [r["sw_model"] / r["deca_model"] for r in table6(m) if r["deca_model"]]
     ledger.record(paper.SPEEDUP[0], min(speed), GAPS["speedup range"])
     ledger.record(paper.SPEEDUP[1], max(speed), GAPS["speedup range"])
     low = [r for r in table6(m) if r["n"] != 64]
-    ratios = [r["deca_model"] / r["deca_paper"] for r in low if r["deca_paper"]] + \
-        [r["sw_model"] / r["sw_paper"] for r in low if r["scheme"] != "Q4"]
+    ratios = [r["deca_model"] / r["deca_paper"] for r in low if r["deca_paper"]] + [
+        r["sw_model"] / r["sw_paper"] for r in low if r["scheme"] != "Q4"
+    ]
     q4 = [r["sw_model"] / r["sw_paper"] for r in low if r["scheme"] == "Q4"]
-    lines += ["", f"N = 1 and 16: ratios {min(ratios):.2f}-{max(ratios):.2f}, except software-only Q4 "
-              f"({min(q4):.2f}-{max(q4):.2f}), which inherits the MXFP4 VO gap above.",
-              "", "N = 64 is not reproduced (ratios 0.3-0.6): the paper's N=64 latencies exceed every Roof-Surface "
-              "bound by 2-4x — even Q16, which needs no decompression, implies ~400 ms of FC time against a "
-              "174 ms memory bound and a 62 ms TMUL bound. The model reads each weight tile once per step and "
-              "reaches the TMUL peak at N=64; what the paper's libxsmm/TPP kernels do beyond N=16 (blocking of "
-              "the 64 rows into 16-row TMUL operations, tile-register pressure, extra weight traffic) is not in "
-              "its text."]
+    lines += [
+        "",
+        f"N = 1 and 16: ratios {min(ratios):.2f}-{max(ratios):.2f}, except software-only Q4 "
+        f"({min(q4):.2f}-{max(q4):.2f}), which inherits the MXFP4 VO gap above.",
+        "",
+        "N = 64 is not reproduced (ratios 0.3-0.6): the paper's N=64 latencies exceed every Roof-Surface "
+        "bound by 2-4x — even Q16, which needs no decompression, implies ~400 ms of FC time against a "
+        "174 ms memory bound and a 62 ms TMUL bound. The model reads each weight tile once per step and "
+        "reaches the TMUL peak at N=64; what the paper's libxsmm/TPP kernels do beyond N=16 (blocking of "
+        "the 64 rows into 16-row TMUL operations, tile-register pressure, extra weight traffic) is not in "
+        "its text.",
+    ]
     out.mkdir(parents=True, exist_ok=True)
     lines += ["", *gemm_lines(out)]
     p1, p2 = plot_roof_surface(out / "deca_roof_surface.png"), plot_bords(out / "deca_bords.png")
@@ -298,19 +401,29 @@ def gemm_lines(out: Path) -> list[str]:
     cores, DDR, N=4). Fig. 14 (4x more or 4x wider AVX units) and Fig. 16 (cache-hierarchy integration
     features) are not produced: the first needs the decompression loop's per-iteration instruction split the
     paper does not give, the second a cache and prefetcher model membound does not have."""
-    lines = ["### Compressed GeMMs (§8.1, Figs. 11-13)", "",
-             "The FC GeMM cascade per weight tile (`model.gemm_speedups`: the Table 6 time per tile, Table 4's "
-             f"achieved fractions: memory {ETA_MEM:.2f}, AVX {ETA_AVX:.2f}), Baseline = dense BF16, Optimal = no "
-             "decompression cost. Figs. 14 (wider or more AVX units) and 16 (cache integration) are not produced: "
-             "the paper gives neither the loop's per-iteration instruction split nor a cache model's inputs.", ""]
+    lines = [
+        "### Compressed GeMMs (§8.1, Figs. 11-13)",
+        "",
+        "The FC GeMM cascade per weight tile (`model.gemm_speedups`: the Table 6 time per tile, Table 4's "
+        f"achieved fractions: memory {ETA_MEM:.2f}, AVX {ETA_AVX:.2f}), Baseline = dense BF16, Optimal = no "
+        "decompression cost. Figs. 14 (wider or more AVX units) and 16 (cache integration) are not produced: "
+        "the paper gives neither the loop's per-iteration instruction split nor a cache model's inputs.",
+        "",
+    ]
     best = {}
     for m, fig in ((SPR_DDR, "11"), (SPR_HBM, "12")):
         rows = gemm_speedups(m)
-        lines += [caption(f"DECA Fig. {fig}: compressed GeMM speedups over Baseline, {m.name}, N=1 (model)"),
-                  "| kernel | compression | " + " | ".join(GEMM_SYSTEMS) + " | DECA / Software-only |",
-                  "| --- | ---: | " + " | ".join("---:" for _ in GEMM_SYSTEMS) + " | ---: |"]
-        lines += [f"| {r['kernel']} | {r['compression']:.2f} | " + " | ".join(f"{r[s]:.2f}" for s in GEMM_SYSTEMS)
-                  + f" | {r['DECA'] / r['Software-only']:.2f} |" for r in rows]
+        lines += [
+            caption(f"DECA Fig. {fig}: compressed GeMM speedups over Baseline, {m.name}, N=1 (model)"),
+            "| kernel | compression | " + " | ".join(GEMM_SYSTEMS) + " | DECA / Software-only |",
+            "| --- | ---: | " + " | ".join("---:" for _ in GEMM_SYSTEMS) + " | ---: |",
+        ]
+        lines += [
+            f"| {r['kernel']} | {r['compression']:.2f} | "
+            + " | ".join(f"{r[s]:.2f}" for s in GEMM_SYSTEMS)
+            + f" | {r['DECA'] / r['Software-only']:.2f} |"
+            for r in rows
+        ]
         lines.append("")
         best[fig] = max(r["DECA"] / r["Software-only"] for r in rows)
     ledger.record(paper.FIG11_SPEEDUP, best["11"], GAPS.get("Fig. 11", ""))
@@ -318,16 +431,21 @@ def gemm_lines(out: Path) -> list[str]:
     sweep = cores_sweep()
     by = {r["cores"]: r for r in sweep}
     ledger.record(paper.FIG13_CORES, by[16]["DECA"] / by[56]["Software-only"])
-    lines += [f"Largest DECA over Software-only: DDR {best['11']:.2f} (paper {float(paper.FIG11_SPEEDUP)}), HBM "
-              f"{best['12']:.2f} (paper {float(paper.FIG12_SPEEDUP)}). On DDR only the most compressed BF8 kernels "
-              "gain (the paper: only high compression factors); DECA equals Optimal wherever it is memory-bound.", "",
-              caption("DECA Fig. 13: TFLOPS averaged over the compression schemes against cores, SPR-DDR5, N=4 "
-                      "(model)"),
-              "| cores | Software-only | DECA |", "| ---: | ---: | ---: |",
-              *(f"| {r['cores']} | {r['Software-only']:.2f} | {r['DECA']:.2f} |" for r in sweep), "",
-              f"16 DECA cores: {by[16]['DECA']:.2f} TFLOPS; 56 software-only cores: {by[56]['Software-only']:.2f} "
-              "(the paper: 16 DECA-augmented cores beat 56 conventional ones).", "",
-              f"![DECA Figs. 11-13]({plot_gemm(out / 'deca_fig11_13.png', sweep).name})"]
+    lines += [
+        f"Largest DECA over Software-only: DDR {best['11']:.2f} (paper {float(paper.FIG11_SPEEDUP)}), HBM "
+        f"{best['12']:.2f} (paper {float(paper.FIG12_SPEEDUP)}). On DDR only the most compressed BF8 kernels "
+        "gain (the paper: only high compression factors); DECA equals Optimal wherever it is memory-bound.",
+        "",
+        caption("DECA Fig. 13: TFLOPS averaged over the compression schemes against cores, SPR-DDR5, N=4 (model)"),
+        "| cores | Software-only | DECA |",
+        "| ---: | ---: | ---: |",
+        *(f"| {r['cores']} | {r['Software-only']:.2f} | {r['DECA']:.2f} |" for r in sweep),
+        "",
+        f"16 DECA cores: {by[16]['DECA']:.2f} TFLOPS; 56 software-only cores: {by[56]['Software-only']:.2f} "
+        "(the paper: 16 DECA-augmented cores beat 56 conventional ones).",
+        "",
+        f"![DECA Figs. 11-13]({plot_gemm(out / 'deca_fig11_13.png', sweep).name})",
+    ]
     return lines
 
 
@@ -340,8 +458,11 @@ def plot_gemm(path: Path, sweep: list[dict]) -> Path:
         for i, s in enumerate(GEMM_SYSTEMS):
             ax.bar(x + (i - 1) * 0.27, [r[s] for r in rows], 0.27, label=s)
         ax.set_xticks(x, [r["kernel"] for r in rows], rotation=60, fontsize=7)
-        ax.set(xlabel="compression scheme (increasing compression)", ylabel="speedup over Baseline (BF16)",
-               title=f"Fig. {fig_no} (model): {m.name}, N=1")
+        ax.set(
+            xlabel="compression scheme (increasing compression)",
+            ylabel="speedup over Baseline (BF16)",
+            title=f"Fig. {fig_no} (model): {m.name}, N=1",
+        )
         ax.legend(fontsize=7)
     ax = axes[2]
     for s in ("Software-only", "DECA"):

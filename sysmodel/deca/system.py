@@ -38,8 +38,15 @@ AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
 
 
 class DecaSystem:
-    def __init__(self, model: str, scheme: str = "q8", density: float = 0.3, machine: str = "SPR-HBM",
-                 decompressor: str = "deca", capacity_gb: float = 0.0):
+    def __init__(
+        self,
+        model: str,
+        scheme: str = "q8",
+        density: float = 0.3,
+        machine: str = "SPR-HBM",
+        decompressor: str = "deca",
+        capacity_gb: float = 0.0,
+    ):
         from sysmodel.devices import get_device
 
         self.cfg = load_model(model)
@@ -52,9 +59,11 @@ class DecaSystem:
             raise Infeasible(f"{self.kernel.label}: the DECA PE at W={W} rejects the format (bad_cfg)")
         self.name = f"{'DECA' if self.deca else 'SW-decompress'} {self.kernel.label} ({machine})"
         if self.kv_capacity() <= 0:
-            raise Infeasible(f"{model} at {self.kernel.label}: {self.weight_bytes / 1e9:.0f} GB of weights do not "
-                             f"fit {machine}'s {self.capacity / 1e9:.0f} GB (DECA §7 simulates a larger HBM for such "
-                             "formats: --set capacity_gb=...)")
+            raise Infeasible(
+                f"{model} at {self.kernel.label}: {self.weight_bytes / 1e9:.0f} GB of weights do not "
+                f"fit {machine}'s {self.capacity / 1e9:.0f} GB (DECA §7 simulates a larger HBM for such "
+                "formats: --set capacity_gb=...)"
+            )
 
     @cached_property
     def all_tiles(self) -> int:
@@ -75,9 +84,14 @@ class DecaSystem:
 
     def hardware(self) -> str:
         d = self.device
-        return (f"{self.machine.cores}-core {self.machine.name} + {self.machine.cores} DECA PEs (W={W}, L={LANES}), "
-                f"{self.capacity / 1e9:.0f} GB {d.memory.upper()}") if self.deca else \
-            f"{self.machine.cores}-core {self.machine.name} (AVX-512 decompression), {self.capacity / 1e9:.0f} GB"
+        return (
+            (
+                f"{self.machine.cores}-core {self.machine.name} + {self.machine.cores} DECA PEs (W={W}, L={LANES}), "
+                f"{self.capacity / 1e9:.0f} GB {d.memory.upper()}"
+            )
+            if self.deca
+            else f"{self.machine.cores}-core {self.machine.name} (AVX-512 decompression), {self.capacity / 1e9:.0f} GB"
+        )
 
     def _tiles(self, tokens: np.ndarray) -> np.ndarray:
         """Weight tiles the stage streams (MoE: the experts its tokens route to)."""
@@ -97,16 +111,20 @@ class DecaSystem:
     def stage_times(self, shape: StageShape) -> np.ndarray:
         m, c = self.machine, self.cfg
         tokens = np.atleast_1d(np.asarray(shape.tokens, float))
-        per_tile = np.maximum(max(self.kernel.tile_bytes() / (dm.ETA_MEM * m.mbw), self._decompress_per_tile()),
-                              np.ceil(np.maximum(tokens, 1) / TILE_ROWS) / m.mos)
+        per_tile = np.maximum(
+            max(self.kernel.tile_bytes() / (dm.ETA_MEM * m.mbw), self._decompress_per_tile()),
+            np.ceil(np.maximum(tokens, 1) / TILE_ROWS) / m.mos,
+        )
         fc = self._tiles(tokens) * per_tile
         mtx_flops = 2.0 * TILE * TILE_ROWS * m.mos  # FLOP/s of the TMULs at full occupancy
         attn: Num = 0.0
         for moe, count in layer_groups(c):
             ops = {op.name: op for op in layer_ops(c, shape, moe)}
-            attn = attn + count * (np.divide(ops["attn_decode"].kv_bytes, dm.ETA_MEM * m.mbw)
-                                   + np.divide(ops["attn_prefill"].flops, mtx_flops)
-                                   + np.divide(ops["attn_prefill"].kv_bytes, dm.ETA_MEM * m.mbw))
+            attn = attn + count * (
+                np.divide(ops["attn_decode"].kv_bytes, dm.ETA_MEM * m.mbw)
+                + np.divide(ops["attn_prefill"].flops, mtx_flops)
+                + np.divide(ops["attn_prefill"].kv_bytes, dm.ETA_MEM * m.mbw)
+            )
         return fc + attn + c.layers * dm.layer_overhead(tokens, m)
 
     def usage(self, shape: StageShape) -> Usage:
@@ -137,33 +155,48 @@ class DecaSystem:
         if self.deca and (k.scheme != "q16" or k.sparse):
             key = (W, LANES, k.scheme, k.density)
             if key in dm.measured_cycles():
-                p.record("deca_pe", "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme,
-                         density=k.density)
+                p.record(
+                    "deca_pe", "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme, density=k.density
+                )
             else:
-                p.constant("cycles per tile", dm.analytical_cycles_per_tile(k, W, LANES),
-                           "analytical #vOps*(1+bpv) (hw/deca/cycles.py): no RTL record at this density")
+                p.constant(
+                    "cycles per tile",
+                    dm.analytical_cycles_per_tile(k, W, LANES),
+                    "analytical #vOps*(1+bpv) (hw/deca/cycles.py): no RTL record at this density",
+                )
         elif not self.deca:
-            p.constant("instructions per VO", dm.INSTR_PER_VO, "libxsmm instruction counts, fitted on BF8-sparse "
-                       "(Table 2)")
+            p.constant(
+                "instructions per VO", dm.INSTR_PER_VO, "libxsmm instruction counts, fitted on BF8-sparse (Table 2)"
+            )
             p.fits.append("INSTR_PER_VO: fitted to DECA Table 2's BF8-sparse cells")
         p.constant("ETA_MEM", dm.ETA_MEM, "DECA Table 4 (N=1, HBM)")
         p.constant("ETA_AVX", dm.ETA_AVX, "DECA Table 4")
-        p.constant("machine", {"mbw": self.machine.mbw, "cores": self.machine.cores, "freq": self.machine.freq},
-                   "DECA §7.1")
+        p.constant(
+            "machine", {"mbw": self.machine.mbw, "cores": self.machine.cores, "freq": self.machine.freq}, "DECA §7.1"
+        )
         p.fits.append("layer_overhead a + b*N: fitted to DECA Table 1's FC shares at N=1 and 16 (Llama2-70B)")
         return p
 
 
-@register("deca", "Sapphire Rapids-class CPU with a DECA PE per core: compressed weights decompressed near the "
-          "core, GeMMs on AMX (DECA §7-8; measured PE cycles)",
-          (Param("scheme", "q8", "weight format: q16 (BF16), q8 (BF8), q4 (MXFP4)", choices=("q16", "q8", "q4")),
-           Param("density", 0.3, "share of weights kept (bitmask sparsity); 1 is dense", minimum=0.01, maximum=1),
-           Param("machine", "SPR-HBM", "the server", choices=tuple(MACHINES)),
-           Param("decompressor", "deca", "deca (the PE), or sw (libxsmm AVX-512, the paper's baseline)",
-                 choices=("deca", "sw")),
-           Param("capacity_gb", 0.0, "memory capacity in GB (0: the machine's own)", minimum=0)),
-          records=tuple(("deca_pe", {"w": W, "lanes": LANES, "fmt": f, "density": d})
-                        for f in ("q8", "q4") for d in (0.3, 1.0)))
-def _deca(model: str, scheme: str, density: float, machine: str, decompressor: str,
-          capacity_gb: float) -> DecaSystem:
+@register(
+    "deca",
+    "Sapphire Rapids-class CPU with a DECA PE per core: compressed weights decompressed near the "
+    "core, GeMMs on AMX (DECA §7-8; measured PE cycles)",
+    (
+        Param("scheme", "q8", "weight format: q16 (BF16), q8 (BF8), q4 (MXFP4)", choices=("q16", "q8", "q4")),
+        Param("density", 0.3, "share of weights kept (bitmask sparsity); 1 is dense", minimum=0.01, maximum=1),
+        Param("machine", "SPR-HBM", "the server", choices=tuple(MACHINES)),
+        Param(
+            "decompressor",
+            "deca",
+            "deca (the PE), or sw (libxsmm AVX-512, the paper's baseline)",
+            choices=("deca", "sw"),
+        ),
+        Param("capacity_gb", 0.0, "memory capacity in GB (0: the machine's own)", minimum=0),
+    ),
+    records=tuple(
+        ("deca_pe", {"w": W, "lanes": LANES, "fmt": f, "density": d}) for f in ("q8", "q4") for d in (0.3, 1.0)
+    ),
+)
+def _deca(model: str, scheme: str, density: float, machine: str, decompressor: str, capacity_gb: float) -> DecaSystem:
     return DecaSystem(model, scheme, density, machine, decompressor, capacity_gb)

@@ -16,12 +16,14 @@ SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
 def makers(model: str) -> dict:
     nodes, devs = paper.SYSTEMS[model]
     two = (nodes * 2, devs) if devs == 8 else (nodes, devs * 2)
-    return {"GPU": lambda: DuplexSystem(model, "gpu"),
-            "2xGPU": lambda: DuplexSystem(model, "gpu", nodes=two[0], devices=two[1]),
-            "Duplex": lambda: DuplexSystem(model, "duplex"),
-            "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe"),
-            "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et"),
-            "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank")}
+    return {
+        "GPU": lambda: DuplexSystem(model, "gpu"),
+        "2xGPU": lambda: DuplexSystem(model, "gpu", nodes=two[0], devices=two[1]),
+        "Duplex": lambda: DuplexSystem(model, "duplex"),
+        "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe"),
+        "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et"),
+        "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank"),
+    }
 
 
 def fits(r: Result | None, what: str) -> Result:
@@ -48,8 +50,14 @@ def fig11(requests: int) -> list[dict]:
         for lengths in paper.LENGTHS:
             for batch in paper.BATCHES:
                 res = {name: serve(mk[name], lengths, batch, requests) for name in SYSTEMS}
-                rows.append({"model": model, "lengths": lengths, "batch": batch,
-                             **{k: None if r is None else r.throughput for k, r in res.items()}})
+                rows.append(
+                    {
+                        "model": model,
+                        "lengths": lengths,
+                        "batch": batch,
+                        **{k: None if r is None else r.throughput for k, r in res.items()},
+                    }
+                )
     return rows
 
 
@@ -57,8 +65,15 @@ def fig12(requests: int) -> list[dict]:
     mk, rows = makers("glam-143b"), []
     for lengths in paper.GLAM_LENGTHS:
         res = {name: serve(mk[name], lengths, paper.GLAM_BATCH, requests) for name in ("GPU", "2xGPU", "Duplex+PE+ET")}
-        rows.append({"lengths": lengths, **{k: (fits(r, f"Fig. 12 {k} {lengths}").tbt_percentiles()[50],
-                                                float(np.mean(fits(r, k).e2e))) for k, r in res.items()}})
+        rows.append(
+            {
+                "lengths": lengths,
+                **{
+                    k: (fits(r, f"Fig. 12 {k} {lengths}").tbt_percentiles()[50], float(np.mean(fits(r, k).e2e)))
+                    for k, r in res.items()
+                },
+            }
+        )
     return rows
 
 
@@ -70,8 +85,9 @@ def fig13(requests: int) -> list[dict]:
         for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
             res = simulate(tr, mk[name](), max_batch=paper.QPS_MAX_BATCH, oversize="reject")
             t = res.tbt_percentiles((50, 90))
-            rows.append({"system": name, "qps": q, "tbt50": t[50], "tbt90": t[90],
-                         "t2ft50": float(np.median(res.t2ft))})
+            rows.append(
+                {"system": name, "qps": q, "tbt50": t[50], "tbt90": t[90], "t2ft50": float(np.median(res.t2ft))}
+            )
     return rows
 
 
@@ -81,11 +97,19 @@ def fig14(requests: int, lanes: int = SOFTMAX_LANES) -> list[dict]:
     rows = []
     for lengths in paper.LENGTHS:
         for batch in paper.BANK_PIM_BATCHES:
-            d, b = (serve(lambda pim=pim: DuplexSystem("mixtral-8x7b", "duplex", pim=pim, softmax_lanes=lanes),
-                          lengths, batch, requests) for pim in ("logic", "bank"))
+            d, b = (
+                serve(
+                    lambda pim=pim: DuplexSystem("mixtral-8x7b", "duplex", pim=pim, softmax_lanes=lanes),
+                    lengths,
+                    batch,
+                    requests,
+                )
+                for pim in ("logic", "bank")
+            )
             what = f"Fig. 14 {lengths} batch {batch}"
-            rows.append({"lengths": lengths, "batch": batch,
-                         "ratio": fits(d, what).throughput / fits(b, what).throughput})
+            rows.append(
+                {"lengths": lengths, "batch": batch, "ratio": fits(d, what).throughput / fits(b, what).throughput}
+            )
     return rows
 
 
@@ -99,4 +123,3 @@ def fig14_lanes(requests: int) -> list[dict]:
         r = [row["ratio"] for row in fig14(requests, lanes)]
         out.append({"lanes": lanes, "max": max(r), "mean": float(np.mean(r))})
     return out
-

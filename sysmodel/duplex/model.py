@@ -105,8 +105,10 @@ def pim_gemm_cycles(m: int, k: int, n: int, modules: int = MODULES, g: Geometry 
 def attention_cycles(g_heads: int, d: int) -> tuple[float, float]:
     """(module cycles per cached token, fixed cycles) of one request's KV group: score + context GEMMs on
     one module, affine in the context length (checked on three lengths)."""
+
     def one(length: int) -> int:
         return pim_gemm_cycles(length, d, g_heads, modules=1) + pim_gemm_cycles(d, length, g_heads, modules=1)
+
     pts = (1024, 2048, 4096)
     c = [one(x) for x in pts]
     slope = (c[1] - c[0]) / (pts[1] - pts[0])
@@ -135,9 +137,17 @@ class DuplexSystem:
     """``model`` on ``nodes`` x ``devices`` (the paper's counts by default) in ``mode`` (:data:`MODES`)
     with PIM of kind ``pim`` (:data:`PIMS`)."""
 
-    def __init__(self, model: str | ModelConfig, mode: str = "duplex+pe+et", pim: str = "logic",
-                 nodes: int | None = None, devices: int | None = None, seed: int = 1,
-                 routing: Path | np.ndarray | None = None, softmax_lanes: int = SOFTMAX_LANES):
+    def __init__(
+        self,
+        model: str | ModelConfig,
+        mode: str = "duplex+pe+et",
+        pim: str = "logic",
+        nodes: int | None = None,
+        devices: int | None = None,
+        seed: int = 1,
+        routing: Path | np.ndarray | None = None,
+        softmax_lanes: int = SOFTMAX_LANES,
+    ):
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
         if pim not in PIMS:
@@ -168,15 +178,22 @@ class DuplexSystem:
             bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
             self.pim_engine = Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)
         else:
-            self.pim_engine = Engine(replace(xpu, peak_flops=STACKS * peaks["flops"],
-                                             mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()), PEAK, 1)
+            self.pim_engine = Engine(
+                replace(
+                    xpu, peak_flops=STACKS * peaks["flops"], mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()
+                ),
+                PEAK,
+                1,
+            )
         self.nvlink, self.ib = get_link(xpu.interconnect), paper.IB_BW
         names = {"gpu": "GPU", "duplex": "Duplex", "duplex+pe": "Duplex+PE", "duplex+pe+et": "Duplex+PE+ET"}
         kind = {"logic": "", "bank": " (Bank-PIM)", "bankgroup": " (BankGroup-PIM)"}[pim]
         self.name = f"{names[mode]}{kind} {self.nodes}x{self.devices}"
         if self.kv_capacity() <= 0:
-            raise Infeasible(f"{self.cfg.name}: weights {self.cfg.weight_bytes() / 1e9:.0f} GB do not fit "
-                             f"{self.total_devices} x {paper.DEVICE_BYTES / 1e9:.0f} GB")
+            raise Infeasible(
+                f"{self.cfg.name}: weights {self.cfg.weight_bytes() / 1e9:.0f} GB do not fit "
+                f"{self.total_devices} x {paper.DEVICE_BYTES / 1e9:.0f} GB"
+            )
 
     @property
     def total_devices(self) -> int:
@@ -210,8 +227,9 @@ class DuplexSystem:
         out = np.zeros(len(n))
         for i, x in enumerate(n):
             if x > 0:
-                cyc = (c.ffn_matrices - 1) * pim_gemm_cycles(ff, c.hidden, int(x)) + \
-                    pim_gemm_cycles(c.hidden, ff, int(x))
+                cyc = (c.ffn_matrices - 1) * pim_gemm_cycles(ff, c.hidden, int(x)) + pim_gemm_cycles(
+                    c.hidden, ff, int(x)
+                )
                 out[i] = cyc / CLOCK_HZ / dram_efficiency()
         return out
 
@@ -257,8 +275,10 @@ class DuplexSystem:
     # --- a stage --------------------------------------------------------------------------------------
 
     def stage_times(self, shape: StageShape) -> np.ndarray:
-        fields = [np.atleast_1d(np.asarray(getattr(shape, f), float)) for f in
-                  ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")]
+        fields = [
+            np.atleast_1d(np.asarray(getattr(shape, f), float))
+            for f in ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")
+        ]
         n = max(len(f) for f in fields)
         fields = [np.broadcast_to(f, (n,)) for f in fields]
         node = StageShape(*(f / self.nodes for f in fields))  # data parallel across nodes
@@ -276,7 +296,8 @@ class DuplexSystem:
                 attn = np.maximum(pre, dec) if self.mode != "duplex" else pre + dec
             if moe:
                 ffn = self.xpu.op_time(ops["router"]) + np.array(
-                    [self.moe_time(int(round(t)), bool(mx)) for t, mx in zip(fields[0], mixed, strict=True)])
+                    [self.moe_time(int(round(t)), bool(mx)) for t, mx in zip(fields[0], mixed, strict=True)]
+                )
             else:
                 ffn = sum(self.xpu.op_time(ops[k]) for k in ops if k.startswith("ffn_") or k == "act")
             total = total + count * (xpu + attn + ffn)
@@ -313,25 +334,42 @@ class DuplexSystem:
 
     def hardware(self) -> str:
         pim = {"logic": "Logic-PIM", "bank": "Bank-PIM", "bankgroup": "BankGroup-PIM"}[self.pim]
-        return (f"{self.nodes} x {self.devices} {paper.XPU}-class xPUs, {paper.DEVICE_BYTES / 1e9:.0f} GB HBM3 each"
-                + ("" if self.mode == "gpu" else f", {pim} in {STACKS} stacks each"))
+        return f"{self.nodes} x {self.devices} {paper.XPU}-class xPUs, {paper.DEVICE_BYTES / 1e9:.0f} GB HBM3 each" + (
+            "" if self.mode == "gpu" else f", {pim} in {STACKS} stacks each"
+        )
 
     def area(self) -> Area:
         if self.mode == "gpu":
             return Area(0.0, "the GPU baseline: nothing added")
-        return Area(pim_area_mm2(self.pim) * STACKS * self.total_devices,
-                    "[Q] Duplex §IV-C logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
-                    "it (pim_area_mm2) x stacks x devices")
+        return Area(
+            pim_area_mm2(self.pim) * STACKS * self.total_devices,
+            "[Q] Duplex §IV-C logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
+            "it (pim_area_mm2) x stacks x devices",
+        )
 
     def provenance(self) -> Provenance:
         p = Provenance()
         if self.mode != "gpu" and self.pim != "bank":
-            p.record("duplex_gemm_module", "hw/duplex/gemm_module.py", "golden/duplex.py",
-                     buffer_bytes=FULL.buffer_bytes, lanes=FULL.lanes, rows=FULL.rows)
-            p.record("duplex_softmax_unit", "hw/duplex/softmax_unit.py", "golden/softmax.py",
-                     buffer_bytes=SOFTMAX_BUFFER_BYTES, lanes=SOFTMAX_LANES)
-            p.cycle_model("gemm_module.txn_cycles, softmax_unit.row_cycles", "hw/duplex/gemm_module.py",
-                          "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records")
+            p.record(
+                "duplex_gemm_module",
+                "hw/duplex/gemm_module.py",
+                "golden/duplex.py",
+                buffer_bytes=FULL.buffer_bytes,
+                lanes=FULL.lanes,
+                rows=FULL.rows,
+            )
+            p.record(
+                "duplex_softmax_unit",
+                "hw/duplex/softmax_unit.py",
+                "golden/softmax.py",
+                buffer_bytes=SOFTMAX_BUFFER_BYTES,
+                lanes=SOFTMAX_LANES,
+            )
+            p.cycle_model(
+                "gemm_module.txn_cycles, softmax_unit.row_cycles",
+                "hw/duplex/gemm_module.py",
+                "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records",
+            )
             p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
         p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")

@@ -17,8 +17,12 @@ BATCHES = (32, 128)  # Fig. 11's batch range
 BANK_PIM_BATCHES = (32, 64)  # Fig. 14's batches (§VII-C: batch 32 at (4096, 4096), batch 64 at (256, 256))
 
 # Fig. 11 throughput over GPU
-_f11 = claims("duplex", "§VII-A, Fig. 11", "Mixtral, GLaM, Grok1, OPT-66B, Llama3-70B; (L_in, L_out) 256-4096, "
-              "batch 32-128", ratio=True)
+_f11 = claims(
+    "duplex",
+    "§VII-A, Fig. 11",
+    "Mixtral, GLaM, Grok1, OPT-66B, Llama3-70B; (L_in, L_out) 256-4096, batch 32-128",
+    ratio=True,
+)
 DUPLEX_MAX = _f11(2.51, "Duplex over GPU, max")  # best case: Mixtral (4096, 4096)
 PE_OVER_DUPLEX = _f11(1.04, "Duplex+PE over Duplex, mean")
 ET_MAX_OVER_GPU = _f11(2.67, "Duplex+PE+ET over GPU, max", where="abstract, Fig. 11")
@@ -33,9 +37,11 @@ _f14 = claims("duplex", "§VII-C, Fig. 14", "Mixtral, (L_in, L_out) 256-4096, ba
 BANK_PIM_MAX, BANK_PIM_AVG = _f14(1.80, "Duplex over Bank-PIM, max"), _f14(1.49, "Duplex over Bank-PIM, mean")
 # Fig. 15: energy reductions vs GPU
 _f15 = claims("duplex", "§VII-D, Fig. 15", "energy per token, (L_in, L_out) 256-4096, batch 32-128")
-ENERGY = {"mixtral-8x7b": _f15(0.3328, "energy reduction, mixtral-8x7b"),
-          "glam-143b": _f15(0.4203, "energy reduction, glam-143b"),
-          "grok-1": _f15(0.3459, "energy reduction, grok-1")}
+ENERGY = {
+    "mixtral-8x7b": _f15(0.3328, "energy reduction, mixtral-8x7b"),
+    "glam-143b": _f15(0.4203, "energy reduction, glam-143b"),
+    "grok-1": _f15(0.3459, "energy reduction, grok-1"),
+}
 ENERGY_AVG = _f15(0.2819, "energy reduction, mean of 5 models", where="§IX")
 # Fig. 13: Mixtral, Poisson arrivals at 4-16 QPS, (L_in, L_out) = (4096, 512), max batch 128: the GPU saturates
 # above 9 requests/s, Duplex at about 14 (§VII-B)
@@ -53,17 +59,36 @@ LOGIC_DIE_MM2, AREA_SHARE = 121.0, 0.1471
 DRAM_AREA_FACTOR = 10  # "the DRAM process 10x larger than logic" for DRAM-die PIM area (§VI)
 # Fig. 8: EDAP of a 16384 x 4096 FP16 GEMM by Op/B: Logic-PIM best above 8 Op/B, Bank-PIM below
 EDAP_SHAPE = (16384, 4096)
-EDAP_CROSSOVER = Claim(8, "duplex", "§IV-B, Fig. 8", "Bank-PIM / Logic-PIM EDAP crossover, Op/B",
-                       "a 16384 x 4096 FP16 GEMM on one stack")
-PC_BANDWIDTH = Claim(83.2, "duplex", "§IV-C (4x of 20.8 GB/s)", "bank-bundle bandwidth per pseudo-channel (GB/s)",
-                     "HBM3 (AttAcc's preset), one pseudo-channel")  # the memory engine's bank-bundle mode predicts it
-BANKGROUP_WORSE = Claim(float("nan"), "duplex", "§IV-B, Fig. 8", "BankGroup-PIM EDAP over Logic-PIM's, lowest over "
-                        "Op/B (the paper: worse at every Op/B)", "a 16384 x 4096 FP16 GEMM on one stack, 1-64 Op/B",
-                        ratio=True, above=True)
+EDAP_CROSSOVER = Claim(
+    8, "duplex", "§IV-B, Fig. 8", "Bank-PIM / Logic-PIM EDAP crossover, Op/B", "a 16384 x 4096 FP16 GEMM on one stack"
+)
+PC_BANDWIDTH = Claim(
+    83.2,
+    "duplex",
+    "§IV-C (4x of 20.8 GB/s)",
+    "bank-bundle bandwidth per pseudo-channel (GB/s)",
+    "HBM3 (AttAcc's preset), one pseudo-channel",
+)  # the memory engine's bank-bundle mode predicts it
+BANKGROUP_WORSE = Claim(
+    float("nan"),
+    "duplex",
+    "§IV-B, Fig. 8",
+    "BankGroup-PIM EDAP over Logic-PIM's, lowest over Op/B (the paper: worse at every Op/B)",
+    "a 16384 x 4096 FP16 GEMM on one stack, 1-64 Op/B",
+    ratio=True,
+    above=True,
+)
 # Logic-PIM's composition (§IV-C) fixes these peaks: inputs, shown beside the model's derivation
-PEAK_TFLOPS = Claim(21.3, "duplex", "§IV-C", "Logic-PIM TFLOPS per stack", "32 modules x 512 MACs at 650 MHz",
-                    kind="input")
-PEAK_TBS = Claim(2.66, "duplex", "§IV-C", "Logic-PIM TB/s per stack", "32 pseudo-channels of bank bundles",
-                 kind="input")
-GEMM_OVER_SOFTMAX = Claim(AREA_MM2["gemm"] / AREA_MM2["softmax"], "duplex", "§IV-C", "GEMM modules : softmax unit",
-                          "logic-die area per stack, 7 nm (paper) vs Yosys generic cells (model)")
+PEAK_TFLOPS = Claim(
+    21.3, "duplex", "§IV-C", "Logic-PIM TFLOPS per stack", "32 modules x 512 MACs at 650 MHz", kind="input"
+)
+PEAK_TBS = Claim(
+    2.66, "duplex", "§IV-C", "Logic-PIM TB/s per stack", "32 pseudo-channels of bank bundles", kind="input"
+)
+GEMM_OVER_SOFTMAX = Claim(
+    AREA_MM2["gemm"] / AREA_MM2["softmax"],
+    "duplex",
+    "§IV-C",
+    "GEMM modules : softmax unit",
+    "logic-die area per stack, 7 nm (paper) vs Yosys generic cells (model)",
+)

@@ -19,34 +19,36 @@ from sysmodel.report import caption
 from sysmodel.results import area_extrapolate, area_slope, head
 
 # The named modelling difference behind each result more than 10% off the paper's
-_MAX = ("the model's best cell is GLaM at (4096, 4096): its 64 experts see a few tokens each (about 1 Op/B), so "
-        "Logic-PIM's 4x bandwidth applies in full; the paper's best is Mixtral (4096, 4096), see its rows")
+_MAX = (
+    "the model's best cell is GLaM at (4096, 4096): its 64 experts see a few tokens each (about 1 Op/B), so "
+    "Logic-PIM's 4x bandwidth applies in full; the paper's best is Mixtral (4096, 4096), see its rows"
+)
 GAPS = {
     "Duplex over GPU, max": _MAX,
     "Duplex+PE+ET over GPU, max": _MAX,
     "Duplex+PE+ET over GPU, mean": "co-processing moves whole bank-bundle memory spaces (4 per device, §V-C), "
-                                   "which lowers the mean from 1.88 (a per-expert split) to 1.84; the rest is not "
-                                   "yet explained",
+    "which lowers the mean from 1.88 (a per-expert split) to 1.84; the rest is not "
+    "yet explained",
     "E2E reduction vs 2xGPU": "depends on the closed loop's length: with 40 requests per run the model gives 0.36 "
-                              "(within 10%), with the default 2 x batch = 128 it gives 0.42; the paper's request "
-                              "count per run is unstated [S]",
+    "(within 10%), with the default 2 x batch = 128 it gives 0.42; the paper's request "
+    "count per run is unstated [S]",
     "Duplex saturation QPS": "the saturation criterion (median T2FT within 3x of its 4-QPS value) is a membound "
-                             "choice [S]; on the default vLLM policy the model's Duplex saturates at 12, under the "
-                             "reserve policy at 13 (both measured)",
+    "choice [S]; on the default vLLM policy the model's Duplex saturates at 12, under the "
+    "reserve policy at 13 (both measured)",
     "Duplex over Bank-PIM, max": "Bank-PIM is a roofline at 16x HBM bandwidth and 1 Op/B with no all-bank command "
-                                 "overheads beyond the DRAM efficiency Logic-PIM pays too, and moving partials to "
-                                 "the xPU is free; both pay the same softmax unit, whose width does not move the "
-                                 "ratio (1.26 at 16 to 256 lanes, measured)",
+    "overheads beyond the DRAM efficiency Logic-PIM pays too, and moving partials to "
+    "the xPU is free; both pay the same softmax unit, whose width does not move the "
+    "ratio (1.26 at 16 to 256 lanes, measured)",
     "Duplex over Bank-PIM, mean": "same: Bank-PIM as an ideal roofline (1.15-1.17 at 16 to 256 softmax lanes)",
     "GPU saturation QPS": "the saturation criterion — median T2FT within 3x of its 4-QPS value over the requests per "
-                          "point — is a membound choice [S]; on the default vLLM policy (prompts prioritised and run "
-                          "alone) queueing starts one QPS earlier than under the reserve policy, which gave 9",
+    "point — is a membound choice [S]; on the default vLLM policy (prompts prioritised and run "
+    "alone) queueing starts one QPS earlier than under the reserve policy, which gave 9",
     "energy reduction, grok-1": "energy counts DRAM access and ALU energy of one steady decode stage only: no "
-                                "SRAM, interconnect (Grok1's InfiniBand) or static energy, no prefill",
+    "SRAM, interconnect (Grok1's InfiniBand) or static energy, no prefill",
     "energy reduction, mean of 5 models": "same: DRAM and ALU energy of a steady decode stage only",
     "Bank-PIM / Logic-PIM EDAP crossover, Op/B": "the paper gives no Fig. 8 inputs: Bank-PIM's area (scaled from "
-                                                "Logic-PIM's GEMM area, model.pim_area_mm2) and its ALUs' energy "
-                                                "(the logic process's, no DRAM-process penalty) are membound's [S]",
+    "Logic-PIM's GEMM area, model.pim_area_mm2) and its ALUs' energy "
+    "(the logic process's, no DRAM-process penalty) are membound's [S]",
     "GEMM modules : softmax unit": "the paper's softmax unit is far wider than 64 lanes (see below)",
 }
 
@@ -60,12 +62,14 @@ def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
 
 
 def fig11_lines(rows: list[dict]) -> list[str]:
-    lines = ["Output tokens/s over GPU's, closed loop at the batch (§VI), Gaussian lengths (std 0.25 x mean [S]), "
-             "uniform top-2 routing; the paper's device counts (Table I).", "",
-             caption("Duplex Fig. 11: each system's output tokens/s over the GPU system's per model, lengths and "
-                     "batch"),
-             "| model | L_in, L_out | batch | GPU tok/s | " + " | ".join(SYSTEMS[1:]) + " |",
-             "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in SYSTEMS[1:]) + " |"]
+    lines = [
+        "Output tokens/s over GPU's, closed loop at the batch (§VI), Gaussian lengths (std 0.25 x mean [S]), "
+        "uniform top-2 routing; the paper's device counts (Table I).",
+        "",
+        caption("Duplex Fig. 11: each system's output tokens/s over the GPU system's per model, lengths and batch"),
+        "| model | L_in, L_out | batch | GPU tok/s | " + " | ".join(SYSTEMS[1:]) + " |",
+        "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in SYSTEMS[1:]) + " |",
+    ]
     for r in rows:
         cells = " | ".join(f"{_r(r[s], r['GPU']):.2f}" for s in SYSTEMS[1:])
         gpu = "OOM" if r["GPU"] is None else f"{r['GPU']:.0f}"
@@ -73,37 +77,61 @@ def fig11_lines(rows: list[dict]) -> list[str]:
     duplex = [_r(r["Duplex"], r["GPU"]) for r in rows]
     pe = [_r(r["Duplex+PE"], r["Duplex"]) for r in rows]
     et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in rows]
-    lines += ["", *head("Fig. 11's headline throughput ratios, paper vs model"),
-              _row("Duplex over GPU, max", paper.DUPLEX_MAX, float(np.nanmax(duplex))),
-              _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, float(np.nanmean(pe))),
-              _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, float(np.nanmax(et))),
-              _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, float(np.nanmean(et)))]
+    lines += [
+        "",
+        *head("Fig. 11's headline throughput ratios, paper vs model"),
+        _row("Duplex over GPU, max", paper.DUPLEX_MAX, float(np.nanmax(duplex))),
+        _row("Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX, float(np.nanmean(pe))),
+        _row("Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU, float(np.nanmax(et))),
+        _row("Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU, float(np.nanmean(et))),
+    ]
     return lines
 
 
 def fig12_lines(rows: list[dict], out: Path) -> list[str]:
-    lines = [f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.", "",
-             caption(f"Duplex Fig. 12: Duplex+PE+ET's latency reductions on GLaM at batch {paper.GLAM_BATCH}"),
-             "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |", "| --- | ---: | ---: | ---: |"]
+    lines = [
+        f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.",
+        "",
+        caption(f"Duplex Fig. 12: Duplex+PE+ET's latency reductions on GLaM at batch {paper.GLAM_BATCH}"),
+        "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     red: dict[str, list[float]] = {"tbt": [], "e2e": [], "e2e2": []}
     for r in rows:
         d, g, g2 = r["Duplex+PE+ET"], r["GPU"], r["2xGPU"]
         red["tbt"].append(1 - d[0] / g[0])
         red["e2e"].append(1 - d[1] / g[1])
         red["e2e2"].append(1 - d[1] / g2[1])
-        lines.append(f"| {r['lengths'][0]}, {r['lengths'][1]} | {red['tbt'][-1]:.1%} | {red['e2e'][-1]:.1%} | "
-                     f"{red['e2e2'][-1]:.1%} |")
-    p12 = _bars({"model": {k: float(np.mean(v)) for k, v in zip(("p50 TBT vs GPU", "E2E vs GPU", "E2E vs 2xGPU"),
-                                                                   red.values(), strict=True)},
-                 "paper": {"p50 TBT vs GPU": paper.TBT_P50_VS_GPU, "E2E vs GPU": paper.E2E_VS_GPU,
-                           "E2E vs 2xGPU": paper.E2E_VS_2GPU}},
-                "reduction (share of the baseline's)", "Duplex Fig. 12: GLaM, Duplex+PE+ET's latency reductions, "
-                "model beside paper", out / "duplex_fig12.png", "latency metric and baseline")
-    lines += ["", *head("Fig. 12's latency reductions, mean over the lengths, paper vs model"),
-              _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
-              _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
-              _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"), "",
-              f"![Duplex Fig. 12]({p12.name})"]
+        lines.append(
+            f"| {r['lengths'][0]}, {r['lengths'][1]} | {red['tbt'][-1]:.1%} | {red['e2e'][-1]:.1%} | "
+            f"{red['e2e2'][-1]:.1%} |"
+        )
+    p12 = _bars(
+        {
+            "model": {
+                k: float(np.mean(v))
+                for k, v in zip(("p50 TBT vs GPU", "E2E vs GPU", "E2E vs 2xGPU"), red.values(), strict=True)
+            },
+            "paper": {
+                "p50 TBT vs GPU": paper.TBT_P50_VS_GPU,
+                "E2E vs GPU": paper.E2E_VS_GPU,
+                "E2E vs 2xGPU": paper.E2E_VS_2GPU,
+            },
+        },
+        "reduction (share of the baseline's)",
+        "Duplex Fig. 12: GLaM, Duplex+PE+ET's latency reductions, model beside paper",
+        out / "duplex_fig12.png",
+        "latency metric and baseline",
+    )
+    lines += [
+        "",
+        *head("Fig. 12's latency reductions, mean over the lengths, paper vs model"),
+        _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
+        _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
+        _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"),
+        "",
+        f"![Duplex Fig. 12]({p12.name})",
+    ]
     return lines
 
 
@@ -119,29 +147,39 @@ def saturation_qps(rows: list[dict], system: str) -> float:
 
 
 def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
-    lines = [f"Mixtral, Poisson arrivals, (L_in, L_out) = {paper.QPS_LENGTHS}, max batch {paper.QPS_MAX_BATCH}. "
-             f"A system handles a QPS while its median T2FT stays within {paper.T2FT_BLOWUP:g}x its value at "
-             f"{paper.QPS_VALUES[0]} QPS [S].", "",
-             caption("Duplex Fig. 13: TBT and T2FT of Mixtral under Poisson arrivals per offered load and system"),
-             "| QPS | " + " | ".join(f"{s} p50 / p90 TBT ms, p50 T2FT s" for s in ("GPU", "2xGPU", "Duplex+PE+ET"))
-             + " |",
-             "| ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"Mixtral, Poisson arrivals, (L_in, L_out) = {paper.QPS_LENGTHS}, max batch {paper.QPS_MAX_BATCH}. "
+        f"A system handles a QPS while its median T2FT stays within {paper.T2FT_BLOWUP:g}x its value at "
+        f"{paper.QPS_VALUES[0]} QPS [S].",
+        "",
+        caption("Duplex Fig. 13: TBT and T2FT of Mixtral under Poisson arrivals per offered load and system"),
+        "| QPS | " + " | ".join(f"{s} p50 / p90 TBT ms, p50 T2FT s" for s in ("GPU", "2xGPU", "Duplex+PE+ET")) + " |",
+        "| ---: | ---: | ---: | ---: |",
+    ]
     for q in paper.QPS_VALUES:
         cells = [f"{r['tbt50'] * 1e3:.1f} / {r['tbt90'] * 1e3:.1f}, {r['t2ft50']:.2f}" for r in rows if r["qps"] == q]
         lines.append(f"| {q} | " + " | ".join(cells) + " |")
     gpu, dup, two = (saturation_qps(rows, s) for s in ("GPU", "Duplex+PE+ET", "2xGPU"))
-    return lines + ["", f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).", "",
-                    *head("Fig. 13's saturation loads, paper vs model"),
-                    _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
-                    _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"), "",
-                    f"![Duplex Fig. 13]({plot.name})"]
+    return lines + [
+        "",
+        f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).",
+        "",
+        *head("Fig. 13's saturation loads, paper vs model"),
+        _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
+        _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"),
+        "",
+        f"![Duplex Fig. 13]({plot.name})",
+    ]
 
 
 def plot_fig13(rows: list[dict], path: Path) -> Path:
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    for ax, (key, label, scale) in zip(axes, (("tbt50", "median TBT (ms)", 1e3), ("tbt90", "p90 TBT (ms)", 1e3),
-                                              ("t2ft50", "median T2FT (s)", 1)), strict=True):
+    for ax, (key, label, scale) in zip(
+        axes,
+        (("tbt50", "median TBT (ms)", 1e3), ("tbt90", "p90 TBT (ms)", 1e3), ("t2ft50", "median T2FT (s)", 1)),
+        strict=True,
+    ):
         for name in ("GPU", "2xGPU", "Duplex+PE+ET"):
             pts = [r for r in rows if r["system"] == name]
             ax.plot([r["qps"] for r in pts], [r[key] * scale for r in pts], marker="o", ms=3, label=name)
@@ -159,33 +197,55 @@ def plot_fig13(rows: list[dict], path: Path) -> Path:
 
 
 def fig14_lines(rows: list[dict], sweep: list[dict], out: Path) -> list[str]:
-    lines = ["Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement), "
-             f"batches {' and '.join(map(str, paper.BANK_PIM_BATCHES))} as §VII-C. Both send their scores to the "
-             f"same logic-die softmax unit (§VI: the baselines keep softmax on the logic die), of {SOFTMAX_LANES} "
-             "lanes: the paper gives no width, so the table after the figure sweeps it.", "",
-             caption("Duplex Fig. 14: Duplex's throughput over Bank-PIM's on Mixtral per lengths and batch"),
-             "| L_in, L_out | batch | Duplex / Bank-PIM |", "| --- | ---: | ---: |"]
+    lines = [
+        "Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement), "
+        f"batches {' and '.join(map(str, paper.BANK_PIM_BATCHES))} as §VII-C. Both send their scores to the "
+        f"same logic-die softmax unit (§VI: the baselines keep softmax on the logic die), of {SOFTMAX_LANES} "
+        "lanes: the paper gives no width, so the table after the figure sweeps it.",
+        "",
+        caption("Duplex Fig. 14: Duplex's throughput over Bank-PIM's on Mixtral per lengths and batch"),
+        "| L_in, L_out | batch | Duplex / Bank-PIM |",
+        "| --- | ---: | ---: |",
+    ]
     cells = {f"{r['lengths'][0]}/{r['lengths'][1]}\nb{r['batch']}": r["ratio"] for r in rows}
     lines += [f"| {r['lengths'][0]}, {r['lengths'][1]} | {r['batch']} | {r['ratio']:.2f} |" for r in rows]
     ratios = list(cells.values())
-    p14 = _bars({"Duplex / Bank-PIM": cells}, "throughput over Bank-PIM's", "Duplex Fig. 14 (model): Mixtral, "
-                "Duplex over Bank-PIM", out / "duplex_fig14.png", "L_in/L_out and batch")
-    return lines + ["", *head("Fig. 14's ratios over Bank-PIM, paper vs model"),
-                    _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
-                    _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))), "",
-                    f"![Duplex Fig. 14]({p14.name})", "",
-                    caption("Duplex Fig. 14's ratios over Bank-PIM against the softmax unit's width (the headline "
-                            f"uses {SOFTMAX_LANES})"),
-                    "| softmax lanes | max | mean |", "| ---: | ---: | ---: |",
-                    *(f"| {s['lanes']} | {s['max']:.2f} | {s['mean']:.2f} |" for s in sweep)]
+    p14 = _bars(
+        {"Duplex / Bank-PIM": cells},
+        "throughput over Bank-PIM's",
+        "Duplex Fig. 14 (model): Mixtral, Duplex over Bank-PIM",
+        out / "duplex_fig14.png",
+        "L_in/L_out and batch",
+    )
+    return lines + [
+        "",
+        *head("Fig. 14's ratios over Bank-PIM, paper vs model"),
+        _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
+        _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))),
+        "",
+        f"![Duplex Fig. 14]({p14.name})",
+        "",
+        caption(
+            "Duplex Fig. 14's ratios over Bank-PIM against the softmax unit's width (the headline "
+            f"uses {SOFTMAX_LANES})"
+        ),
+        "| softmax lanes | max | mean |",
+        "| ---: | ---: | ---: |",
+        *(f"| {s['lanes']} | {s['max']:.2f} | {s['mean']:.2f} |" for s in sweep),
+    ]
 
 
 def fig15_lines(out: Path) -> list[str]:
     """Energy per token of a steady decode stage (batch 64, 2048 cached tokens) [S: the paper's runs]."""
-    lines = ["Energy per output token of a steady decode stage (batch 64, 2048 cached tokens), Duplex+PE+ET "
-             "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).", "",
-             *head("Duplex Fig. 15: energy reduction per token against the GPU system, paper vs model (dynamic DRAM "
-                   "and ALU energy of a steady decode stage)")]
+    lines = [
+        "Energy per output token of a steady decode stage (batch 64, 2048 cached tokens), Duplex+PE+ET "
+        "against GPU: DRAM bits x path energy + FLOPs x ALU energy (AttAcc's FGDRAM table).",
+        "",
+        *head(
+            "Duplex Fig. 15: energy reduction per token against the GPU system, paper vs model (dynamic DRAM "
+            "and ALU energy of a steady decode stage)"
+        ),
+    ]
     red, model_red, paper_red = [], {}, {}
     for model in paper.SYSTEMS:
         e = {m: DuplexSystem(model, m).decode_energy_per_token(64, 2048) for m in ("gpu", "duplex+pe+et")}
@@ -194,10 +254,18 @@ def fig15_lines(out: Path) -> list[str]:
         if model in paper.ENERGY:
             paper_red[model] = paper.ENERGY[model]
             lines.append(_row(f"energy reduction, {model}", paper.ENERGY[model], red[-1], ".3f"))
-    p15 = _bars({"model": model_red, "paper": paper_red}, "energy reduction per token vs GPU",
-                "Duplex Fig. 15: energy per token, model beside paper", out / "duplex_fig15.png", "model")
-    return lines + [_row("energy reduction, mean of 5 models", paper.ENERGY_AVG, float(np.mean(red)), ".3f"), "",
-                    f"![Duplex Fig. 15]({p15.name})"]
+    p15 = _bars(
+        {"model": model_red, "paper": paper_red},
+        "energy reduction per token vs GPU",
+        "Duplex Fig. 15: energy per token, model beside paper",
+        out / "duplex_fig15.png",
+        "model",
+    )
+    return lines + [
+        _row("energy reduction, mean of 5 models", paper.ENERGY_AVG, float(np.mean(red)), ".3f"),
+        "",
+        f"![Duplex Fig. 15]({p15.name})",
+    ]
 
 
 def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Path, xlabel: str) -> Path:
@@ -219,34 +287,49 @@ def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Pa
 
 def unit_lines() -> list[str]:
     peaks = logic_pim_peaks()
-    lines = ["Derived, not typed in: 32 modules x 512 MACs x 2 x 650 MHz, and 32 pseudo-channels of bank bundles "
-             "(memory engine, HBM3 preset).", "", *head("Logic-PIM's peaks derived from the units and the memory "
-                                                        "engine beside the paper's (inputs the paper states)"),
-             _row("Logic-PIM TFLOPS per stack", paper.PEAK_TFLOPS, peaks["flops"] / 1e12),
-             _row("Logic-PIM TB/s per stack", paper.PEAK_TBS, peaks["bandwidth"] / 1e12),
-             "", f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
-             f"{STACKS} stacks per device."]
+    lines = [
+        "Derived, not typed in: 32 modules x 512 MACs x 2 x 650 MHz, and 32 pseudo-channels of bank bundles "
+        "(memory engine, HBM3 preset).",
+        "",
+        *head(
+            "Logic-PIM's peaks derived from the units and the memory "
+            "engine beside the paper's (inputs the paper states)"
+        ),
+        _row("Logic-PIM TFLOPS per stack", paper.PEAK_TFLOPS, peaks["flops"] / 1e12),
+        _row("Logic-PIM TB/s per stack", paper.PEAK_TBS, peaks["bandwidth"] / 1e12),
+        "",
+        f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
+        f"{STACKS} stacks per device.",
+    ]
     recs = [r for r in characterization.load() if r.unit.startswith("duplex_")]
-    lines += ["", caption("Duplex's measured units: RTL testbench records, bit-exact against golden"),
-              "| unit | parameters | simulator | latency | II | probe (m, k, n): cycles, compute |",
-              "| --- | --- | --- | ---: | ---: | --- |"]
+    lines += [
+        "",
+        caption("Duplex's measured units: RTL testbench records, bit-exact against golden"),
+        "| unit | parameters | simulator | latency | II | probe (m, k, n): cycles, compute |",
+        "| --- | --- | --- | ---: | ---: | --- |",
+    ]
     for r in recs:
         params = ", ".join(f"{k}={v}" for k, v in sorted(r.params.items()))
         probe = r.extra.get("probe_shape")
         pr = f"{tuple(probe)}: {r.extra['probe_cycles']}, {r.extra['compute_cycles']}" if probe else "-"
         lines.append(f"| {r.unit} | {params} | {r.simulator} | {r.latency} | {r.ii:g} | {pr} |")
     m, k, n = 256, 512, 8
-    lines += ["", f"GEMM module cycle model at the paper's size, a {m} x {k} tile with {n} tokens: "
-              f"{gemm_module.txn_cycles(m, k, n, FULL)} cycles against {m // FULL.rows * k} of compute "
-              f"(reduced {REDUCED.rows} x {REDUCED.lanes} module in make test)."]
+    lines += [
+        "",
+        f"GEMM module cycle model at the paper's size, a {m} x {k} tile with {n} tokens: "
+        f"{gemm_module.txn_cycles(m, k, n, FULL)} cycles against {m // FULL.rows * k} of compute "
+        f"(reduced {REDUCED.rows} x {REDUCED.lanes} module in make test).",
+    ]
     return lines
 
 
 def area_lines() -> list[str]:
     """The logic die's breakdown (§IV-C) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
     a = paper.AREA_MM2
-    lines = [f"Per stack (7 nm, §IV-C): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
-             f"{paper.AREA_SHARE:.2%} of the {paper.LOGIC_DIE_MM2:.0f} mm2 logic die."]
+    lines = [
+        f"Per stack (7 nm, §IV-C): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
+        f"{paper.AREA_SHARE:.2%} of the {paper.LOGIC_DIE_MM2:.0f} mm2 logic die."
+    ]
     area = characterization.load_area("duplex")
     if not area:
         return lines + ["", "GEMM : softmax cells: not synthesized yet (`make area`)."]
@@ -255,16 +338,20 @@ def area_lines() -> list[str]:
     soft = area_extrapolate(area, "softmax_4", "softmax_8", size, SOFTMAX_LANES)
     synth = ", ".join(f"{d} {p['cells']['total']}" for d, p in area.items())
     return lines + [
-        "", f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
+        "",
+        f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
         f"extrapolated along the line through each pair to {MODULES_PER_STACK} modules of {FULL.macs} MACs "
         f"({gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({soft:.3g}); buffers of one vector (SRAM is not logic).",
-        "", *head("Logic-die area split, paper (7 nm) vs Yosys generic cells"),
+        "",
+        *head("Logic-die area split, paper (7 nm) vs Yosys generic cells"),
         _row("GEMM modules : softmax unit", paper.GEMM_OVER_SOFTMAX, gemm / soft),
-        "", f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
-            f"{gemm * a['softmax'] / a['gemm'] / area_slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
-            "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
-            "dividers are unstated; notes §2.8). It also includes 128 KB of SRAM buffers, and the 3.02 mm2 the "
-            "modules' 8 KB buffers, while the cells count logic only."]
+        "",
+        f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
+        f"{gemm * a['softmax'] / a['gemm'] / area_slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
+        "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
+        "dividers are unstated; notes §2.8). It also includes 128 KB of SRAM buffers, and the 3.02 mm2 the "
+        "modules' 8 KB buffers, while the cells count logic only.",
+    ]
 
 
 def plot_fig8(ops: tuple[int, ...], edap: dict[str, list[float]], path: Path) -> Path:
@@ -286,26 +373,39 @@ def fig8_lines(out: Path) -> list[str]:
     """Fig. 8: EDAP of the 16384 x 4096 GEMM per stack by Op/B, each PIM over Logic-PIM."""
     ops = (1, 2, 4, 8, 16, 32, 64)
     edap = {p: [gemm_edap(p, n)["edap"] for n in ops] for p in PIMS}
-    lines = [f"A {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} FP16 GEMM on one stack, n tokens (Op/B = n): delay "
-             "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
-             "(from §IV-C: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
-             f"{paper.DRAM_AREA_FACTOR}x logic area [S: scaling in model.pim_area_mm2]). EDAP over Logic-PIM's:", "",
-             caption(f"Duplex Fig. 8: EDAP of a {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} GEMM per PIM over "
-                     "Logic-PIM's, by operations per byte"),
-             "| PIM | " + " | ".join(f"{n} Op/B" for n in ops) + " |", "| --- |" + " ---: |" * len(ops)]
-    lines += [f"| {p} | " + " | ".join(f"{e / lg:.2f}" for e, lg in zip(edap[p], edap["logic"], strict=True)) + " |"
-              for p in PIMS]
+    lines = [
+        f"A {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} FP16 GEMM on one stack, n tokens (Op/B = n): delay "
+        "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
+        "(from §IV-C: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
+        f"{paper.DRAM_AREA_FACTOR}x logic area [S: scaling in model.pim_area_mm2]). EDAP over Logic-PIM's:",
+        "",
+        caption(
+            f"Duplex Fig. 8: EDAP of a {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} GEMM per PIM over "
+            "Logic-PIM's, by operations per byte"
+        ),
+        "| PIM | " + " | ".join(f"{n} Op/B" for n in ops) + " |",
+        "| --- |" + " ---: |" * len(ops),
+    ]
+    lines += [
+        f"| {p} | " + " | ".join(f"{e / lg:.2f}" for e, lg in zip(edap[p], edap["logic"], strict=True)) + " |"
+        for p in PIMS
+    ]
     rel = np.log(np.array(edap["bank"]) / np.array(edap["logic"]))
     i = int(np.argmax(rel > 0))  # first Op/B where Logic-PIM beats Bank-PIM
     cross = ops[i - 1] * (ops[i] / ops[i - 1]) ** (-rel[i - 1] / (rel[i] - rel[i - 1])) if i > 0 else float("nan")
     lowest = min(b / lg for b, lg in zip(edap["bankgroup"], edap["logic"], strict=True))
     worse = ledger.record(paper.BANKGROUP_WORSE, lowest, GAPS.get(paper.BANKGROUP_WORSE.quantity, "")).direction_agrees
     p8 = plot_fig8(ops, edap, out / "duplex_fig8.png")
-    return lines + ["", *head("Fig. 8's crossover, paper vs model"),
-                    _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
-                    "", f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse} (its EDAP is at "
-                    f"least {lowest:.2f}x Logic-PIM's).",
-                    "", f"![Duplex Fig. 8]({p8.name})"]
+    return lines + [
+        "",
+        *head("Fig. 8's crossover, paper vs model"),
+        _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
+        "",
+        f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse} (its EDAP is at "
+        f"least {lowest:.2f}x Logic-PIM's).",
+        "",
+        f"![Duplex Fig. 8]({p8.name})",
+    ]
 
 
 def plot_fig11(rows: list[dict], path: Path) -> Path:
@@ -335,14 +435,40 @@ def report_lines(ctx) -> list[str]:
     out, requests = ctx.out, ctx.requests
     rows = ctx.grid("duplex-fig11", fig11, requests)
     p11 = plot_fig11(rows, out / "duplex_fig11.png")
-    return ["### Logic-PIM", "", *unit_lines(), "", f"### Throughput (Fig. 11), up to {requests} requests per run",
-            "", *fig11_lines(rows), "", f"![Duplex Fig. 11]({p11.name})", "", "### GLaM latency (Fig. 12)", "",
-            *fig12_lines(ctx.grid("duplex-fig12", fig12, requests), out), "",
-            f"### Serving load (Fig. 13), {requests} requests per point", "",
-            *fig13_lines(rows13 := ctx.grid("duplex-fig13", fig13, requests),
-                         plot_fig13(rows13, out / "duplex_fig13.png")),
-            "", "### Against Bank-PIM (Fig. 14)", "", *fig14_lines(ctx.grid("duplex-fig14", fig14, requests),
-                                                              ctx.grid("duplex-fig14-lanes", fig14_lanes, requests),
-                                                              out), "",
-            "### Energy (Fig. 15)", "", *fig15_lines(out), "", "### EDAP against Bank-PIM and BankGroup-PIM (Fig. 8)",
-            "", *fig8_lines(out), "", "### Logic-die area (§IV-C)", "", *area_lines()]
+    return [
+        "### Logic-PIM",
+        "",
+        *unit_lines(),
+        "",
+        f"### Throughput (Fig. 11), up to {requests} requests per run",
+        "",
+        *fig11_lines(rows),
+        "",
+        f"![Duplex Fig. 11]({p11.name})",
+        "",
+        "### GLaM latency (Fig. 12)",
+        "",
+        *fig12_lines(ctx.grid("duplex-fig12", fig12, requests), out),
+        "",
+        f"### Serving load (Fig. 13), {requests} requests per point",
+        "",
+        *fig13_lines(rows13 := ctx.grid("duplex-fig13", fig13, requests), plot_fig13(rows13, out / "duplex_fig13.png")),
+        "",
+        "### Against Bank-PIM (Fig. 14)",
+        "",
+        *fig14_lines(
+            ctx.grid("duplex-fig14", fig14, requests), ctx.grid("duplex-fig14-lanes", fig14_lanes, requests), out
+        ),
+        "",
+        "### Energy (Fig. 15)",
+        "",
+        *fig15_lines(out),
+        "",
+        "### EDAP against Bank-PIM and BankGroup-PIM (Fig. 8)",
+        "",
+        *fig8_lines(out),
+        "",
+        "### Logic-die area (§IV-C)",
+        "",
+        *area_lines(),
+    ]

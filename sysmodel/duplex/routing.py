@@ -42,8 +42,9 @@ class TableRouting:
         bad = (t < 0) | (t >= experts)
         if bad.any():
             row = int(np.argwhere(bad)[0][0])
-            raise ValueError(f"routing: token {row} names expert {int(t[bad][0])}; "
-                             f"{model} has experts 0..{experts - 1}")
+            raise ValueError(
+                f"routing: token {row} names expert {int(t[bad][0])}; {model} has experts 0..{experts - 1}"
+            )
         srt = np.sort(t, axis=1)
         twice = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
         if twice.any():

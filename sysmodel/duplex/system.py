@@ -11,26 +11,40 @@ from golden.duplex_spec import FULL, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES
 from sysmodel.systems import Param, register
 
 
-@register("duplex", "H100-class xPUs + Logic-PIM on the HBM3 logic die: MoE experts and decode attention "
-          "co-processed (Duplex §IV-§VI; the GEMM module's and softmax unit's cycle models)",
-          (Param("mode", "duplex+pe+et", "gpu, duplex, duplex+pe, duplex+pe+et",
-                 choices=("gpu", "duplex", "duplex+pe", "duplex+pe+et")),
-           Param("pim", "logic", "logic (Logic-PIM), bank (Bank-PIM), bankgroup",
-                 choices=("logic", "bank", "bankgroup")),
-           Param("nodes", 0, "nodes (0: Table I's for the paper's models, else 1)", minimum=0, maximum=64),
-           Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
-           Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
-           Param("seed", 1, "uniform routing seed"),
-           Param("softmax_lanes", SOFTMAX_LANES,
-                 f"softmax unit lanes (the paper gives none; {SOFTMAX_LANES} is the RTL's default)",
-                 minimum=1, maximum=4096)),
-          records=(("duplex_gemm_module", {"buffer_bytes": FULL.buffer_bytes, "lanes": FULL.lanes, "rows": FULL.rows}),
-                   ("duplex_softmax_unit", {"buffer_bytes": SOFTMAX_BUFFER_BYTES, "lanes": SOFTMAX_LANES})))
-def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int,
-            softmax_lanes: int):
+@register(
+    "duplex",
+    "H100-class xPUs + Logic-PIM on the HBM3 logic die: MoE experts and decode attention "
+    "co-processed (Duplex §IV-§VI; the GEMM module's and softmax unit's cycle models)",
+    (
+        Param(
+            "mode",
+            "duplex+pe+et",
+            "gpu, duplex, duplex+pe, duplex+pe+et",
+            choices=("gpu", "duplex", "duplex+pe", "duplex+pe+et"),
+        ),
+        Param("pim", "logic", "logic (Logic-PIM), bank (Bank-PIM), bankgroup", choices=("logic", "bank", "bankgroup")),
+        Param("nodes", 0, "nodes (0: Table I's for the paper's models, else 1)", minimum=0, maximum=64),
+        Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
+        Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
+        Param("seed", 1, "uniform routing seed"),
+        Param(
+            "softmax_lanes",
+            SOFTMAX_LANES,
+            f"softmax unit lanes (the paper gives none; {SOFTMAX_LANES} is the RTL's default)",
+            minimum=1,
+            maximum=4096,
+        ),
+    ),
+    records=(
+        ("duplex_gemm_module", {"buffer_bytes": FULL.buffer_bytes, "lanes": FULL.lanes, "rows": FULL.rows}),
+        ("duplex_softmax_unit", {"buffer_bytes": SOFTMAX_BUFFER_BYTES, "lanes": SOFTMAX_LANES}),
+    ),
+)
+def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int, softmax_lanes: int):
     from pathlib import Path
 
     from sysmodel.duplex.model import DuplexSystem
 
-    return DuplexSystem(model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None,
-                        softmax_lanes)
+    return DuplexSystem(
+        model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None, softmax_lanes
+    )

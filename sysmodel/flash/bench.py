@@ -43,8 +43,11 @@ def filesystem(path: Path) -> str:
     except OSError:
         return "unknown"
     p = str(Path(path).resolve())
-    best = max((m for m in mounts if len(m) > 2 and (p == m[1] or p.startswith(m[1].rstrip("/") + "/"))),
-               key=lambda m: len(m[1]), default=None)
+    best = max(
+        (m for m in mounts if len(m) > 2 and (p == m[1] or p.startswith(m[1].rstrip("/") + "/"))),
+        key=lambda m: len(m[1]),
+        default=None,
+    )
     return best[2] if best else "unknown"
 
 
@@ -120,8 +123,15 @@ class BenchResult:
         return cls([tuple(p) for p in d["points"]], d["fitted"], d["mode"], d["filesystem"], d["size"], d["seconds"])
 
 
-def run(out: Path, size: int = 512 << 20, chunks: tuple[int, ...] = CHUNKS, threads: tuple[int, ...] = THREADS,
-        seconds: float = 0.6, seed: int = 1, progress: bool = False) -> BenchResult:
+def run(
+    out: Path,
+    size: int = 512 << 20,
+    chunks: tuple[int, ...] = CHUNKS,
+    threads: tuple[int, ...] = THREADS,
+    seconds: float = 0.6,
+    seed: int = 1,
+    progress: bool = False,
+) -> BenchResult:
     """Measure, fit, write ``flash_bench.json`` and ``flash_bench.png`` to ``out``, remove the scratch file."""
     if size < max(chunks) or size % BLOCK:
         raise ValueError(f"size: {size} bytes not allowed; a multiple of {BLOCK}, at least the largest chunk")
@@ -163,11 +173,15 @@ def plot(res: BenchResult | None, path: Path) -> Path:
         model = res.model()
         for n in sorted({p[1] for p in res.points}):
             xs = [(c, v) for c, t, v in res.points if t == n]
-            line, = ax.plot([c / KIB for c, _ in xs], [v / 1e9 for _, v in xs], "o-",
-                            label=f"this machine, {n} threads")
+            (line,) = ax.plot(
+                [c / KIB for c, _ in xs], [v / 1e9 for _, v in xs], "o-", label=f"this machine, {n} threads"
+            )
             ax.plot(grid / KIB, [model.throughput(c, n) / 1e9 for c in grid], ":", color=line.get_color())
-        ax.set_title(f"LLM in a flash Fig. 2b beside this machine ({res.filesystem}, {res.mode} reads; dotted: the "
-                     "fitted model)", fontsize=9)
+        ax.set_title(
+            f"LLM in a flash Fig. 2b beside this machine ({res.filesystem}, {res.mode} reads; dotted: the "
+            "fitted model)",
+            fontsize=9,
+        )
     else:
         ax.set_title("LLM in a flash Fig. 2b: random-read throughput vs chunk size (M1 Max)", fontsize=9)
     ax.set_xscale("log", base=2)

@@ -94,7 +94,7 @@ class NeuronCache:
     def cached(self) -> np.ndarray:
         """A mask over the d_ff neurons: those in ``matrix[:num_used]``."""
         mask = np.zeros(self.source.d_ff, bool)
-        mask[self.pointer[:self.num_used]] = True
+        mask[self.pointer[: self.num_used]] = True
         return mask
 
     def _delete(self, window: np.ndarray) -> tuple[int, int]:
@@ -119,8 +119,10 @@ class NeuronCache:
         evicted, moved = self._delete(np.asarray(self.last_k_active.any(axis=0)))
         new = np.flatnonzero(active & ~self.cached())
         if self.num_used + new.size > self.capacity:
-            raise ValueError(f"capacity: the window needs {self.num_used + new.size} rows, the cache has "
-                             f"{self.capacity}; raise capacity (Req_i) or shrink the window")
+            raise ValueError(
+                f"capacity: the window needs {self.num_used + new.size} rows, the cache has "
+                f"{self.capacity}; raise capacity (Req_i) or shrink the window"
+            )
         lo, hi = self.num_used, self.num_used + new.size
         self.matrix[lo:hi] = self.source.load(new)
         self.pointer[lo:hi] = new
@@ -130,7 +132,7 @@ class NeuronCache:
 
     def ffn(self, x: np.ndarray, active: np.ndarray) -> np.ndarray:
         """The FFN over this token's ``active`` neurons, from ``matrix[:num_used]`` in ascending neuron order."""
-        rows = np.flatnonzero(np.asarray(active, bool)[self.pointer[:self.num_used]])
+        rows = np.flatnonzero(np.asarray(active, bool)[self.pointer[: self.num_used]])
         if rows.size != np.count_nonzero(active):
             raise ValueError("active: some neurons are not cached; step() with this token's mask first")
         rows = rows[np.argsort(self.pointer[rows], kind="stable")]

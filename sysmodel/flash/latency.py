@@ -36,9 +36,12 @@ def weights(cfg: ModelConfig) -> dict[str, float]:
     """Parameter counts: ``total``, ``ffn``, ``lookup`` (an untied input embedding, never read whole),
     ``predictor`` (the low-rank predictors' weights, from the paper's ranks)."""
     ranks = paper.PREDICTOR_RANKS.get(cfg.name, [])
-    return {"total": cfg.params(), "ffn": cfg.layers * cfg.ffn_params(),
-            "lookup": 0 if cfg.tied_embeddings else cfg.vocab * cfg.hidden,
-            "predictor": sum(ranks) * (cfg.hidden + cfg.intermediate)}
+    return {
+        "total": cfg.params(),
+        "ffn": cfg.layers * cfg.ffn_params(),
+        "lookup": 0 if cfg.tied_embeddings else cfg.vocab * cfg.hidden,
+        "predictor": sum(ranks) * (cfg.hidden + cfg.intermediate),
+    }
 
 
 def window_share(cfg: ModelConfig) -> tuple[float, str]:
@@ -97,8 +100,9 @@ def increment(cfg: ModelConfig, backend: Backend) -> tuple[float, str]:
         return inc, "[S] the family's increment (OPT's for native ReLU, Falcon's otherwise)"
     io = paper.TABLE3[(cfg.name, "cpu")]["all"][0] * MS
     ffn_bytes = weights(cfg)["ffn"] * backend.value_bytes
-    return io * backend.flash.throughput(bundle_bytes(cfg, backend.value_bytes)) / ffn_bytes, \
-        "[D] implied by the paper's I/O cell (a fit)"
+    return io * backend.flash.throughput(
+        bundle_bytes(cfg, backend.value_bytes)
+    ) / ffn_bytes, "[D] implied by the paper's I/O cell (a fit)"
 
 
 def latency(cfg: ModelConfig, backend: Backend, config: str) -> Latency:
@@ -146,12 +150,15 @@ def calibration() -> dict[str, Backend]:
 
 
 # which Table 3 parts each calibration constant was computed from: (backend, config, part index)
-FITTED = {("cpu", "naive", 2), ("cpu", "all", 1)} | {
-    (b, c, p) for b in ("metal-m1", "metal-m2", "gpu") for c, p in (("naive", 2), ("all", 1), ("all", 2))} | {
-    ("metal-m2", "naive", 0), ("metal-m2", "all", 0), ("gpu", "all", 0)}
+FITTED = (
+    {("cpu", "naive", 2), ("cpu", "all", 1)}
+    | {(b, c, p) for b in ("metal-m1", "metal-m2", "gpu") for c, p in (("naive", 2), ("all", 1), ("all", 2))}
+    | {("metal-m2", "naive", 0), ("metal-m2", "all", 0), ("gpu", "all", 0)}
+)
 
 
 # --- LLM in a flash as a serving system --------------------------------------------------------------------
+
 
 class FlashSystem:
     """LLM in a flash on the serving engine (`flash`): a device whose DRAM holds the non-FFN weights, the
@@ -175,15 +182,19 @@ class FlashSystem:
             raise ValueError(f"backend: {backend!r} not allowed; allowed: {', '.join(paper.BACKEND_DEVICE)}")
         self.cfg, self.backend = load_model(model), calibration()[backend]
         if self.cfg.experts > 1:
-            raise Infeasible(f"{model}: LLM in a flash loads dense FFN neurons by a predictor; MoE experts are "
-                             "outside its model (the paper runs dense models only)")
+            raise Infeasible(
+                f"{model}: LLM in a flash loads dense FFN neurons by a predictor; MoE experts are "
+                "outside its model (the paper runs dense models only)"
+            )
         self.device = get_device(paper.BACKEND_DEVICE[backend])
         self.dram = dram_gb * 1e9 or self.device.mem_bytes / 2
         self.token = latency(self.cfg, self.backend, "all")
         self.name = f"LLM in a flash ({backend})"
         if self.kv_capacity() <= 0:
-            raise Infeasible(f"{model}: the resident {self.resident_bytes / 1e9:.1f} GB (window, attention, head) do "
-                             f"not fit {self.dram / 1e9:.0f} GB of DRAM ({self.device.name}, half its memory)")
+            raise Infeasible(
+                f"{model}: the resident {self.resident_bytes / 1e9:.1f} GB (window, attention, head) do "
+                f"not fit {self.dram / 1e9:.0f} GB of DRAM ({self.device.name}, half its memory)"
+            )
 
     @property
     def resident_bytes(self) -> float:
@@ -215,8 +226,11 @@ class FlashSystem:
 
         reqs = np.asarray(shape.decode_reqs, float)
         attn = np.multiply(shape.decode_ctx, self.kv_bytes_per_token) / self.backend.compute_bw
-        return np.where(reqs > 0, self.token.total, 0.0) + attn + \
-            self._prefill(np.subtract(shape.tokens, shape.decode_reqs))
+        return (
+            np.where(reqs > 0, self.token.total, 0.0)
+            + attn
+            + self._prefill(np.subtract(shape.tokens, shape.decode_reqs))
+        )
 
     def usage(self, shape: StageShape):
         import numpy as np
@@ -232,8 +246,10 @@ class FlashSystem:
         u.read(mem, np.where(dec, self.resident_bytes + 4 * loaded, 0.0))  # resident reads + memcpy in and out
         u.read(mem, np.multiply(shape.decode_ctx, self.kv_bytes_per_token))
         u.read(mem, np.where(pre, w["total"] * b.value_bytes, 0.0))
-        u.flops = np.where(dec, 2.0 * dram_share(self.cfg) * w["total"], 0.0) + \
-            2.0 * np.asarray(np.subtract(shape.tokens, shape.decode_reqs), float) * self.cfg.params()
+        u.flops = (
+            np.where(dec, 2.0 * dram_share(self.cfg) * w["total"], 0.0)
+            + 2.0 * np.asarray(np.subtract(shape.tokens, shape.decode_reqs), float) * self.cfg.params()
+        )
         return u
 
     def energy(self, shape: StageShape, seconds=None):
@@ -251,10 +267,19 @@ class FlashSystem:
 
         p = Provenance()
         b = self.backend
-        p.constant("backend", {"compute_bw": b.compute_bw, "memcpy_bw": b.memcpy_bw, "naive_bw": b.naive_bw,
-                               "sparse_factor": b.sparse_factor}, "sysmodel/flash/latency.py calibration()")
+        p.constant(
+            "backend",
+            {
+                "compute_bw": b.compute_bw,
+                "memcpy_bw": b.memcpy_bw,
+                "naive_bw": b.naive_bw,
+                "sparse_factor": b.sparse_factor,
+            },
+            "sysmodel/flash/latency.py calibration()",
+        )
         p.constant("increment", increment(self.cfg, b)[0], increment(self.cfg, b)[1])
         p.constant("window share", window_share(self.cfg)[0], window_share(self.cfg)[1])
-        p.fits += [f"{self.backend.name}: compute and memcpy bandwidths fitted to Table 3's OPT-6.7B cells "
-                   "(calibration())"]
+        p.fits += [
+            f"{self.backend.name}: compute and memcpy bandwidths fitted to Table 3's OPT-6.7B cells (calibration())"
+        ]
         return p

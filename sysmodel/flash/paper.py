@@ -60,13 +60,14 @@ TABLE3 = {
     ("opt-6.7b", "metal-m1"): {"naive": (2196, 0, 193, 2389), "all": (92, 35, 438, 565)},
     ("opt-6.7b", "metal-m2"): {"naive": (2145, 0, 125, 2270), "all": (26, 8, 271, 305)},
     ("opt-6.7b", "gpu"): {"naive": (2196, 0, 22, 2218), "all": (30, 34, 20, 84)},
-    ("falcon-7b", "cpu"): {"naive": (2295, 0, 800, 3095), "hybrid": (1147, 0, 800, 1947),
-                           "all": (161, 92, 453, 706)},
-    ("persimmon-8b", "cpu"): {"naive": (2622, 0, 1184, 3806), "hybrid": (1311, 0, 1184, 2495),
-                              "all": (283, 98, 660, 1041)},
+    ("falcon-7b", "cpu"): {"naive": (2295, 0, 800, 3095), "hybrid": (1147, 0, 800, 1947), "all": (161, 92, 453, 706)},
+    ("persimmon-8b", "cpu"): {
+        "naive": (2622, 0, 1184, 3806),
+        "hybrid": (1311, 0, 1184, 2495),
+        "all": (283, 98, 660, 1041),
+    },
     ("phi-2", "cpu"): {"naive": (885, 0, 402, 1287), "hybrid": (309, 0, 402, 711), "all": (211, 76, 259, 546)},
-    ("llama2-7b", "cpu"): {"naive": (2166, 0, 929, 3095), "hybrid": (974, 0, 929, 1903),
-                           "all": (279, 152, 563, 994)},
+    ("llama2-7b", "cpu"): {"naive": (2166, 0, 929, 3095), "hybrid": (974, 0, 929, 1903), "all": (279, 152, 563, 994)},
 }
 # Backends (§4.1): weight bytes per value in compute and in the "all" loads
 BACKEND_BYTES = {"cpu": 4, "metal-m1": 2, "metal-m2": 2, "gpu": 2}  # CPU float32; Metal float16; GPU bfloat16
@@ -83,24 +84,41 @@ PARTS = ("I/O", "memory management", "compute", "total")
 
 def flash_point(chunk: int) -> Claim:
     size = "sequential" if chunk >= 1 << 30 else f"{chunk // KIB} KiB"
-    return Claim(FLASH_POINTS[chunk], "flash", "§2.2, Table 2" if chunk != 32 * KIB else "§4.2 [D]",
-                 f"read throughput, {size} chunks (GB/s)", "M1 Max SSD, 32 threads")
+    return Claim(
+        FLASH_POINTS[chunk],
+        "flash",
+        "§2.2, Table 2" if chunk != 32 * KIB else "§4.2 [D]",
+        f"read throughput, {size} chunks (GB/s)",
+        "M1 Max SSD, 32 threads",
+    )
 
 
 def table2(config: str) -> Claim:
-    return Claim(TABLE2[config][2], "flash", "Table 2", f"I/O per token, {config} (ms)",
-                 "OPT-6.7B fp16, M1 Max, half the memory")
+    return Claim(
+        TABLE2[config][2], "flash", "Table 2", f"I/O per token, {config} (ms)", "OPT-6.7B fp16, M1 Max, half the memory"
+    )
 
 
 def table3(model: str, backend: str, config: str, part: int) -> Claim:
-    return Claim(TABLE3[(model, backend)][config][part], "flash", "Table 3",
-                 f"{model} {backend} {config}: {PARTS[part]} (ms)", f"{model}, the {backend} backend, per token")
+    return Claim(
+        TABLE3[(model, backend)][config][part],
+        "flash",
+        "Table 3",
+        f"{model} {backend} {config}: {PARTS[part]} (ms)",
+        f"{model}, the {backend} backend, per token",
+    )
 
 
 def speedup(backend: str) -> Claim:
     cells = TABLE3[("opt-6.7b", backend)]
-    return Claim(cells["naive"][3] / cells["all"][3], "flash", "Table 3 totals; §4 (4-5x CPU, 7x Metal, 20-25x GPU)",
-                 f"{backend} speedup over naive", "OPT-6.7B", ratio=True)
+    return Claim(
+        cells["naive"][3] / cells["all"][3],
+        "flash",
+        "Table 3 totals; §4 (4-5x CPU, 7x Metal, 20-25x GPU)",
+        f"{backend} speedup over naive",
+        "OPT-6.7B",
+        ratio=True,
+    )
 
 
 def dram_share_claim(model: str) -> Claim:

@@ -54,12 +54,12 @@ def synthetic(tokens: int, p: Synthetic = Synthetic(), seed: int = 0) -> Activat
     z = np.empty((tokens, p.rank))
     z[0] = rng.standard_normal(p.rank)
     for t in range(1, tokens):
-        z[t] = p.rho * z[t - 1] + np.sqrt(1 - p.rho ** 2) * rng.standard_normal(p.rank)
+        z[t] = p.rho * z[t - 1] + np.sqrt(1 - p.rho**2) * rng.standard_normal(p.rank)
     x = (z @ u.T + p.sigma * rng.standard_normal((tokens, p.d_model))).astype(np.float32)
     w = rng.standard_normal((p.d_model, p.d_ff)) / np.sqrt(p.d_model)
-    rate = np.clip(p.active * np.exp(p.spread * rng.standard_normal(p.d_ff) - p.spread ** 2 / 2), 1e-4, 0.5)
+    rate = np.clip(p.active * np.exp(p.spread * rng.standard_normal(p.d_ff) - p.spread**2 / 2), 1e-4, 0.5)
     # x w_i is N(0, w_i' (U U' + sigma^2 I) w_i) over tokens: neuron i fires above its (1 - p_i) quantile
-    scale = np.sqrt((((u @ u.T + p.sigma ** 2 * np.eye(p.d_model)) @ w) * w).sum(axis=0))
+    scale = np.sqrt((((u @ u.T + p.sigma**2 * np.eye(p.d_model)) @ w) * w).sum(axis=0))
     pre = x @ w - norm.ppf(1 - rate) * scale
     return Activations(x, pre > 0)
 
@@ -76,8 +76,10 @@ def load_dump(path: Path) -> Activations:
     x = data["x"]
     act = data["active"] if "active" in data else data["pre"] > 0
     if x.ndim != 2 or act.ndim != 2 or x.shape[0] != act.shape[0]:
-        raise ValueError(f"activation dump {path}: x is {x.shape} and active {act.shape}; (tokens, d_model) and "
-                         "(tokens, d_ff) with the same tokens")
+        raise ValueError(
+            f"activation dump {path}: x is {x.shape} and active {act.shape}; (tokens, d_model) and "
+            "(tokens, d_ff) with the same tokens"
+        )
     if act.dtype != bool:
         raise ValueError(f"activation dump {path}: active is {act.dtype}; bool")
     if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
@@ -107,8 +109,15 @@ class Predictor:
         return self.logits(x) > np.log(self.threshold / (1 - self.threshold))
 
 
-def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: float = 1e-2,
-          seed: int = 0, progress: bool = False) -> Predictor:
+def train(
+    data: Activations,
+    rank: int,
+    epochs: int = 20,
+    batch: int = 128,
+    lr: float = 1e-2,
+    seed: int = 0,
+    progress: bool = False,
+) -> Predictor:
     """Balanced-BCE training with Adam (module docstring). ``epochs``, ``batch``, ``lr``: [S] (the paper's
     2 epochs over 10,000 C4 samples on an A100 has no counterpart at this scale). ``progress``: a bar over
     epochs on a terminal."""
@@ -121,8 +130,11 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
     rng = np.random.default_rng(seed)
     pos = max(data.active.mean(), 1e-6)
     w_pos = (1 - pos) / pos  # positives weighted by the class ratio
-    params = [rng.standard_normal((d, rank)) / np.sqrt(d), rng.standard_normal((rank, f)) / np.sqrt(rank),
-              np.full(f, np.log(pos / (1 - pos)))]
+    params = [
+        rng.standard_normal((d, rank)) / np.sqrt(d),
+        rng.standard_normal((rank, f)) / np.sqrt(rank),
+        np.full(f, np.log(pos / (1 - pos))),
+    ]
     m = [np.zeros_like(q) for q in params]
     v = [np.zeros_like(q) for q in params]
     step = 0
@@ -131,7 +143,7 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
         bar.update()
         order = rng.permutation(n)  # a fresh shuffle per epoch, every minibatch drawn from it
         for lo in range(0, n, batch):
-            sel = order[lo:lo + batch]
+            sel = order[lo : lo + batch]
             x, y = data.x[sel].astype(np.float64), data.active[sel]
             h = x @ params[0]
             prob = 1 / (1 + np.exp(-(h @ params[1] + params[2])))
@@ -143,8 +155,8 @@ def train(data: Activations, rank: int, epochs: int = 20, batch: int = 128, lr: 
                 mq *= 0.9
                 mq += 0.1 * gq
                 vq *= 0.999
-                vq += 0.001 * gq ** 2
-                q -= lr * (mq / (1 - 0.9 ** step)) / (np.sqrt(vq / (1 - 0.999 ** step)) + 1e-12)
+                vq += 0.001 * gq**2
+                q -= lr * (mq / (1 - 0.9**step)) / (np.sqrt(vq / (1 - 0.999**step)) + 1e-12)
     bar.close()
     return Predictor(*(q.astype(np.float32) for q in params))
 
@@ -162,5 +174,9 @@ class Quality:
 
 def evaluate(pred: Predictor, data: Activations) -> Quality:
     got, want = pred.predict(data.x), data.active
-    return Quality(float((want & ~got).sum() / max(want.sum(), 1)), float((got & ~want).sum() / max((~want).sum(), 1)),
-                   float(got.mean()), float(want.mean()))
+    return Quality(
+        float((want & ~got).sum() / max(want.sum(), 1)),
+        float((got & ~want).sum() / max((~want).sum(), 1)),
+        float(got.mean()),
+        float(want.mean()),
+    )

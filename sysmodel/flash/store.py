@@ -88,8 +88,9 @@ def write(path: Path, ffn: FFN, layout: str = "bundled") -> Path:
         raise ValueError(f"layout: {layout!r} not allowed; one of {LAYOUTS}")
     dtype = next((k for k, t in DTYPES.items() if ffn.up.dtype == t), None)
     if dtype is None or ffn.down.dtype != ffn.up.dtype:
-        raise ValueError(f"dtype: {ffn.up.dtype}/{ffn.down.dtype} not allowed; one of {sorted(DTYPES)}, the same "
-                         "for up and down")
+        raise ValueError(
+            f"dtype: {ffn.up.dtype}/{ffn.down.dtype} not allowed; one of {sorted(DTYPES)}, the same for up and down"
+        )
     meta = json.dumps({"layout": layout, "d_model": ffn.d_model, "d_ff": ffn.d_ff, "dtype": dtype}).encode()
     head = (MAGIC + meta).ljust(HEADER, b"\0")
     body = ffn.load(np.arange(ffn.d_ff)) if layout == "bundled" else np.concatenate([ffn.up.T, ffn.down])
@@ -125,8 +126,9 @@ class FlashReader:
     ``dtype``, ``layout``).
     """
 
-    def __init__(self, path: Path, threads: int = 32, chunk: int | None = None, direct: bool = True,
-                 expect: dict | None = None):
+    def __init__(
+        self, path: Path, threads: int = 32, chunk: int | None = None, direct: bool = True, expect: dict | None = None
+    ):
         if not 1 <= threads <= 1024:
             raise ValueError(f"threads: {threads} not allowed; 1 to 1024")
         if chunk is not None and not (chunk % BLOCK == 0 and BLOCK <= chunk <= MAX_CHUNK):
@@ -141,21 +143,25 @@ class FlashReader:
         if not head.startswith(MAGIC):
             raise ValueError(f"flash file {path}: not a membound FFN file (no {MAGIC.decode()} header)")
         try:
-            self.meta = json.loads(head[len(MAGIC):].rstrip(b"\0"))
+            self.meta = json.loads(head[len(MAGIC) :].rstrip(b"\0"))
         except ValueError:
             raise ValueError(f"flash file {path}: header is not valid JSON") from None
         for key, want in (expect or {}).items():
             if self.meta.get(key) != want:
                 raise ValueError(f"flash file {path}: {key} is {self.meta.get(key)!r}, expected {want!r}")
         if self.meta.get("layout") not in LAYOUTS or self.meta.get("dtype") not in DTYPES:
-            raise ValueError(f"flash file {path}: layout/dtype {self.meta.get('layout')!r}/"
-                             f"{self.meta.get('dtype')!r} not allowed; {LAYOUTS} / {sorted(DTYPES)}")
+            raise ValueError(
+                f"flash file {path}: layout/dtype {self.meta.get('layout')!r}/"
+                f"{self.meta.get('dtype')!r} not allowed; {LAYOUTS} / {sorted(DTYPES)}"
+            )
         self.d_model, self.d_ff = int(self.meta["d_model"]), int(self.meta["d_ff"])
         self.dtype = np.dtype(DTYPES[self.meta["dtype"]])
         need = HEADER + layout_bytes(self.d_model, self.d_ff, self.meta["dtype"])
         if size < need:
-            raise ValueError(f"flash file {path}: {size} bytes, shorter than its layout ({self.meta['layout']}, "
-                             f"d_model {self.d_model}, d_ff {self.d_ff}, {self.meta['dtype']}) needs {need}")
+            raise ValueError(
+                f"flash file {path}: {size} bytes, shorter than its layout ({self.meta['layout']}, "
+                f"d_model {self.d_model}, d_ff {self.d_ff}, {self.meta['dtype']}) needs {need}"
+            )
         self.fd, self.cache_mode = open_file(self.path, direct)
         self.pool = ThreadPoolExecutor(threads)
         self.local = threading.local()
@@ -188,14 +194,14 @@ class FlashReader:
 
     def _read(self, buf: memoryview, off: int, n: int, dst: int) -> None:
         if self.cache_mode != "direct":
-            got = os.preadv(self.fd, [buf[dst:dst + n]], off)
+            got = os.preadv(self.fd, [buf[dst : dst + n]], off)
         else:  # widen to whole blocks through an aligned per-thread scratch buffer
             lo, hi = off - off % BLOCK, -(-(off + n) // BLOCK) * BLOCK
             scratch = getattr(self.local, "buf", None)
             if scratch is None or len(scratch) < hi - lo:
                 scratch = self.local.buf = mmap.mmap(-1, max(hi - lo, 1 << 20))
-            got = os.preadv(self.fd, [memoryview(scratch)[:hi - lo]], lo) - (off - lo)
-            buf[dst:dst + n] = memoryview(scratch)[off - lo:off - lo + n]
+            got = os.preadv(self.fd, [memoryview(scratch)[: hi - lo]], lo) - (off - lo)
+            buf[dst : dst + n] = memoryview(scratch)[off - lo : off - lo + n]
         if got < n:
             raise ValueError(f"flash file {self.path}: short read at offset {off} ({got} of {n} bytes)")
 
@@ -205,8 +211,9 @@ class FlashReader:
         neurons = np.asarray(neurons, dtype=np.int64)
         if neurons.ndim != 1 or (neurons.size and (neurons.min() < 0 or neurons.max() >= self.d_ff)):
             span = f"{neurons.min()}..{neurons.max()}" if neurons.size else "-"
-            raise ValueError(f"neurons: indices must be a vector in [0, {self.d_ff}), got shape {neurons.shape} "
-                             f"range {span}")
+            raise ValueError(
+                f"neurons: indices must be a vector in [0, {self.d_ff}), got shape {neurons.shape} range {span}"
+            )
         if np.unique(neurons).size != neurons.size:
             raise ValueError("neurons: indices repeat; each neuron is loaded once")
         out = np.empty((neurons.size, 2 * self.d_model), self.dtype)

@@ -15,8 +15,16 @@ from sysmodel.progress import progress
 @lru_cache(maxsize=4)
 def trace(model: str, batch: int, seed: int = 1) -> wl.Trace:
     cfg = load_model(model)
-    return wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT,
-                       paper.L_IN, batch, wl.stats_for(model), seed=seed, layers=cfg.layers)
+    return wl.generate(
+        {"attn": cfg.hidden, "mlp": cfg.intermediate},
+        paper.SIM_LAYERS,
+        paper.L_IN + paper.L_OUT,
+        paper.L_IN,
+        batch,
+        wl.stats_for(model),
+        seed=seed,
+        layers=cfg.layers,
+    )
 
 
 def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
@@ -26,9 +34,13 @@ def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
         for b in batches:
             tr = trace(m, b)
             run = hm.simulate(m, tr, hw)
-            row = {"model": m, "batch": b, "Hermes": run.tokens_per_s,
-                   "decode share": sum(run.token_s) / (run.prefill_s + sum(run.token_s)),
-                   "Hermes-host": hm.simulate(m, tr, hw, host=True).tokens_per_s}
+            row = {
+                "model": m,
+                "batch": b,
+                "Hermes": run.tokens_per_s,
+                "decode share": sum(run.token_s) / (run.prefill_s + sum(run.token_s)),
+                "Hermes-host": hm.simulate(m, tr, hw, host=True).tokens_per_s,
+            }
             for name in hm.BASELINES:
                 if name in ("FlexGen", "Deja Vu") and m not in paper.OPT_MODELS:
                     continue
@@ -45,8 +57,9 @@ def gpus(devices: tuple[str, ...] = ("rtx4090-hermes", "t4-hermes", "rtx3090-her
     out = {}
     for d in devices:
         hw = hm.on_gpu(hm.Hardware(), d)
-        out[d] = sum(hm.simulate(m, trace(m, 1), hw).tokens_per_s for m in paper.GPU_SENSITIVITY_MODELS) / \
-            len(paper.GPU_SENSITIVITY_MODELS)
+        out[d] = sum(hm.simulate(m, trace(m, 1), hw).tokens_per_s for m in paper.GPU_SENSITIVITY_MODELS) / len(
+            paper.GPU_SENSITIVITY_MODELS
+        )
     return out
 
 
@@ -60,4 +73,3 @@ def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[list[float]]:
     """tokens/s of the DSE model at batches 1 and 16 for each multiplier count."""
     m, hw = paper.DSE_MODEL, hm.Hardware()
     return [[hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults] for b in (1, 16)]
-

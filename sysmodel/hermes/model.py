@@ -167,15 +167,17 @@ def oproj_time(cfg: ModelConfig, hw: Hardware, batch: int) -> float:
     return hw.pcie.time(batch * h * 2) + float(hw.engine.time(2.0 * batch * h * h, h * h * 2))
 
 
-def _placements(cfg: ModelConfig, hw: Hardware, trace: Trace, batch: int, policy: str,
-                host: bool) -> dict[tuple[int, str], sch.Placement]:
+def _placements(
+    cfg: ModelConfig, hw: Hardware, trace: Trace, batch: int, policy: str, host: bool
+) -> dict[tuple[int, str], sch.Placement]:
     keys = sorted(trace.acts)
     freqs = [trace.freq[k] for k in keys]
     cs = [costs(cfg, hw, batch, k[1], host) for k in keys]
     budget = hot_budget(cfg, hw) * trace.sim_layers / cfg.layers
     if budget < 0:
-        raise sch.InfeasibleMapping(f"{cfg.name}: W_O and the LM head alone exceed the GPU's "
-                                    f"{hw.gpu_weight_bytes / 1e9:.0f} GB weight budget")
+        raise sch.InfeasibleMapping(
+            f"{cfg.name}: W_O and the LM head alone exceed the GPU's {hw.gpu_weight_bytes / 1e9:.0f} GB weight budget"
+        )
     units = 1 if host else hw.dimms
     if policy == "random":
         maps = sch.random_mapping(freqs, cs, budget, units)
@@ -189,12 +191,21 @@ def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
     computed there): ``Infeasible`` when they do not fit (§V-E1: Falcon-40B's 84 GB needs four 32 GB DIMMs)."""
     cap = hw.dimms * hw.dimm_bytes
     if cfg.weight_bytes() > cap:
-        raise Infeasible(f"{cfg.name}: {cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {hw.dimms} NDP-DIMMs "
-                         f"x {hw.dimm_bytes / 1e9:.0f} GB ({cap / 1e9:.0f} GB)")
+        raise Infeasible(
+            f"{cfg.name}: {cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {hw.dimms} NDP-DIMMs "
+            f"x {hw.dimm_bytes / 1e9:.0f} GB ({cap / 1e9:.0f} GB)"
+        )
 
 
-def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), policy: str = "hermes",
-             host: bool = False, rule: str = "state-or-correlation", progress: bool = False) -> Run:
+def simulate(
+    cfg: ModelConfig | str,
+    trace: Trace,
+    hw: Hardware = Hardware(),
+    policy: str = "hermes",
+    host: bool = False,
+    rule: str = "state-or-correlation",
+    progress: bool = False,
+) -> Run:
     """Hermes (``policy`` one of POLICIES) or Hermes-host (``host``: the CPU computes the cold neurons
     and attention, as PowerInfer) over ``trace``'s generation (``progress``: a bar over its tokens)."""
     from sysmodel.progress import progress as progress_bar
@@ -210,13 +221,17 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
             raise ValueError(f"trace: {b} has {a.shape[2]} neurons; {cfg.name} has {want}")
     batch, units = trace.batch, 1 if host else hw.dimms
     maps = _placements(cfg, hw, trace, batch, policy, host)
-    state = {k: gh.init_states(a[:, :trace.prefill].mean(axis=(0, 1))) for k, a in trace.acts.items()}
+    state = {k: gh.init_states(a[:, : trace.prefill].mean(axis=(0, 1))) for k, a in trace.acts.items()}
     cs = {b: costs(cfg, hw, batch, b, host) for b in BLOCKS}
     scale = cfg.layers / trace.sim_layers
     t_o = oproj_time(cfg, hw, batch)
     lm = float(hw.engine.time(2.0 * batch * cfg.hidden * cfg.vocab, cfg.hidden * cfg.vocab * 2)) + hw.sync_s
-    run = Run(("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})"), batch,
-              prefill_time(cfg, hw, batch, trace.prefill), [])
+    run = Run(
+        ("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})"),
+        batch,
+        prefill_time(cfg, hw, batch, trace.prefill),
+        [],
+    )
     activity = {k: np.zeros(a.shape[2]) for k, a in trace.acts.items()}
     bar = progress_bar(trace.tokens - trace.prefill, run.system, progress)
     for t in range(trace.prefill, trace.tokens):
@@ -259,10 +274,10 @@ def simulate(cfg: ModelConfig | str, trace: Trace, hw: Hardware = Hardware(), po
 
 # --- baselines -------------------------------------------------------------------------------------------
 
+
 def active_fraction(trace: Trace, block: str) -> float:
     """Mean share of a block's neurons some sequence of the batch activates per generated token."""
-    return float(np.mean([a[:, trace.prefill:].any(axis=0).mean() for (_, b), a in trace.acts.items()
-                          if b == block]))
+    return float(np.mean([a[:, trace.prefill :].any(axis=0).mean() for (_, b), a in trace.acts.items() if b == block]))
 
 
 def baseline_system(name: str, cfg: ModelConfig, hw: Hardware, trace: Trace | None = None):
@@ -283,8 +298,13 @@ def baseline_system(name: str, cfg: ModelConfig, hw: Hardware, trace: Trace | No
     if name == "Deja Vu":
         if trace is None:
             raise ValueError("trace: Deja Vu needs the activation trace")
-        return Offload(cfg, overlap=False, active={b: active_fraction(trace, b) for b in BLOCKS},
-                       compute_overhead=paper.DEJAVU_PREDICTOR, **kw)
+        return Offload(
+            cfg,
+            overlap=False,
+            active={b: active_fraction(trace, b) for b in BLOCKS},
+            compute_overhead=paper.DEJAVU_PREDICTOR,
+            **kw,
+        )
     raise ValueError(f"baseline: {name!r} not allowed; allowed: {', '.join(BASELINES)}")
 
 
@@ -318,8 +338,12 @@ def hermes_base_token(cfg: ModelConfig, hw: Hardware, batch: int, ctx: np.ndarra
             gpu_layer += c.gpu * count + c.sync
             ndp_layer += c.dimm * -(-count // hw.dimms) + merge_time(cfg, hw, batch, b)
         common = attention_time(cfg, hw, batch, int(n)) + oproj_time(cfg, hw, batch)
-        out.append(on_gpu * gpu_layer + (cfg.layers - on_gpu) * ndp_layer + cfg.layers * common
-                   + float(hw.engine.time(2.0 * batch * cfg.hidden * cfg.vocab, cfg.hidden * cfg.vocab * 2)))
+        out.append(
+            on_gpu * gpu_layer
+            + (cfg.layers - on_gpu) * ndp_layer
+            + cfg.layers * common
+            + float(hw.engine.time(2.0 * batch * cfg.hidden * cfg.vocab, cfg.hidden * cfg.vocab * 2))
+        )
     return np.asarray(out)
 
 
@@ -329,8 +353,11 @@ def with_multipliers(hw: Hardware, m: int) -> Hardware:
 
 def on_gpu(hw: Hardware, gpu: str) -> Hardware:
     """``hw`` with another GPU; its weight budget scales with its memory (the paper's 20 GB of the 4090's 24) [S]."""
-    return replace(hw, gpu=gpu, gpu_weight_bytes=paper.GPU_WEIGHT_BYTES * get_device(gpu).mem_bytes /
-                   get_device(paper.GPU).mem_bytes)
+    return replace(
+        hw,
+        gpu=gpu,
+        gpu_weight_bytes=paper.GPU_WEIGHT_BYTES * get_device(gpu).mem_bytes / get_device(paper.GPU).mem_bytes,
+    )
 
 
 # --- Hermes as a serving system ----------------------------------------------------------------------------
@@ -350,23 +377,38 @@ class HermesSystem:
 
     max_batch = hs.MAX_BATCH
 
-    def __init__(self, model: str | ModelConfig, dimms: int = paper.DIMMS, multipliers: int = hs.MULTIPLIERS,
-                 policy: str = "hermes", host: bool = False, seed: int = 1):
+    def __init__(
+        self,
+        model: str | ModelConfig,
+        dimms: int = paper.DIMMS,
+        multipliers: int = hs.MULTIPLIERS,
+        policy: str = "hermes",
+        host: bool = False,
+        seed: int = 1,
+    ):
         self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
         if self.cfg.experts > 1:
-            raise Infeasible(f"{self.cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
-                             "are outside its model (the paper runs dense models only)")
+            raise Infeasible(
+                f"{self.cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
+                "are outside its model (the paper runs dense models only)"
+            )
         if policy not in POLICIES:
             raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
-        self.hw, self.policy, self.host, self.seed = replace(Hardware(), dimms=dimms, multipliers=multipliers), \
-            policy, host, seed
+        self.hw, self.policy, self.host, self.seed = (
+            replace(Hardware(), dimms=dimms, multipliers=multipliers),
+            policy,
+            host,
+            seed,
+        )
         if not host:
             require_dimms(self.cfg, self.hw)
         elif self.cfg.weight_bytes() > paper.HOST_BYTES:
             raise Infeasible(f"{self.cfg.name}: weights exceed the host's {paper.HOST_BYTES / 1e9:.0f} GB")
         if hot_budget(self.cfg, self.hw) < 0:
-            raise Infeasible(f"{self.cfg.name}: W_O and the LM head alone exceed the GPU's "
-                             f"{self.hw.gpu_weight_bytes / 1e9:.0f} GB weight budget")
+            raise Infeasible(
+                f"{self.cfg.name}: W_O and the LM head alone exceed the GPU's "
+                f"{self.hw.gpu_weight_bytes / 1e9:.0f} GB weight budget"
+            )
         self.name = ("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})")
         self._runs: dict[int, Run] = {}
 
@@ -381,8 +423,10 @@ class HermesSystem:
     def hardware(self) -> str:
         if self.host:
             return f"{self.hw.gpu} + host CPU ({paper.HOST_BYTES / 1e9:.0f} GB DDR5)"
-        return (f"{self.hw.gpu} + {self.hw.dimms} NDP-DIMMs x {self.hw.dimm_bytes / 1e9:.0f} GB DDR4 "
-                f"({self.hw.multipliers} multipliers each)")
+        return (
+            f"{self.hw.gpu} + {self.hw.dimms} NDP-DIMMs x {self.hw.dimm_bytes / 1e9:.0f} GB DDR4 "
+            f"({self.hw.multipliers} multipliers each)"
+        )
 
     def run(self, batch: int) -> Run:
         """The per-token model at ``batch`` on a generated trace of the paper's 128 + 128 tokens."""
@@ -390,8 +434,16 @@ class HermesSystem:
             from sysmodel.hermes.workload import generate, stats_for
 
             c = self.cfg
-            tr = generate({"attn": c.hidden, "mlp": c.intermediate}, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT,
-                          paper.L_IN, batch, stats_for(c.name), seed=self.seed, layers=c.layers)
+            tr = generate(
+                {"attn": c.hidden, "mlp": c.intermediate},
+                paper.SIM_LAYERS,
+                paper.L_IN + paper.L_OUT,
+                paper.L_IN,
+                batch,
+                stats_for(c.name),
+                seed=self.seed,
+                layers=c.layers,
+            )
             self._runs[batch] = simulate(c, tr, self.hw, self.policy, self.host)
         return self._runs[batch]
 
@@ -399,8 +451,10 @@ class HermesSystem:
         """(FC + LM-head seconds, GPU weight bytes, DIMM weight bytes) per decode token at each batch."""
         pts = {b: self.run(b) for b in self._needed(reqs)}
         xs = np.array(sorted(pts), float)
-        cols = [[np.mean(np.subtract(r.token_s, r.attn_s)), r.gpu_bytes / len(r.token_s),
-                 r.dimm_bytes / len(r.token_s)] for r in (pts[b] for b in sorted(pts))]
+        cols = [
+            [np.mean(np.subtract(r.token_s, r.attn_s)), r.gpu_bytes / len(r.token_s), r.dimm_bytes / len(r.token_s)]
+            for r in (pts[b] for b in sorted(pts))
+        ]
         ys = np.array(cols)
         return np.stack([np.interp(reqs, xs, ys[:, j]) for j in range(3)])
 
@@ -409,8 +463,11 @@ class HermesSystem:
         out = set()
         for r in np.unique(reqs[reqs > 0]):
             i = int(np.searchsorted(cal, r))
-            out |= {int(cal[min(i, len(cal) - 1)]), int(cal[max(i - 1, 0)])} if cal[min(i, len(cal) - 1)] != r \
+            out |= (
+                {int(cal[min(i, len(cal) - 1)]), int(cal[max(i - 1, 0)])}
+                if cal[min(i, len(cal) - 1)] != r
                 else {int(r)}
+            )
         return out or {1}
 
     def _attention(self, reqs: np.ndarray, ctx: np.ndarray) -> np.ndarray:
@@ -420,14 +477,17 @@ class HermesSystem:
         return reqs * np.array([per_req.get(m, 0.0) for m in mean]) * self.cfg.layers
 
     def _fields(self, shape: StageShape) -> tuple[np.ndarray, ...]:
-        f = [np.atleast_1d(np.asarray(getattr(shape, k), float)) for k in
-             ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")]
+        f = [
+            np.atleast_1d(np.asarray(getattr(shape, k), float))
+            for k in ("tokens", "decode_reqs", "decode_ctx", "prefill_pairs", "prefill_kv")
+        ]
         n = max(len(x) for x in f)
         return tuple(np.broadcast_to(x, (n,)) for x in f)
 
     def _prefill(self, tokens: np.ndarray, pairs: np.ndarray, kv: np.ndarray) -> np.ndarray:
-        compute = np.asarray(stage_time(self.cfg, StageShape(tokens=tokens, prefill_pairs=pairs, prefill_kv=kv),
-                                        self.hw.engine), float)
+        compute = np.asarray(
+            stage_time(self.cfg, StageShape(tokens=tokens, prefill_pairs=pairs, prefill_kv=kv), self.hw.engine), float
+        )
         streamed = max(self.cfg.weight_bytes() - self.hw.gpu_weight_bytes, 0.0) / self.hw.pcie.bw
         return np.where(tokens > 0, np.maximum(compute, streamed), 0.0)
 
@@ -485,8 +545,11 @@ class HermesSystem:
         if not self.host:
             p.record("hermes_gemv", "hw/hermes/gemv.py", "golden/hermes.py")
             p.record("hermes_activation", "hw/hermes/activation.py", "golden/hermes.py")
-        p.constant("activation statistics", str(stats_for(self.cfg.name)), "sysmodel/hermes/workload.py "
-                   "FAMILY_STATS (Hermes §II-B, §III-B; family end of the 70-90% range [S])")
+        p.constant(
+            "activation statistics",
+            str(stats_for(self.cfg.name)),
+            "sysmodel/hermes/workload.py FAMILY_STATS (Hermes §II-B, §III-B; family end of the 70-90% range [S])",
+        )
         p.constant("NDP-DIMM bandwidth", self.hw.dimm_bw, "sysmodel.memory, rank-level mode, Hermes DDR4 preset")
         for name in ("T_SYNC", "GPU_WEIGHT_BYTES", "PCIE"):
             p.constant(name, getattr(paper, name), "sysmodel/hermes/paper.py")

@@ -27,41 +27,67 @@ SIM_LAYERS = 2  # [S] layers simulated per model (the generator's layers are sta
 # Results (§V), each a ledger claim (sysmodel.ledger): paper, where, what, on what workload
 _e2e = claims("hermes", "§V-B1, Fig. 9", "OPT models, batch 1, 128 in / 128 out", ratio=True)
 _b16 = claims("hermes", "§V-B2, Fig. 11", "averaged over the models and batches 1-16, 128 in / 128 out", ratio=True)
-TOKENS_S = {"llama2-70b": Claim(13.75, "hermes", "abstract, Fig. 10", "LLaMA2-70B tokens/s, batch 1",
-                                "RTX 4090 + 8 NDP-DIMMs, 128 in / 128 out"),
-            "opt-66b": Claim(20.37, "hermes", "§V-B1, Fig. 9", "OPT-66B tokens/s, batch 1",
-                             "RTX 4090 + 8 NDP-DIMMs, 128 in / 128 out")}
+TOKENS_S = {
+    "llama2-70b": Claim(
+        13.75, "hermes", "abstract, Fig. 10", "LLaMA2-70B tokens/s, batch 1", "RTX 4090 + 8 NDP-DIMMs, 128 in / 128 out"
+    ),
+    "opt-66b": Claim(
+        20.37, "hermes", "§V-B1, Fig. 9", "OPT-66B tokens/s, batch 1", "RTX 4090 + 8 NDP-DIMMs, 128 in / 128 out"
+    ),
+}
 OVER_ACCELERATE_B1 = _e2e(578.42, "Hermes over Accelerate, OPT mean, batch 1")
 OVER_FLEXGEN_B1 = _e2e(247.25, "Hermes over FlexGen, OPT mean, batch 1")
 DEJAVU_OVER_FLEXGEN_B1 = _e2e(2.12, "Deja Vu over FlexGen, OPT mean, batch 1", where="§V-B1")
-HOST_OVER_ACCELERATE = _e2e(62.00, "Hermes-host over Accelerate, mean, batch 1", where="§V-B1",
-                            workload="all six models, batch 1")
+HOST_OVER_ACCELERATE = _e2e(
+    62.00, "Hermes-host over Accelerate, mean, batch 1", where="§V-B1", workload="all six models, batch 1"
+)
 HOST_OVER_FLEXGEN = _e2e(44.96, "Hermes-host over FlexGen, OPT mean, batch 1", where="§V-B1")
-BASE_OVER_ACCELERATE = _e2e(53.89, "Hermes-base over Accelerate, mean, batch 1", where="§V-B1, Fig. 10",
-                            workload="all six models, batch 1")
+BASE_OVER_ACCELERATE = _e2e(
+    53.89, "Hermes-base over Accelerate, mean, batch 1", where="§V-B1, Fig. 10", workload="all six models, batch 1"
+)
 OVER_BASE = _e2e(5.17, "Hermes over Hermes-base, mean", where="§V-B1, Fig. 10", workload="all six models, batch 1")
-OVER_HOST_B1 = (_e2e(4.79, "Hermes over Hermes-host, batch 1, lowest model", where="§V-B1, Figs. 9-10",
-                     workload="all six models, batch 1"),
-                _e2e(7.75, "Hermes over Hermes-host, batch 1, highest model", where="§V-B1, Figs. 9-10",
-                     workload="all six models, batch 1"))
+OVER_HOST_B1 = (
+    _e2e(
+        4.79,
+        "Hermes over Hermes-host, batch 1, lowest model",
+        where="§V-B1, Figs. 9-10",
+        workload="all six models, batch 1",
+    ),
+    _e2e(
+        7.75,
+        "Hermes over Hermes-host, batch 1, highest model",
+        where="§V-B1, Figs. 9-10",
+        workload="all six models, batch 1",
+    ),
+)
 OVER_DEJAVU = _b16(75.24, "Hermes over Deja Vu, batch 1-16", workload="OPT models, batches 1-16")
 OVER_FLEXGEN = _b16(148.98, "Hermes over FlexGen, batch 1-16", workload="OPT models, batches 1-16")
 OVER_HOST = _b16(7.17, "Hermes over Hermes-host, batch 1-16")
-DECODE_SHARE = Claim(0.664, "hermes", "§V-D", "token generation's share of Hermes' run time",
-                     "LLaMA2-70B, batch 1, 128 in / 128 out")
-_abl = claims("hermes", "§V-C, Fig. 13", "MLP-block latency, LLaMA2-70B, batch 1 [S: the model is not named]",
-              ratio=True)
-ABLATION = {"partition": _abl(1.63, "partition over random"), "adjustment": _abl(1.33, "adjustment over partition"),
-            "hermes": _abl(1.29, "window remap over adjustment")}
+DECODE_SHARE = Claim(
+    0.664, "hermes", "§V-D", "token generation's share of Hermes' run time", "LLaMA2-70B, batch 1, 128 in / 128 out"
+)
+_abl = claims(
+    "hermes", "§V-C, Fig. 13", "MLP-block latency, LLaMA2-70B, batch 1 [S: the model is not named]", ratio=True
+)
+ABLATION = {
+    "partition": _abl(1.63, "partition over random"),
+    "adjustment": _abl(1.33, "adjustment over partition"),
+    "hermes": _abl(1.29, "window remap over adjustment"),
+}
 DSE_MODEL, DSE_MULTIPLIERS = "opt-13b", (32, 64, 128, 256, 512)  # §V-E3
-DSE_SPEEDUP = Claim(3.86, "hermes", "§V-E3, Fig. 16", "multipliers 32 -> 512, batch 16", "OPT-13B, batch 16",
-                    ratio=True)
-DSE_SATURATES = Claim(64, "hermes", "§V-E3, Fig. 16", "batch 1 saturates at (multipliers, within 2%)",
-                      "OPT-13B, batch 1")
-TRT_GPU_SHARE = claims("hermes", "§V-F, Fig. 17", "LLaMA2-70B, 128 in / 128 out; TensorRT-LLM on 5 x A100-40GB",
-                       ratio=True)
-TRT_SHARE = {1: TRT_GPU_SHARE(0.791, "TensorRT-LLM share, batch 1"),
-             16: TRT_GPU_SHARE(0.244, "TensorRT-LLM share, batch 16")}
+DSE_SPEEDUP = Claim(
+    3.86, "hermes", "§V-E3, Fig. 16", "multipliers 32 -> 512, batch 16", "OPT-13B, batch 16", ratio=True
+)
+DSE_SATURATES = Claim(
+    64, "hermes", "§V-E3, Fig. 16", "batch 1 saturates at (multipliers, within 2%)", "OPT-13B, batch 1"
+)
+TRT_GPU_SHARE = claims(
+    "hermes", "§V-F, Fig. 17", "LLaMA2-70B, 128 in / 128 out; TensorRT-LLM on 5 x A100-40GB", ratio=True
+)
+TRT_SHARE = {
+    1: TRT_GPU_SHARE(0.791, "TensorRT-LLM share, batch 1"),
+    16: TRT_GPU_SHARE(0.244, "TensorRT-LLM share, batch 16"),
+}
 _gpus = claims("hermes", "§V-E2, Fig. 15", "OPT-13B and OPT-30B, mean, batch 1", ratio=True)
 GPU_SENSITIVITY = {"t4": _gpus(2.02, "RTX 4090 over Tesla T4"), "rtx3090": _gpus(1.34, "RTX 4090 over RTX 3090")}
 GPU_SENSITIVITY_MODELS = ("opt-13b", "opt-30b")
@@ -74,5 +100,10 @@ WORKLOAD = {  # the generator's statistics: inputs it is solved from, and what i
     "distance25": _wl(0.70, "similarity at distance 25 (flat beyond)", where="§III-B1 (text)", kind="prediction"),
     "dynamic_hot": _wl(0.52, "profiled hot neurons leaving the sequence's hot set"),
 }
-PREDICTOR_ACCURACY = Claim(0.98, "hermes", "§IV-C1", "predictor accuracy", "the paper's profiling (binary "
-                           "accuracy, notes A8); the model: LLaMA2-70B MLP layer 1, batch 1")
+PREDICTOR_ACCURACY = Claim(
+    0.98,
+    "hermes",
+    "§IV-C1",
+    "predictor accuracy",
+    "the paper's profiling (binary accuracy, notes A8); the model: LLaMA2-70B MLP layer 1, batch 1",
+)

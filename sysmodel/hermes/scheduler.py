@@ -64,8 +64,14 @@ def lpt(f: np.ndarray, cold: np.ndarray, dimms: int) -> np.ndarray:
     return dimm
 
 
-def exact_ilp(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimm_bytes: float,
-              dimms: int, time_limit: float = 60.0) -> tuple[list[Placement], bool]:
+def exact_ilp(
+    freqs: list[np.ndarray],
+    costs: list[Costs],
+    gpu_bytes: float,
+    dimm_bytes: float,
+    dimms: int,
+    time_limit: float = 60.0,
+) -> tuple[list[Placement], bool]:
     """The paper's ILP (Eqs. 1-7) with the assignment constraint it omits (notes §4.4): binaries x[i, u]
     for u in {GPU, DIMM 0..J-1}, one t_l per (layer, block), minimise sum t_l. For small models only:
     returns the placements and whether HiGHS proved them optimal within ``time_limit`` seconds."""
@@ -109,22 +115,29 @@ def exact_ilp(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dim
     a = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
     obj = np.r_[np.zeros(nx), np.ones(len(freqs))]
     integ = np.r_[np.ones(nx), np.zeros(len(freqs))]
-    res = milp(obj, constraints=LinearConstraint(a, lo, hi), integrality=integ,
-               bounds=Bounds(0, np.r_[np.ones(nx), np.full(len(freqs), np.inf)]),
-               options={"time_limit": time_limit})
+    res = milp(
+        obj,
+        constraints=LinearConstraint(a, lo, hi),
+        integrality=integ,
+        bounds=Bounds(0, np.r_[np.ones(nx), np.full(len(freqs), np.inf)]),
+        options={"time_limit": time_limit},
+    )
     if res.x is None:
-        raise InfeasibleMapping(f"ILP: no placement: GPU {gpu_bytes:.4g} B, {dimms} DIMMs x {dimm_bytes:.4g} B "
-                                f"for {sum(sizes)} neurons ({res.message})")
+        raise InfeasibleMapping(
+            f"ILP: no placement: GPU {gpu_bytes:.4g} B, {dimms} DIMMs x {dimm_bytes:.4g} B "
+            f"for {sum(sizes)} neurons ({res.message})"
+        )
     out, base = [], 0
     for f in freqs:
-        x = res.x[base:base + len(f) * units].reshape(len(f), units) > 0.5
+        x = res.x[base : base + len(f) * units].reshape(len(f), units) > 0.5
         out.append(Placement(x[:, 0].copy(), np.argmax(x[:, 1:], axis=1)))
         base += len(f) * units
     return out, res.status == 0
 
 
-def decomposed_ilp(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimms: int,
-                   candidates: int = 64) -> list[Placement]:
+def decomposed_ilp(
+    freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimms: int, candidates: int = 64
+) -> list[Placement]:
     """The ILP at scale (notes §4.4): within a (layer, block) the GPU keeps its top-k neurons by frequency;
     the k of every (layer, block) come from a multiple-choice knapsack on ``milp`` (``candidates`` values of
     k each, the cost of each its Eq. 1 time with the rest split evenly over the DIMMs); then LPT splits the
@@ -143,14 +156,17 @@ def decomposed_ilp(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float
         rows += [r] * len(choices[r][1])
         cols += list(range(off, off + len(choices[r][1])))
     pick = coo_array((np.ones(n), (rows, cols)), shape=(len(freqs), n))
-    res = milp(np.concatenate(cost), integrality=np.ones(n), bounds=Bounds(0, 1),
-               constraints=[LinearConstraint(pick, 1, 1),
-                            LinearConstraint(np.concatenate(size)[None, :], 0, gpu_bytes)])
+    res = milp(
+        np.concatenate(cost),
+        integrality=np.ones(n),
+        bounds=Bounds(0, 1),
+        constraints=[LinearConstraint(pick, 1, 1), LinearConstraint(np.concatenate(size)[None, :], 0, gpu_bytes)],
+    )
     if res.x is None:
         raise InfeasibleMapping(f"decomposed ILP: {res.message}")
     out, off = [], 0
     for f, (order, ks) in zip(freqs, choices, strict=True):
-        k = int(ks[np.argmax(res.x[off:off + len(ks)])])
+        k = int(ks[np.argmax(res.x[off : off + len(ks)])])
         off += len(ks)
         on_gpu = np.zeros(len(f), bool)
         on_gpu[order[:k]] = True
@@ -168,14 +184,15 @@ def greedy(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimms:
     take[order[np.cumsum(nbytes[order]) <= gpu_bytes]] = True
     out, off = [], 0
     for f in freqs:
-        on = take[off:off + len(f)]
+        on = take[off : off + len(f)]
         out.append(Placement(on.copy(), np.arange(len(f)) % dimms))
         off += len(f)
     return out
 
 
-def random_mapping(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimms: int,
-                   seed: int = 0) -> list[Placement]:
+def random_mapping(
+    freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimms: int, seed: int = 0
+) -> list[Placement]:
     """Hermes-random (§V-C): as many random neurons as fit on the GPU, the rest on random DIMMs."""
     rng = np.random.default_rng(seed)
     nbytes = np.concatenate([np.full(len(f), c.bytes) for f, c in zip(freqs, costs, strict=True)])
@@ -184,7 +201,7 @@ def random_mapping(freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float
     take[order[np.cumsum(nbytes[order]) <= gpu_bytes]] = True
     out, off = [], 0
     for f in freqs:
-        out.append(Placement(take[off:off + len(f)].copy(), rng.integers(0, dimms, len(f))))
+        out.append(Placement(take[off : off + len(f)].copy(), rng.integers(0, dimms, len(f))))
         off += len(f)
     return out
 
@@ -255,8 +272,13 @@ class Accuracy:
     precision: float
 
 
-def predictor_accuracy(prev: np.ndarray | None, cur: np.ndarray, parents: np.ndarray | None, prefill: int,
-                       rule: str = "state-or-correlation") -> Accuracy:
+def predictor_accuracy(
+    prev: np.ndarray | None,
+    cur: np.ndarray,
+    parents: np.ndarray | None,
+    prefill: int,
+    rule: str = "state-or-correlation",
+) -> Accuracy:
     """The token-wise state table plus layer-wise correlation (golden.hermes) over one layer's generation:
     states from the prompt's activation frequencies, then per token :func:`predicted` (state before this
     token's update; s2 from the previous layer's actual activations of this token) and the update with the

@@ -8,15 +8,24 @@ from sysmodel.hermes import paper
 from sysmodel.systems import Param, register
 
 
-@register("hermes", "Consumer GPU + NDP-DIMMs: hot neurons on the GPU, cold neurons and attention on the DIMMs' "
-          "NDP cores, ILP mapping with online adjustment (Hermes §IV-§V; the GEMV unit's measured cycles)",
-          (Param("dimms", paper.DIMMS, "NDP-DIMMs (32 GB each)", minimum=1, maximum=64),
-           Param("multipliers", MULTIPLIERS, "GEMV multipliers per NDP core", minimum=1, maximum=4096),
-           Param("policy", "hermes", "random, partition, adjustment, hermes (the ablation steps)",
-                 choices=("random", "partition", "adjustment", "hermes")),
-           Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
-           Param("seed", 1, "activation trace seed")),
-          records=(("hermes_gemv", {}), ("hermes_activation", {})))
+@register(
+    "hermes",
+    "Consumer GPU + NDP-DIMMs: hot neurons on the GPU, cold neurons and attention on the DIMMs' "
+    "NDP cores, ILP mapping with online adjustment (Hermes §IV-§V; the GEMV unit's measured cycles)",
+    (
+        Param("dimms", paper.DIMMS, "NDP-DIMMs (32 GB each)", minimum=1, maximum=64),
+        Param("multipliers", MULTIPLIERS, "GEMV multipliers per NDP core", minimum=1, maximum=4096),
+        Param(
+            "policy",
+            "hermes",
+            "random, partition, adjustment, hermes (the ablation steps)",
+            choices=("random", "partition", "adjustment", "hermes"),
+        ),
+        Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
+        Param("seed", 1, "activation trace seed"),
+    ),
+    records=(("hermes_gemv", {}), ("hermes_activation", {})),
+)
 def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int):
     from sysmodel.hermes.model import HermesSystem
 

@@ -69,8 +69,11 @@ class ActivationStats:
 # contextual MLP sparsity on OPT), ReLU-fied models at its middle [S: which point each family takes; the lower
 # end cannot hold "20% of neurons do 80% of the work", which needs at most 20% active]; Falcon's adjacent tokens
 # share 95% of their active neurons [Q §III-B1, Fig. 4a].
-FAMILY_STATS = {"opt": ActivationStats(sparsity=0.9), "llama": ActivationStats(sparsity=0.8),
-                "falcon": ActivationStats(sparsity=0.8, adjacent_similarity=0.95)}
+FAMILY_STATS = {
+    "opt": ActivationStats(sparsity=0.9),
+    "llama": ActivationStats(sparsity=0.8),
+    "falcon": ActivationStats(sparsity=0.8, adjacent_similarity=0.95),
+}
 RELU_FIED = FAMILY_STATS["llama"]  # any other model runs on Hermes ReLU-fied, as LLaMA2 and Falcon do [S]
 
 
@@ -128,7 +131,7 @@ def solve(stats: ActivationStats) -> Solved:
 def profile_freq(g: np.ndarray, s: Solved) -> np.ndarray:
     """Activation frequency of neurons of profile popularity ``g`` averaged over sequences (what the
     paper's offline profiling on C4/Pile measures): Phi((mu + sigma sqrt(1-d^2) g) / sqrt(1 + sigma^2 d^2))."""
-    return norm.cdf((s.mu + s.sigma * np.sqrt(1 - s.drift ** 2) * g) / np.sqrt(1 + (s.sigma * s.drift) ** 2))
+    return norm.cdf((s.mu + s.sigma * np.sqrt(1 - s.drift**2) * g) / np.sqrt(1 + (s.sigma * s.drift) ** 2))
 
 
 @dataclass
@@ -163,8 +166,16 @@ class Trace:
         return path
 
 
-def generate(neurons: dict[str, int], sim_layers: int, tokens: int, prefill: int, batch: int = 1,
-             stats: ActivationStats = ActivationStats(), seed: int = 0, layers: int | None = None) -> Trace:
+def generate(
+    neurons: dict[str, int],
+    sim_layers: int,
+    tokens: int,
+    prefill: int,
+    batch: int = 1,
+    stats: ActivationStats = ActivationStats(),
+    seed: int = 0,
+    layers: int | None = None,
+) -> Trace:
     """Seeded activations of ``batch`` sequences over ``tokens`` tokens (``prefill`` of them the prompt),
     for ``sim_layers`` layers of blocks sized ``neurons`` ({"attn": hidden, "mlp": intermediate})."""
     if set(neurons) != set(BLOCKS) or min(neurons.values()) < 2:
@@ -173,7 +184,7 @@ def generate(neurons: dict[str, int], sim_layers: int, tokens: int, prefill: int
         raise ValueError("prefill: in [1, tokens); batch, sim_layers: >= 1")
     s, rng = solve(stats), np.random.default_rng(seed)
     tr = Trace({}, prefill, layers=layers or sim_layers)
-    innov, keep = np.sqrt(1 - s.ar ** 2), np.sqrt(1 - s.coupling ** 2)
+    innov, keep = np.sqrt(1 - s.ar**2), np.sqrt(1 - s.coupling**2)
     beta: dict = {}
     y: dict = {}
     for b in BLOCKS:
@@ -181,8 +192,9 @@ def generate(neurons: dict[str, int], sim_layers: int, tokens: int, prefill: int
         for layer in range(sim_layers):
             g = rng.standard_normal(n)
             tr.freq[(layer, b)] = profile_freq(g, s)
-            beta[(layer, b)] = (s.mu + s.sigma * (np.sqrt(1 - s.drift ** 2) * g
-                                                  + s.drift * rng.standard_normal((batch, n)))).astype(np.float32)
+            beta[(layer, b)] = (
+                s.mu + s.sigma * (np.sqrt(1 - s.drift**2) * g + s.drift * rng.standard_normal((batch, n)))
+            ).astype(np.float32)
             tr.acts[(layer, b)] = np.empty((batch, tokens, n), bool)
             if layer:
                 par = np.stack([rng.permutation(n), rng.permutation(n)], axis=1)  # two parents per neuron
@@ -196,9 +208,12 @@ def generate(neurons: dict[str, int], sim_layers: int, tokens: int, prefill: int
                 key, n = (layer, b), neurons[b]
                 e = rng.standard_normal((batch, n), dtype=np.float32)
                 y[key] = e if t == 0 else s.ar * y[key] + innov * e
-                z = y[key] if z_prev is None else \
-                    s.coupling * (z_prev[:, tr.parents[key][:, 0]] + z_prev[:, tr.parents[key][:, 1]]) / np.sqrt(2) \
+                z = (
+                    y[key]
+                    if z_prev is None
+                    else s.coupling * (z_prev[:, tr.parents[key][:, 0]] + z_prev[:, tr.parents[key][:, 1]]) / np.sqrt(2)
                     + keep * y[key]
+                )
                 tr.acts[key][:, t] = beta[key] + z > 0
                 z_prev = z
     return tr
@@ -227,7 +242,7 @@ def load_trace(path: Path) -> Trace:
     acts, parents = {}, {}
     for key in data.files:
         if key.startswith("layer"):
-            name, _, block = key[len("layer"):].partition("_")
+            name, _, block = key[len("layer") :].partition("_")
             if block not in BLOCKS or not name.isdigit():
                 raise ValueError(f"trace {path}: key {key!r} not allowed; layer<l>_<block>, block in {BLOCKS}")
             a = data[key]
@@ -235,7 +250,7 @@ def load_trace(path: Path) -> Trace:
                 raise ValueError(f"trace {path}: {key} is {a.dtype} {a.shape}; bool (batch, tokens, neurons)")
             acts[(int(name), block)] = a
         elif key.startswith("parents_layer"):
-            name, _, block = key[len("parents_layer"):].partition("_")
+            name, _, block = key[len("parents_layer") :].partition("_")
             parents[(int(name), block)] = data[key]
     if not acts:
         raise ValueError(f"trace {path}: no layer<l>_<block> arrays")
@@ -245,8 +260,9 @@ def load_trace(path: Path) -> Trace:
             raise ValueError(f"trace {path}: block {b!r} misses some of layers 0..{layers - 1}")
         shapes = {acts[(layer, b)].shape for layer in range(layers)}
         if len({(s[0], s[1]) for s in shapes}) != 1 or len(shapes) != 1:
-            raise ValueError(f"trace {path}: {b} arrays differ in shape {sorted(shapes)}; one (batch, tokens, "
-                             "neurons) per block")
+            raise ValueError(
+                f"trace {path}: {b} arrays differ in shape {sorted(shapes)}; one (batch, tokens, neurons) per block"
+            )
     if len({acts[(0, b)].shape[:2] for b in BLOCKS}) != 1:
         raise ValueError(f"trace {path}: attn and mlp arrays differ in (batch, tokens)")
     pf = data["prefill"]
@@ -255,8 +271,10 @@ def load_trace(path: Path) -> Trace:
     prefill = int(pf)
     for layer, b in parents:
         if layer == 0 or (layer, b) not in acts:
-            raise ValueError(f"trace {path}: parents_layer{layer}_{b} not allowed; parents name a neuron's correlated "
-                             "neurons in the previous layer, so only layers >= 1 of the trace's blocks have them")
+            raise ValueError(
+                f"trace {path}: parents_layer{layer}_{b} not allowed; parents name a neuron's correlated "
+                "neurons in the previous layer, so only layers >= 1 of the trace's blocks have them"
+            )
     tokens = acts[(0, "mlp")].shape[1]
     if not 0 < prefill < tokens:
         raise ValueError(f"trace {path}: prefill {prefill} not allowed; in [1, {tokens - 1}] (tokens {tokens})")
@@ -269,9 +287,15 @@ def load_trace(path: Path) -> Trace:
             if p is None:
                 prev = acts[(layer - 1, b)][:, :prefill].reshape(-1, acts[(layer - 1, b)].shape[2])
                 p = correlation_table(prev, prompt)
-            elif p.shape != (a.shape[2], 2) or not np.issubdtype(p.dtype, np.integer) or p.min() < 0 \
-                    or p.max() >= acts[(layer - 1, b)].shape[2]:
-                raise ValueError(f"trace {path}: parents_layer{layer}_{b} {p.shape} not allowed; ({a.shape[2]}, 2) "
-                                 "indices into the previous layer")
+            elif (
+                p.shape != (a.shape[2], 2)
+                or not np.issubdtype(p.dtype, np.integer)
+                or p.min() < 0
+                or p.max() >= acts[(layer - 1, b)].shape[2]
+            ):
+                raise ValueError(
+                    f"trace {path}: parents_layer{layer}_{b} {p.shape} not allowed; ({a.shape[2]}, 2) "
+                    "indices into the previous layer"
+                )
             tr.parents[(layer, b)] = p
     return tr

@@ -18,11 +18,13 @@ def systems(model: str, host: HostConfig | None = None) -> dict:
     """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP)."""
     tp, dp = paper.MODELS[model]
     host = host or HostConfig()
-    return {"L3": lambda: L3System(model, tp, dp, host),
-            "GPU-only": lambda: GpuOnly(model, paper.GPU, tp),
-            "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp),
-            "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False),
-            "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu")}
+    return {
+        "L3": lambda: L3System(model, tp, dp, host),
+        "GPU-only": lambda: GpuOnly(model, paper.GPU, tp),
+        "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp),
+        "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False),
+        "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu"),
+    }
 
 
 def serve(make, model: str, trace: str, requests: int, seed: int = 1) -> Result | None:
@@ -69,9 +71,13 @@ def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
     full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
     base = _l3_throughput(requests, HostConfig(int(paper.SCALE_BASE["ranksets"]), paper.SCALE_BASE["capacity"]))
     naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
-    return {"scalability": {name: _l3_throughput(requests, HostConfig(rs, cap)) / base
-                            for name, (cap, rs) in paper.SCALE_POINTS.items()},
-            "ablation": {"+ scheduler": _l3_throughput(requests, HostConfig(), overlap=False) / naive,
-                         "+ overlap": full / naive},
-            "tFAW": {"tFAW enforced": _l3_throughput(requests, HostConfig(), tfaw=True) / full}}
-
+    return {
+        "scalability": {
+            name: _l3_throughput(requests, HostConfig(rs, cap)) / base for name, (cap, rs) in paper.SCALE_POINTS.items()
+        },
+        "ablation": {
+            "+ scheduler": _l3_throughput(requests, HostConfig(), overlap=False) / naive,
+            "+ overlap": full / naive,
+        },
+        "tFAW": {"tFAW enforced": _l3_throughput(requests, HostConfig(), tfaw=True) / full},
+    }

@@ -65,8 +65,7 @@ def dram_efficiency(tfaw: bool = False, nbytes: int = 32 << 20) -> float:
     ``tfaw`` enforces tFAW on the all-bank ACT (:func:`sysmodel.memory.pim_view`). Refresh is postponed
     (up to 8 REFs) as L3's rank-PU refresh manager does, issuing REFs between heads (§4.4)."""
     view = memory.pim_view(memory.DDR4_3200, "all_bank", tfaw)
-    return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh="postpone").bandwidth / \
-        view.peak_bw()
+    return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh="postpone").bandwidth / view.peak_bw()
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,17 @@ class L3System:
     ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets; ``tfaw``:
     the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
 
-    def __init__(self, model: str, tp: int, dp: int = 1, host: HostConfig | None = None, attention: str = "l3",
-                 scheduler: bool = True, overlap: bool = True, tfaw: bool = False):
+    def __init__(
+        self,
+        model: str,
+        tp: int,
+        dp: int = 1,
+        host: HostConfig | None = None,
+        attention: str = "l3",
+        scheduler: bool = True,
+        overlap: bool = True,
+        tfaw: bool = False,
+    ):
         host = host or HostConfig()
         if attention not in ATTENTION:
             raise ValueError(f"attention: {attention!r} not allowed; allowed: {', '.join(ATTENTION)}")
@@ -100,8 +108,9 @@ class L3System:
         self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
         self.gpu = Engine(get_device(paper.GPU), ATTACC, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
-            raise Infeasible(f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x "
-                             f"{paper.GPU}")
+            raise Infeasible(
+                f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x {paper.GPU}"
+            )
         if attention == "l3" and self.cfg.head_dim != FULL.d_head:
             raise Infeasible(f"{model}: head dimension {self.cfg.head_dim}; the L3 rank maps d_head {FULL.d_head}")
         self.ranks = host.ranksets * paper.CHANNELS / dp
@@ -134,11 +143,13 @@ class L3System:
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
         gpu = sum(self.gpu.op_time(op) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
         # q, k, v of each decode request to the host and its output back, over the TP GPUs' PCIe links
-        comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / \
-            (paper.PCIE_EFFECTIVE * self.tp)
+        comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / (
+            paper.PCIE_EFFECTIVE * self.tp
+        )
         prefill = np.subtract(shape.tokens, shape.decode_reqs)
-        offload = np.multiply(prefill, 2 * cfg.kv_dim * KV_BYTES) / min(paper.PCIE_EFFECTIVE * self.tp,
-                                                                         paper.HOST_LINK_CAP)
+        offload = np.multiply(prefill, 2 * cfg.kv_dim * KV_BYTES) / min(
+            paper.PCIE_EFFECTIVE * self.tp, paper.HOST_LINK_CAP
+        )
         attn, xfer = self.attention_seconds(shape.decode_reqs, shape.decode_ctx), comm + offload
         host = np.maximum(xfer, attn + xfer / self.host.ranksets) if self.overlap else attn + xfer
         return gpu, host
@@ -171,8 +182,9 @@ class L3System:
                     u.read("ddr4", np.multiply(count, op.bytes), path)
                 else:
                     u.read(gpu.memory, np.multiply(count, op.bytes))
-            moved = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) + \
-                np.multiply(np.subtract(shape.tokens, shape.decode_reqs), 2 * cfg.kv_dim * KV_BYTES)
+            moved = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) + np.multiply(
+                np.subtract(shape.tokens, shape.decode_reqs), 2 * cfg.kv_dim * KV_BYTES
+            )
             u.move(paper.HOST_LINK, np.multiply(count, moved))
             if self.tp > 1:
                 u.move(gpu.interconnect, count * tp_allreduce_bytes(cfg, shape, self.tp))
@@ -189,16 +201,20 @@ class L3System:
         bank_pus = 0 if self.attention == "r-pim" else CHIPS * BANKS * a["l3_bank_pu"] * paper.DRAM_AREA_FACTOR
         if self.attention == "cpu":
             return Area(0.0, "CPU offload: nothing added")
-        return Area(self.ranks * (rank_pu + bank_pus) * 1e-6,
-                    "[D] L3 Table 5 areas x units per rank x ranks (bank PUs at 10x, DRAM process)")
+        return Area(
+            self.ranks * (rank_pu + bank_pus) * 1e-6,
+            "[D] L3 Table 5 areas x units per rank x ranks (bank PUs at 10x, DRAM process)",
+        )
 
     def provenance(self) -> Provenance:
         p = Provenance()
         if self.attention == "l3":
-            p.record("l3_rank", "hw/l3/rank.py", "golden/l3.py", banks=FULL.banks, d_head=FULL.d_head,
-                     max_tokens=64)
-            p.cycle_model("l3_rank run_cycles", "hw/l3/rank.py", "head cycles from the rank's cycle model, which "
-                          "the record above asserts cycle-exact")
+            p.record("l3_rank", "hw/l3/rank.py", "golden/l3.py", banks=FULL.banks, d_head=FULL.d_head, max_tokens=64)
+            p.cycle_model(
+                "l3_rank run_cycles",
+                "hw/l3/rank.py",
+                "head cycles from the rank's cycle model, which the record above asserts cycle-exact",
+            )
         p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
         for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
             p.constant(name, getattr(paper, name), "sysmodel/l3/paper.py")
@@ -238,14 +254,17 @@ def train_predictors(model: str = "gpt3-175b", tp: int = 8, samples: int = 1000,
     reqs = rng.integers(1, 256, samples)
     ctx = reqs * rng.integers(128, 16384, samples)
     chunk = rng.integers(0, 256, samples) * paper.CHUNK_MULTIPLE
-    shape = StageShape(tokens=reqs + chunk, decode_reqs=reqs, decode_ctx=ctx, prefill_pairs=chunk * (chunk + 1) / 2,
-                       prefill_kv=chunk)
+    shape = StageShape(
+        tokens=reqs + chunk, decode_reqs=reqs, decode_ctx=ctx, prefill_pairs=chunk * (chunk + 1) / 2, prefill_kv=chunk
+    )
     gpu, host = (np.asarray(t) for t in sys.layer_parts(shape, False))
     x_pim, x_gpu = np.stack([ctx, reqs, chunk], 1), np.stack([chunk, shape.prefill_pairs, reqs], 1)
     cut = int(0.8 * samples)
     out = {}
-    for name, reg, x, y in (("PIM (linear)", LinearRegression(), x_pim, host),
-                            ("GPU (random forest)", RandomForestRegressor(50, random_state=seed), x_gpu, gpu)):
+    for name, reg, x, y in (
+        ("PIM (linear)", LinearRegression(), x_pim, host),
+        ("GPU (random forest)", RandomForestRegressor(50, random_state=seed), x_gpu, gpu),
+    ):
         reg.fit(x[:cut], y[:cut])
         out[name] = float(np.mean(np.abs((y[cut:] - reg.predict(x[cut:])) / y[cut:])))
     return out

@@ -23,35 +23,62 @@ TRACES = ("openr1", "dolphin", "openthoughts", "longbench")  # Table 4
 
 # Fig. 8 headline: the largest speedups over the traces and models
 _f8 = claims("l3", "§6.2, Fig. 8", "the largest over OPT-66B, GPT-89B, GPT-175B x the four Table 4 traces", ratio=True)
-HEADLINE = {"HBM-PIM": _f8(6.1, "speedup over HBM-PIM"), "GPU-only": _f8(5.0, "speedup over GPU-only"),
-            "R-PIM": _f8(9.2, "speedup over R-PIM")}
+HEADLINE = {
+    "HBM-PIM": _f8(6.1, "speedup over HBM-PIM"),
+    "GPU-only": _f8(5.0, "speedup over GPU-only"),
+    "R-PIM": _f8(9.2, "speedup over R-PIM"),
+}
 BATCH_RATIO = _f8(14.3, "batch size over GPU-only")  # L3's batch size over GPU-only's, at most
 # Fig. 9 scalability, GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)
 _f9 = claims("l3", "§6.2, Fig. 9", "GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)", ratio=True)
-SCALABILITY = {"Cap-only (4 TB)": _f9(1.6, "Cap-only (4 TB)"),
-               "Bw-only (16 ranksets)": _f9(1.1, "Bw-only (16 ranksets)"), "Bw-Cap": _f9(5.1, "Bw-Cap")}
+SCALABILITY = {
+    "Cap-only (4 TB)": _f9(1.6, "Cap-only (4 TB)"),
+    "Bw-only (16 ranksets)": _f9(1.1, "Bw-only (16 ranksets)"),
+    "Bw-Cap": _f9(5.1, "Bw-Cap"),
+}
 SCALE_BASE = {"capacity": 512e9, "ranksets": 2}
 SCALE_POINTS = {"Cap-only (4 TB)": (4e12, 2), "Bw-only (16 ranksets)": (512e9, 16), "Bw-Cap": (4e12, 16)}
 # Fig. 10(a) ablation, GPT-175B on OpenR1: naive -> + scheduler -> + communication overlap (cumulative)
 _f10 = claims("l3", "§6.2, Fig. 10(a)", "GPT-175B on OpenR1, over the naive design", ratio=True)
-ABLATION = {"+ scheduler": _f10(1.3, "+ scheduler"), "+ overlap": _f10(1.3 * 1.7, "+ overlap",
-                                                                        where="§6.2, Fig. 10(a): 1.3 x 1.7")}
+ABLATION = {
+    "+ scheduler": _f10(1.3, "+ scheduler"),
+    "+ overlap": _f10(1.3 * 1.7, "+ overlap", where="§6.2, Fig. 10(a): 1.3 x 1.7"),
+}
 _f11 = claims("l3", "§6.3, Fig. 11", "GPT-89B decoding 6K-token requests, 16 ranksets, batches 16-64")
-TBT_16_RANKSETS = (_f11(0.29, "TBT over GPU-only's at 16 ranksets, lowest"),
-                   _f11(0.53, "TBT over GPU-only's at 16 ranksets, highest"))
+TBT_16_RANKSETS = (
+    _f11(0.29, "TBT over GPU-only's at 16 ranksets, lowest"),
+    _f11(0.53, "TBT over GPU-only's at 16 ranksets, highest"),
+)
 TBT_CONTEXT = 6144
 # Table 5 (28 nm): area in um^2
-PIM_BANDWIDTH = Claim(13.0, "l3", "§6.1, Table 2", "all-bank PIM aggregate bandwidth (TB/s)",
-                      "16 channels x 4 ranks of DDR4-3200 x8")  # the memory engine's all-bank mode predicts it
+PIM_BANDWIDTH = Claim(
+    13.0, "l3", "§6.1, Table 2", "all-bank PIM aggregate bandwidth (TB/s)", "16 channels x 4 ranks of DDR4-3200 x8"
+)  # the memory engine's all-bank mode predicts it
 AREA_UM2 = {"l3_relayout": 948, "l3_adder_unit": 3446, "l3_softmax_unit": 18506, "l3_bank_pu": 3323}
 POWER_MW = {"l3_relayout": 0.245, "l3_adder_unit": 1.812, "l3_softmax_unit": 4.345, "l3_bank_pu": 1.129}  # Table 5
 FLOPS_PER_CYCLE = {"l3_adder_unit": 8, "l3_bank_pu": 8}  # 8 FP16 adders; 4 multipliers + 4 adders (§6.4)
-POWER = {u: Claim(POWER_MW[u], "l3", "Table 5", f"{u} power (mW)", "28 nm synthesis; the model: the energy basis at "
-                  "the unit's full rate, one operation per lane per tCK") for u in FLOPS_PER_CYCLE}
+POWER = {
+    u: Claim(
+        POWER_MW[u],
+        "l3",
+        "Table 5",
+        f"{u} power (mW)",
+        "28 nm synthesis; the model: the energy basis at the unit's full rate, one operation per lane per tCK",
+    )
+    for u in FLOPS_PER_CYCLE
+}
 # the same as ledger claims: each unit's area over the bank PU's (Yosys generic cells are only comparable as ratios)
-AREA_RATIO = {u: Claim(a / AREA_UM2["l3_bank_pu"], "l3", "Table 5", f"{u} area / bank PU area",
-                       "28 nm synthesis (paper) vs Yosys generic cells (model)") for u, a in AREA_UM2.items()
-              if u != "l3_bank_pu"}
+AREA_RATIO = {
+    u: Claim(
+        a / AREA_UM2["l3_bank_pu"],
+        "l3",
+        "Table 5",
+        f"{u} area / bank PU area",
+        "28 nm synthesis (paper) vs Yosys generic cells (model)",
+    )
+    for u, a in AREA_UM2.items()
+    if u != "l3_bank_pu"
+}
 DRAM_AREA_FACTOR = 10  # Table 5's footnote: "Implementation with DRAM process would lead to 10x area overhead"
 CHIP_BITS = 8 << 30  # [S] 8 Gb DDR4 chips fill the 2 TB host (for the DIMMs' background power)
 HOST_LINK = "pcie4x16"  # the GPUs' links to the host (energy of the transfers)

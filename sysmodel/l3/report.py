@@ -18,42 +18,49 @@ from sysmodel.plots import pyplot, save
 from sysmodel.report import caption
 
 # The named modelling difference behind each result more than 10% off the paper's
-_POLICY = ("KV policy (measured both ways): the engine's default vLLM paging (issue 33) holds only the live context, "
-           "so the capacity-bound baselines' batch grows; under the reserve policy (whole KV reserved at admission) "
-           "the same cell gave {reserve}, so the paper's {paper} lies between the two policies and its baselines' "
-           "KV policy is unstated")
+_POLICY = (
+    "KV policy (measured both ways): the engine's default vLLM paging (issue 33) holds only the live context, "
+    "so the capacity-bound baselines' batch grows; under the reserve policy (whole KV reserved at admission) "
+    "the same cell gave {reserve}, so the paper's {paper} lies between the two policies and its baselines' "
+    "KV policy is unstated"
+)
 GAPS = {
     "speedup over GPU-only": _POLICY.format(reserve="8.30", paper="5.0") + "; the max cell is OPT-66B, where "
-                             "GPU-only's 28.6 GB of KV and its OOM criterion [S] are unstated in the paper",
+    "GPU-only's 28.6 GB of KV and its OOM criterion [S] are unstated in the paper",
     "speedup over HBM-PIM": _POLICY.format(reserve="6.98", paper="6.1"),
     "Cap-only (4 TB)": "balance at the base point: at 2 ranksets the model's PIM time already exceeds the GPU's at "
-                       "512 GB's batch, and a bandwidth-bound PIM's throughput does not grow with the batch",
+    "512 GB's batch, and a bandwidth-bound PIM's throughput does not grow with the batch",
     "Bw-Cap": "same: the model's 2-rankset base is PIM-bound, so 8x bandwidth with 8x batch scales nearly 8x",
     "Bw-only (16 ranksets)": "paging doubles the base's batch (5.4 -> 11.3 requests per stage, measured), which makes "
-                             "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.2x; under the reserve "
-                             "policy the base held 5.4 and the ratio was 1.18 (within 10%)",
+    "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.2x; under the reserve "
+    "policy the base held 5.4 and the ratio was 1.18 (within 10%)",
     "speedup over R-PIM": "KV policy (measured both ways): 7.97 on the default paging, 8.43 (within 10%) under the "
-                          "reserve policy; both designs hold their KV in the DIMMs, so the policy changes both "
-                          "batches and the rest of the gap is not yet explained",
+    "reserve policy; both designs hold their KV in the DIMMs, so the policy changes both "
+    "batches and the rest of the gap is not yet explained",
     "batch size over GPU-only": "KV policy (measured both ways): paging lifts GPU-only's batch a little more than "
-                                "L3's (12.8 here, 14.1 under the reserve policy, within 10%)",
+    "L3's (12.8 here, 14.1 under the reserve policy, within 10%)",
     "TBT over GPU-only's at 16 ranksets, lowest": "at 16 ranksets the model's L3 stage is bound by the GPUs' FC layers "
-        "(decode attention shrinks with the ranksets); the paper's TBT is ~25% higher at both ends of its range, "
-        "which per-layer synchronisation or transfer latency (not charged by the model) would explain",
+    "(decode attention shrinks with the ranksets); the paper's TBT is ~25% higher at both ends of its range, "
+    "which per-layer synchronisation or transfer latency (not charged by the model) would explain",
     "TBT over GPU-only's at 16 ranksets, highest": "same as the lowest",
-    **{f"{u} power (mW)": "the basis charges AttAcc's 0.64 pJ per FP16 FLOP at full activity (8 FLOPs per tCK, "
-       "12.8 GFLOP/s); Table 5's power would be 0.09-0.14 pJ per FLOP at that rate, below a 28 nm FP16 datapath, so "
-       "the paper's figures are at a lower (unstated) activity or clock" for u in ("l3_adder_unit", "l3_bank_pu")},
+    **{
+        f"{u} power (mW)": "the basis charges AttAcc's 0.64 pJ per FP16 FLOP at full activity (8 FLOPs per tCK, "
+        "12.8 GFLOP/s); Table 5's power would be 0.09-0.14 pJ per FLOP at that rate, below a 28 nm FP16 datapath, so "
+        "the paper's figures are at a lower (unstated) activity or clock"
+        for u in ("l3_adder_unit", "l3_bank_pu")
+    },
     "+ overlap": "transfer volume: q, k, v, outputs and prefill KV over 8 x PCIe 4.0 x16 at 25 GB/s "
-                 "(notes §1.8.3 [S]) are 2% (decode-only stage) to 11% (with a 512-token prefill chunk) of a "
-                 "GPT-175B stage, so hiding them gains little; the paper's 1.7x implies a far larger share",
+    "(notes §1.8.3 [S]) are 2% (decode-only stage) to 11% (with a 512-token prefill chunk) of a "
+    "GPT-175B stage, so hiding them gains little; the paper's 1.7x implies a far larger share",
 }
 
 
-AREA_GAP = ("generic cells count a flip-flop as one cell while a 28 nm flip-flop is several NAND2 equivalents, "
-            "and the RU is mostly its 2-beat double buffer (a permutation is wiring); the SU's lane count and exp "
-            "algorithm are unstated (notes §1.8.5): ours has chunk = 16 exp lanes (hw/arith's exp), 16 normalizing "
-            "multipliers and a reciprocal, which the paper's 5.6x of a bank PU suggests it shares")
+AREA_GAP = (
+    "generic cells count a flip-flop as one cell while a 28 nm flip-flop is several NAND2 equivalents, "
+    "and the RU is mostly its 2-beat double buffer (a permutation is wiring); the SU's lane count and exp "
+    "algorithm are unstated (notes §1.8.5): ours has chunk = 16 exp lanes (hw/arith's exp), 16 normalizing "
+    "multipliers and a reciprocal, which the paper's 5.6x of a bank PU suggests it shares"
+)
 
 
 def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
@@ -65,38 +72,50 @@ def _ratio(a, b) -> str:
 
 
 def fig8_lines(rows: list[dict]) -> list[str]:
-    lines = ["Throughput (output tokens/s, all DP replicas) and L3's speedup over each baseline. A system rejects "
-             "the requests whose KV cache can never fit next to its weights (as vLLM does) and serves the rest; "
-             "OOM: the trace's mean request does not fit (the paper normalizes GPU-only's OOM cells to L3).", "",
-             caption("L3 Fig. 8: L3's output tokens/s and its speedup over each baseline per model and trace (L3 "
-                     "Table 3 TP/DP, Table 4 traces)"),
-             "| model | trace | L3 tok/s | " + " | ".join(f"vs {b}" for b in BASELINES)
-             + " | batch L3 / GPU | GPU-only rejects |",
-             "| --- | --- | ---: | " + " | ".join("---:" for _ in BASELINES) + " | ---: | ---: |"]
+    lines = [
+        "Throughput (output tokens/s, all DP replicas) and L3's speedup over each baseline. A system rejects "
+        "the requests whose KV cache can never fit next to its weights (as vLLM does) and serves the rest; "
+        "OOM: the trace's mean request does not fit (the paper normalizes GPU-only's OOM cells to L3).",
+        "",
+        caption(
+            "L3 Fig. 8: L3's output tokens/s and its speedup over each baseline per model and trace (L3 "
+            "Table 3 TP/DP, Table 4 traces)"
+        ),
+        "| model | trace | L3 tok/s | "
+        + " | ".join(f"vs {b}" for b in BASELINES)
+        + " | batch L3 / GPU | GPU-only rejects |",
+        "| --- | --- | ---: | " + " | ".join("---:" for _ in BASELINES) + " | ---: | ---: |",
+    ]
     for r in rows:
         rej = r["GPU-only rejected"]
-        lines.append(f"| {r['model']} | {r['trace']} | {r['L3']:.0f} | "
-                     + " | ".join(_ratio(r["L3"], r[b]) for b in BASELINES)
-                     + f" | {_ratio(r['L3 batch'], r['GPU-only batch'])} | {'-' if rej is None else f'{rej:.1%}'} |")
+        lines.append(
+            f"| {r['model']} | {r['trace']} | {r['L3']:.0f} | "
+            + " | ".join(_ratio(r["L3"], r[b]) for b in BASELINES)
+            + f" | {_ratio(r['L3 batch'], r['GPU-only batch'])} | {'-' if rej is None else f'{rej:.1%}'} |"
+        )
     lines += ["", *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model")]
     for b, want in paper.HEADLINE.items():
-        lines.append(_row(f"speedup over {b}", want, max((r["L3"] / r[b] for r in rows if r[b]),
-                                                           default=float("nan"))))
+        lines.append(_row(f"speedup over {b}", want, max((r["L3"] / r[b] for r in rows if r[b]), default=float("nan"))))
     got = max((r["L3 batch"] / r["GPU-only batch"] for r in rows if r["GPU-only batch"]), default=float("nan"))
     return lines + [_row("batch size over GPU-only", paper.BATCH_RATIO, got)]
 
 
 def study_lines(got: dict[str, dict[str, float]]) -> list[str]:
-    lines = ["GPT-175B on OpenR1. Scalability over the base (512 GB, 2 ranksets); ablation over the naive design "
-             "(no sub-batch interleaving, no communication overlap), cumulative.", "",
-             *results.head("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, "
-                           "OpenR1)")]
+    lines = [
+        "GPT-175B on OpenR1. Scalability over the base (512 GB, 2 ranksets); ablation over the naive design "
+        "(no sub-batch interleaving, no communication overlap), cumulative.",
+        "",
+        *results.head("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, OpenR1)"),
+    ]
     for study, want in (("scalability", paper.SCALABILITY), ("ablation", paper.ABLATION)):
         lines += [_row(name, w, got[study][name]) for name, w in want.items()]
     eff = dram_efficiency(tfaw=True)
-    lines += ["", f"tFAW switch (notes §1.8.4): enforcing tFAW on the all-bank ACT (16 bank ACTs, 4 per tFAW) "
-              f"lowers the all-bank DRAM efficiency from {dram_efficiency():.3f} to {eff:.3f} and L3's throughput "
-              f"by {got['tFAW']['tFAW enforced']:.3f}x on this workload; the tables use the default (off)."]
+    lines += [
+        "",
+        f"tFAW switch (notes §1.8.4): enforcing tFAW on the all-bank ACT (16 bank ACTs, 4 per tFAW) "
+        f"lowers the all-bank DRAM efficiency from {dram_efficiency():.3f} to {eff:.3f} and L3's throughput "
+        f"by {got['tFAW']['tFAW enforced']:.3f}x on this workload; the tables use the default (off).",
+    ]
     return lines
 
 
@@ -119,15 +138,23 @@ def tbt_ratios() -> dict[tuple[int, int], float]:
 
 
 def tbt_lines(ratios: dict[tuple[int, int], float]) -> list[str]:
-    lines = [caption("L3 Fig. 11: L3's TBT over GPU-only's (unbounded HBM) per rankset count and batch, GPT-89B "
-                     "decoding 6K-token requests"),
-             "| ranksets | " + " | ".join(f"batch {b}" for b in TBT_BATCHES) + " |",
-             "| ---: | " + " | ".join("---:" for _ in TBT_BATCHES) + " |"]
+    lines = [
+        caption(
+            "L3 Fig. 11: L3's TBT over GPU-only's (unbounded HBM) per rankset count and batch, GPT-89B "
+            "decoding 6K-token requests"
+        ),
+        "| ranksets | " + " | ".join(f"batch {b}" for b in TBT_BATCHES) + " |",
+        "| ---: | " + " | ".join("---:" for _ in TBT_BATCHES) + " |",
+    ]
     lines += [f"| {rs} | " + " | ".join(f"{ratios[rs, b]:.2f}" for b in TBT_BATCHES) + " |" for rs in TBT_RANKSETS]
     at16 = [v for (rs, _), v in ratios.items() if rs == 16]
     lo, hi = paper.TBT_16_RANKSETS
-    return lines + ["", *results.head("Fig. 11's range at 16 ranksets, paper vs model"),
-                    _row(lo.quantity, lo, min(at16)), _row(hi.quantity, hi, max(at16))]
+    return lines + [
+        "",
+        *results.head("Fig. 11's range at 16 ranksets, paper vs model"),
+        _row(lo.quantity, lo, min(at16)),
+        _row(hi.quantity, hi, max(at16)),
+    ]
 
 
 def power_lines() -> list[str]:
@@ -136,11 +163,14 @@ def power_lines() -> list[str]:
     from sysmodel.energy import FLOP_PJ
     from sysmodel.l3.model import TCK_S
 
-    lines = ["Table 5's unit power against the energy basis every system's J/token uses: the adder unit (8 FP16 "
-             "adders) and the bank PU (4 multipliers + 4 adders) at one operation per lane per tCK, each FLOP at "
-             f"the basis' {FLOP_PJ:.2f} pJ. (The re-layout unit moves data and the softmax unit mixes exp, add and "
-             "divide lanes of unstated count: no like-for-like FLOP rate.)", "",
-             *results.head("L3 Table 5 power (28 nm) against the energy basis at the units' full rate")]
+    lines = [
+        "Table 5's unit power against the energy basis every system's J/token uses: the adder unit (8 FP16 "
+        "adders) and the bank PU (4 multipliers + 4 adders) at one operation per lane per tCK, each FLOP at "
+        f"the basis' {FLOP_PJ:.2f} pJ. (The re-layout unit moves data and the softmax unit mixes exp, add and "
+        "divide lanes of unstated count: no like-for-like FLOP rate.)",
+        "",
+        *results.head("L3 Table 5 power (28 nm) against the energy basis at the units' full rate"),
+    ]
     for unit, claim in paper.POWER.items():
         mw = paper.FLOPS_PER_CYCLE[unit] / TCK_S * FLOP_PJ * 1e-12 * 1e3
         lines.append(_row(claim.quantity, claim, mw))
@@ -153,12 +183,15 @@ def area_lines() -> list[str]:
     if not area:
         return ["Table 5 area: not synthesized yet (`make area`)."]
     ref = "l3_bank_pu"
-    lines = ["Table 5 (28 nm, Design Compiler) against Yosys generic cells (tb/area.py; no technology mapping, so "
-             "ratios between units, normalized to the bank PU, are what compares). The softmax unit is synthesized "
-             "with one chunk of exp buffer (the rank PU's 256 KB score buffer is SRAM outside Table 5's SU).", "",
-             caption("L3 Table 5: the units' areas relative to the bank PU, paper (28 nm) vs Yosys generic cells"),
-             "| unit | paper um^2 | paper / bank PU | cells | flip-flops | cells / bank PU | model / paper |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "Table 5 (28 nm, Design Compiler) against Yosys generic cells (tb/area.py; no technology mapping, so "
+        "ratios between units, normalized to the bank PU, are what compares). The softmax unit is synthesized "
+        "with one chunk of exp buffer (the rank PU's 256 KB score buffer is SRAM outside Table 5's SU).",
+        "",
+        caption("L3 Table 5: the units' areas relative to the bank PU, paper (28 nm) vs Yosys generic cells"),
+        "| unit | paper um^2 | paper / bank PU | cells | flip-flops | cells / bank PU | model / paper |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for unit, um2 in paper.AREA_UM2.items():
         cells = area[unit]["cells"]
         claim, got = paper.AREA_RATIO.get(unit), cells["total"] / area[ref]["cells"]["total"]
@@ -172,21 +205,27 @@ def area_lines() -> list[str]:
 
 def rank_lines() -> list[str]:
     slope, fixed = head_cycles()
-    lines = [f"One head on one rank (hw/l3/rank.py, d_head 128, 8 chips x 16 banks): {slope:g} PU cycles per "
-             f"token + {fixed:g} (cycle model asserted against the RTL); all-bank DRAM efficiency "
-             f"{dram_efficiency():.3f} (memory engine: ACT/PRE, refresh). The context RDs start with the first "
-             "S word and overlap the softmax unit's normalization pass, as the paper pipelines them (§4.3).", ""]
+    lines = [
+        f"One head on one rank (hw/l3/rank.py, d_head 128, 8 chips x 16 banks): {slope:g} PU cycles per "
+        f"token + {fixed:g} (cycle model asserted against the RTL); all-bank DRAM efficiency "
+        f"{dram_efficiency():.3f} (memory engine: ACT/PRE, refresh). The context RDs start with the first "
+        "S word and overlap the softmax unit's normalization pass, as the paper pipelines them (§4.3).",
+        "",
+    ]
     recs = [m for m in characterization.load() if m.unit == "l3_rank"]
     for m in recs:
         e = m.extra
         if "su_stall_fraction" in e:
-            lines.append(f"- measured, banks={m.params['banks']}: softmax-unit stall {e['su_stall_cycles']} of "
-                         f"{e['score_cycles']} score cycles ({e['su_stall_fraction']:.1%}) on a "
-                         f"{e['probe_tokens']}-token head")
+            lines.append(
+                f"- measured, banks={m.params['banks']}: softmax-unit stall {e['su_stall_cycles']} of "
+                f"{e['score_cycles']} score cycles ({e['su_stall_fraction']:.1%}) on a "
+                f"{e['probe_tokens']}-token head"
+            )
     return lines
 
 
 # --- plots ---------------------------------------------------------------------------------------------
+
 
 def plot_fig8(rows: list[dict], path: Path) -> Path:
     """Fig. 8 style: each system's throughput over GPU-only's per (model, trace); where GPU-only is OOM,
@@ -202,8 +241,9 @@ def plot_fig8(rows: list[dict], path: Path) -> Path:
     ax.set_xlabel("model and trace (L3 Table 4)")
     ax.set_ylabel("throughput / GPU-only's")
     ax.legend(fontsize=8, ncol=len(names), loc="upper left")
-    ax.set_title("L3 Fig. 8 (model): output tokens/s over GPU-only's (over L3's where GPU-only is OOM; no bar: OOM)",
-                 fontsize=10)
+    ax.set_title(
+        "L3 Fig. 8 (model): output tokens/s over GPU-only's (over L3's where GPU-only is OOM; no bar: OOM)", fontsize=10
+    )
     return save(fig, plt, path)
 
 
@@ -212,9 +252,14 @@ def plot_studies(got: dict[str, dict[str, float]], tbt: dict[tuple[int, int], fl
     with the paper's 16-rankset range."""
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
-    for ax, (study, want, ylabel) in zip(axes, (
+    for ax, (study, want, ylabel) in zip(
+        axes,
+        (
             ("scalability", paper.SCALABILITY, "throughput over the base (512 GB, 2 ranksets)"),
-            ("ablation", paper.ABLATION, "throughput over the naive design")), strict=False):
+            ("ablation", paper.ABLATION, "throughput over the naive design"),
+        ),
+        strict=False,
+    ):
         x = np.arange(len(want))
         ax.bar(x - 0.2, list(want.values()), 0.4, label="paper")
         ax.bar(x + 0.2, [got[study][k] for k in want], 0.4, label="model")
@@ -247,7 +292,18 @@ def report_lines(ctx) -> list[str]:
     lines += ["", "### Scalability and ablation (Figs. 9-10)", "", *study_lines(got)]
     lines += ["", "### TBT against ranksets (Fig. 11)", "", *tbt_lines(tbt), "", f"![L3 Figs. 9-11]({ps.name})"]
     re = train_predictors()
-    lines += ["", "### Runtime predictors (§5.3), relative error on held-out profiles", "",
-              *(f"- {k}: RE {v:.3f}" for k, v in re.items()), "", "### Area (Table 5)", "", *area_lines(), "",
-              "### Power (Table 5) against the energy basis", "", *power_lines()]
+    lines += [
+        "",
+        "### Runtime predictors (§5.3), relative error on held-out profiles",
+        "",
+        *(f"- {k}: RE {v:.3f}" for k, v in re.items()),
+        "",
+        "### Area (Table 5)",
+        "",
+        *area_lines(),
+        "",
+        "### Power (Table 5) against the energy basis",
+        "",
+        *power_lines(),
+    ]
     return lines

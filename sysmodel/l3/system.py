@@ -12,20 +12,30 @@ from sysmodel.l3 import paper
 from sysmodel.systems import Param, register
 
 
-@register("l3", "DGX-A100 + DIMM-PIM in host DDR4: decode attention in bank PUs, FC layers on the GPUs, "
-          "sub-batch interleaving (L3 §4-5; the rank's measured cycles)",
-          (Param("tp", paper.GPUS, "GPUs in tensor parallel per replica", minimum=1, maximum=paper.GPUS),
-           Param("dp", 1, "data-parallel replicas sharing the host (this system is one of them)", minimum=1,
-                 maximum=paper.GPUS),
-           Param("ranksets", paper.RANKSETS, "ranks per channel (16 channels)", minimum=1, maximum=64),
-           Param("capacity_gb", paper.HOST_BYTES / 1e9, "host DIMM capacity, GB", minimum=1),
-           Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)",
-                 choices=("l3", "r-pim", "cpu")),
-           Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
-           Param("overlap", True, "communication overlap across ranksets")),
-          records=(("l3_rank", {"banks": 16, "d_head": 128, "max_tokens": 64}),))
-def _l3(model: str, tp: int, dp: int, ranksets: int, capacity_gb: float, attention: str, scheduler: bool,
-        overlap: bool):
+@register(
+    "l3",
+    "DGX-A100 + DIMM-PIM in host DDR4: decode attention in bank PUs, FC layers on the GPUs, "
+    "sub-batch interleaving (L3 §4-5; the rank's measured cycles)",
+    (
+        Param("tp", paper.GPUS, "GPUs in tensor parallel per replica", minimum=1, maximum=paper.GPUS),
+        Param(
+            "dp",
+            1,
+            "data-parallel replicas sharing the host (this system is one of them)",
+            minimum=1,
+            maximum=paper.GPUS,
+        ),
+        Param("ranksets", paper.RANKSETS, "ranks per channel (16 channels)", minimum=1, maximum=64),
+        Param("capacity_gb", paper.HOST_BYTES / 1e9, "host DIMM capacity, GB", minimum=1),
+        Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
+        Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
+        Param("overlap", True, "communication overlap across ranksets"),
+    ),
+    records=(("l3_rank", {"banks": 16, "d_head": 128, "max_tokens": 64}),),
+)
+def _l3(
+    model: str, tp: int, dp: int, ranksets: int, capacity_gb: float, attention: str, scheduler: bool, overlap: bool
+):
     from sysmodel.l3.model import HostConfig, L3System
 
     if tp * dp > paper.GPUS:

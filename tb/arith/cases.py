@@ -58,8 +58,7 @@ def _case_fpmac(fmt_in: str = "bf16", fmt_acc: str = "fp32") -> tuple:
         return {"a": a, "b": b, "c": c}
 
     edges_in, edges_acc = edge_values(fi), edge_values(fa)
-    directed = [{"a": a, "b": b, "c": c} for a, b in itertools.product(edges_in, edges_in)
-                for c in edges_acc[::5]]
+    directed = [{"a": a, "b": b, "c": c} for a, b in itertools.product(edges_in, edges_in) for c in edges_acc[::5]]
     return (lambda v: arith.fp_mac(v["a"], v["b"], v["c"], fi, fa)), rand, directed
 
 
@@ -68,8 +67,9 @@ def _tree_case(op: Callable[[list[int]], int], fmt: str, n: int) -> tuple:
 
     def rand(rng: random.Random) -> Vector:
         base = random_value(rng, f)
-        return {"x": [near(rng, base, f, f.man_bits + 4) if rng.random() < 0.7 else random_value(rng, f)
-                      for _ in range(n)]}
+        return {
+            "x": [near(rng, base, f, f.man_bits + 4) if rng.random() < 0.7 else random_value(rng, f) for _ in range(n)]
+        }
 
     edges = edge_values(f)
     directed = [{"x": [edges[(i + k) % len(edges)] for i in range(n)]} for k in range(len(edges))]
@@ -98,9 +98,15 @@ def _case_fprecip(fmt: str = "bf16") -> tuple:
     return _unary_case(lambda x: arith.fp_recip(x, get_format(fmt)), fmt)
 
 
-CASES = {"fpmul": _case_fpmul, "fpadd": _case_fpadd, "fpmac": _case_fpmac,
-         "addtree": _case_addtree, "maxtree": _case_maxtree, "fpexp": _case_fpexp,
-         "fprecip": _case_fprecip}
+CASES = {
+    "fpmul": _case_fpmul,
+    "fpadd": _case_fpadd,
+    "fpmac": _case_fpmac,
+    "addtree": _case_addtree,
+    "maxtree": _case_maxtree,
+    "fpexp": _case_fpexp,
+    "fprecip": _case_fprecip,
+}
 
 
 def case(spec: TbSpec) -> StreamCase:

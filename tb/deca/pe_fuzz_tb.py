@@ -26,10 +26,12 @@ async def test_from_file(dut):
     assert batches, "MEMBOUND_DECA_VECTORS holds no batch"
     for b in batches:
         fmt = deca.DecaFormat("fuzz", b["bits"], tuple(b["table"]) if b["table"] else None, group=b["group"])
-        streams = [deca.TileStreams(TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"])
-                   for t in b["tiles"]]
+        streams = [deca.TileStreams(TileCmd(**t["cmd"]), t["lines"], t["mask"], t["scales"]) for t in b["tiles"]]
         h = Tiles(dut, rng)
         await h.program(fmt, b["p_valid"])
         cap = await h.run(streams, b["p_valid"], b["p_ready"])
-        check_scoreboard([c for ts in streams for c in golden_tile(ts, fmt)], cap.items["o"],
-                         lambda i, name=b["name"]: f"batch {name} tile {i // NV} chunk {i % NV}")
+        check_scoreboard(
+            [c for ts in streams for c in golden_tile(ts, fmt)],
+            cap.items["o"],
+            lambda i, name=b["name"]: f"batch {name} tile {i // NV} chunk {i % NV}",
+        )

@@ -70,8 +70,9 @@ class PerCycle(PortStreams):
         for ts in streams:
             for p, v in tile_items(ts, W).items():
                 items[p] += v
-        budget = sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / \
-            self.p_valid + 300
+        budget = (
+            sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / self.p_valid + 300
+        )
         got = await self.run(items, {"o": NV * len(streams)}, int(budget), FILL_TO_OUT + NV + 4)
         return got["o"], self.sources["cmd"]
 
@@ -86,8 +87,19 @@ class Tiles:
     async def program(self, fmt: deca.DecaFormat, p_valid: float = 1.0) -> None:
         if fmt.table is not None:
             items = lut_items(deca.lut_image(fmt))
-            await run_batch(self.dut, LAYOUT, Batch({"lut": items}, {"o": 0}, p_valid, 1.0, self.rng.getrandbits(32),
-                                                   linger=2, timeout=4 * len(items) + 100))
+            await run_batch(
+                self.dut,
+                LAYOUT,
+                Batch(
+                    {"lut": items},
+                    {"o": 0},
+                    p_valid,
+                    1.0,
+                    self.rng.getrandbits(32),
+                    linger=2,
+                    timeout=4 * len(items) + 100,
+                ),
+            )
 
     async def run(self, streams: list[deca.TileStreams], p_valid: float, p_ready: float) -> Capture:
         """The tiles' output chunks and stamps (``accepted["cmd"]``: the descriptors' retirements)."""
@@ -97,8 +109,16 @@ class Tiles:
                 items[p] += v
         # generous (a hang still ends in well under a second): a vOp can take W / Lq cycles of bubbles
         budget = sum(64 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(p_ready, 0.05) / p_valid + 300
-        b = Batch(items, {"o": NV * len(streams)}, p_valid, p_ready, self.rng.getrandbits(32),
-                  linger=FILL_TO_OUT + NV + 4, timeout=int(budget), stamps=["cmd"])
+        b = Batch(
+            items,
+            {"o": NV * len(streams)},
+            p_valid,
+            p_ready,
+            self.rng.getrandbits(32),
+            linger=FILL_TO_OUT + NV + 4,
+            timeout=int(budget),
+            stamps=["cmd"],
+        )
         return await run_batch(self.dut, LAYOUT, b)
 
 
@@ -110,7 +130,7 @@ def golden_tile(ts: deca.TileStreams, fmt: deca.DecaFormat) -> list[int]:
 def windows(tile: deca.CompressedTile) -> list[int]:
     if tile.mask is None:
         return [W] * NV
-    return [int(np.count_nonzero(tile.mask[v * W:(v + 1) * W])) for v in range(NV)]
+    return [int(np.count_nonzero(tile.mask[v * W : (v + 1) * W])) for v in range(NV)]
 
 
 def tile_ends(cap: Capture) -> list[int]:
@@ -152,8 +172,9 @@ async def test_formats(dut):
             # 1) random gaps and backpressure: bit-exact, in order, nothing lost or duplicated
             await h.program(fmt, 0.8)
             cap = await h.run(streams, 0.8, 0.7)
-            check_scoreboard(expected, cap.items["o"],
-                             lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}")
+            check_scoreboard(
+                expected, cap.items["o"], lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}"
+            )
             stressed = tile_ends(cap)
             stressed_cpt = (stressed[-1] - stressed[0]) / (len(stressed) - 1)
             # 2) ready ports: exact cycles per tile and latency, bubble statistics
@@ -165,28 +186,54 @@ async def test_formats(dut):
             bubbles = (sum(measured) - NV * len(measured)) / (NV * len(measured))
             expect = cycles.bpv(W, lq_, d)
             se = cycles.bpv_std(W, lq_, d) / math.sqrt(NV * len(measured))
-            assert abs(bubbles - expect) <= 4 * se + 1e-9, (f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, "
-                                                             f"bpv formula {expect:.3f} (4 SE {4 * se:.3f})")
+            assert abs(bubbles - expect) <= 4 * se + 1e-9, (
+                f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, bpv formula {expect:.3f} (4 SE {4 * se:.3f})"
+            )
             cpt = sum(measured) / len(measured)
             checked += 2 * len(tiles) * TILE
             rec_model = cycle_model(W, L, fmt.bits, d)
-            write_record("deca_pe", {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
-                         f"{SPEC.tag}-{fmt.name}-d{d}", rec_model, latency=MODEL.latency, ii=cpt,
-                         cycles_per_transaction=cpt, vectors=2 * len(tiles) * TILE,
-                         sim_cycles=simc, wall_s=wall,
-                         extra={"parent": SPEC.tag, "lq": lq_, "bubbles_per_vop": round(bubbles, 4),
-                                "bpv_formula": round(expect, 4), "bpv_4se": round(4 * se, 4),
-                                "tiles": len(tiles), "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2)})
+            write_record(
+                "deca_pe",
+                {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
+                f"{SPEC.tag}-{fmt.name}-d{d}",
+                rec_model,
+                latency=MODEL.latency,
+                ii=cpt,
+                cycles_per_transaction=cpt,
+                vectors=2 * len(tiles) * TILE,
+                sim_cycles=simc,
+                wall_s=wall,
+                extra={
+                    "parent": SPEC.tag,
+                    "lq": lq_,
+                    "bubbles_per_vop": round(bubbles, 4),
+                    "bpv_formula": round(expect, 4),
+                    "bpv_4se": round(4 * se, 4),
+                    "tiles": len(tiles),
+                    "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2),
+                },
+            )
             if fmt.name == "q8" and d == 1.0:
                 dense_q8 = (cpt, wall, simc)
     cpt, wall, simc = dense_q8
-    write_record("deca_pe", SPEC.params, SPEC.tag, MODEL, latency=MODEL.latency, ii=cpt,
-                 cycles_per_transaction=cpt, vectors=checked, sim_cycles=simc, wall_s=wall,
-                 extra={"what": "dense q8 tiles; per-format records carry parent=" + SPEC.tag})
+    write_record(
+        "deca_pe",
+        SPEC.params,
+        SPEC.tag,
+        MODEL,
+        latency=MODEL.latency,
+        ii=cpt,
+        cycles_per_transaction=cpt,
+        vectors=checked,
+        sim_cycles=simc,
+        wall_s=wall,
+        extra={"what": "dense q8 tiles; per-format records carry parent=" + SPEC.tag},
+    )
 
 
 def malformed_cases(nrng: np.random.Generator) -> list[tuple[str, deca.DecaFormat, deca.TileStreams]]:
     """Each case is followed by a good tile of the same format when run."""
+
     def ts(fmt, d):
         return deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W)
 
@@ -209,8 +256,7 @@ def malformed_cases(nrng: np.random.Generator) -> list[tuple[str, deca.DecaForma
         cases.append(("scales long", q4, deca.TileStreams(t.cmd, t.lines, t.mask, t.scales + [0x3F80])))
     t = ts(q8, 0.5)
     for bits in (0, 12):
-        cases.append((f"bad bits {bits}", q8,
-                      deca.TileStreams(TileCmd(bits, True, False), t.lines, t.mask, [])))
+        cases.append((f"bad bits {bits}", q8, deca.TileStreams(TileCmd(bits, True, False), t.lines, t.mask, [])))
     t = ts(q4, 1.0)
     cases.append(("bad group", q4, deca.TileStreams(TileCmd(4, False, True, 2), t.lines, [], t.scales)))
     return [(name, f, bad) for name, f, bad in cases] + [("good after", q8, ts(q8, 0.2))]
@@ -267,7 +313,7 @@ async def test_reset_midstream(dut):
     partial = list(h.sink.items)
     expected = [c for ts in streams for c in golden_tile(ts, fmt)]
     assert 0 < len(partial) < len(expected), "reset must land mid-batch"
-    check_scoreboard(expected[:len(partial)], partial)
+    check_scoreboard(expected[: len(partial)], partial)
     fresh = [deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W) for d in (1.0, 0.2, 0.05)]
     cap = await Tiles(dut, rng).run(fresh, 0.8, 0.7)  # the harness after a reset of the whole design
     check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], cap.items["o"])

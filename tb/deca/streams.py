@@ -25,8 +25,7 @@ def _delimited(values: list[int], width: int) -> list[int]:
 def tile_items(ts: deca.TileStreams, w: int) -> dict[str, list[int]]:
     """Per-port items for one tile: the mask only for sparse tiles, scales only for scaled ones."""
     c = ts.cmd
-    items = {"cmd": [pack(CMD, c.fields())],
-             "sqq": _delimited(ts.lines, LINE_BITS), "mask": [], "scale": []}
+    items = {"cmd": [pack(CMD, c.fields())], "sqq": _delimited(ts.lines, LINE_BITS), "mask": [], "scale": []}
     if c.sparse:
         items["mask"] = _delimited(ts.mask, w)
     if c.scaled:
@@ -37,5 +36,7 @@ def tile_items(ts: deca.TileStreams, w: int) -> dict[str, list[int]]:
 def expected_chunks(out: np.ndarray, flags: int, w: int) -> list[int]:
     layout = chunk_out(w)
     nv = TILE // w
-    return [pack(layout, {"data": [int(x) for x in out[v * w:(v + 1) * w]], "last": int(v == nv - 1),
-                          "error": flags}) for v in range(nv)]
+    return [
+        pack(layout, {"data": [int(x) for x in out[v * w : (v + 1) * w]], "last": int(v == nv - 1), "error": flags})
+        for v in range(nv)
+    ]

@@ -32,6 +32,7 @@ def _matrix(rng: random.Random, shape: tuple[int, int], edge: float = 0.03) -> n
 
 # --- GEMM module: one descriptor, its inputs and its weights -------------------------------------------------
 
+
 def _gemm_case(spec: TbSpec) -> StreamCase:
     g = Geometry(**spec.params)
     layout = gemm_module.out_layout(g)
@@ -68,31 +69,52 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         w, x = np.full((g.modules * m, k), wv, dtype=np.uint16), np.full((n, k), xv, dtype=np.uint16)
         return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
 
-    directed = [const(g.rows, g.rows, 1, neg_zero, one), const(g.rows, g.rows, g.lanes, 0, 0),
-                const(g.rows, g.rows, 1, F.inf_bits, one), const(g.rows, g.rows, 2, F.inf_bits, neg_zero),
-                const(g.rows, g.rows, 1, 1, one),  # subnormal weights
-                const(g.rows, g.rows, 1, F.max_bits, F.max_bits), gemm(rng, g.rows, g.rows, 1, edge=0.5),
-                gemm(rng, g.rows, kmax, 1), gemm(rng, g.rows, g.rows, g.lanes * g.lane_words)]
-    directed += [{"items": [(Op.DESC, duplex.pack_desc(*s), 1)], "shape": None}
-                 for s in [(0, 0, 0), (g.rows, g.rows, 1), (g.rows + 1, g.rows, 1), (g.rows, kmax + g.rows, 1)]]
+    directed = [
+        const(g.rows, g.rows, 1, neg_zero, one),
+        const(g.rows, g.rows, g.lanes, 0, 0),
+        const(g.rows, g.rows, 1, F.inf_bits, one),
+        const(g.rows, g.rows, 2, F.inf_bits, neg_zero),
+        const(g.rows, g.rows, 1, 1, one),  # subnormal weights
+        const(g.rows, g.rows, 1, F.max_bits, F.max_bits),
+        gemm(rng, g.rows, g.rows, 1, edge=0.5),
+        gemm(rng, g.rows, kmax, 1),
+        gemm(rng, g.rows, g.rows, g.lanes * g.lane_words),
+    ]
+    directed += [
+        {"items": [(Op.DESC, duplex.pack_desc(*s), 1)], "shape": None}
+        for s in [(0, 0, 0), (g.rows, g.rows, 1), (g.rows + 1, g.rows, 1), (g.rows, kmax + g.rows, 1)]
+    ]
 
     def probe(rng: random.Random) -> dict:
         return gemm(rng, 2 * g.rows, g.rows * (g.lane_words // 2), g.lanes * 2)
 
     def measure(dut, t: dict) -> dict:
         m, k, n = t["shape"]
-        return {"probe_shape": [m, k, n], "probe_cycles": gemm_module.txn_cycles(m, k, n, g),
-                "compute_cycles": m // g.rows * k * g.groups(n)}
+        return {
+            "probe_shape": [m, k, n],
+            "probe_cycles": gemm_module.txn_cycles(m, k, n, g),
+            "compute_cycles": m // g.rows * k * g.groups(n),
+        }
 
-    return command_case(lambda rng: gemm(rng, *fits(rng)), flagged, lambda items: duplex.module_run(items, g),
-                        layout, lambda *shape: gemm_module.txn_cycles(*shape, g), gemm_module.error_cycles,
-                        directed, gemm_module.cycle_model(**spec.params),
-                        timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)), probe=probe, measure=measure,
-                        extra={"flush_cycles": gemm_module.FLUSH},
-                        max_items=None if g.modules == 1 else 10_000 // g.modules)  # Icarus time grows with modules
+    return command_case(
+        lambda rng: gemm(rng, *fits(rng)),
+        flagged,
+        lambda items: duplex.module_run(items, g),
+        layout,
+        lambda *shape: gemm_module.txn_cycles(*shape, g),
+        gemm_module.error_cycles,
+        directed,
+        gemm_module.cycle_model(**spec.params),
+        timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)),
+        probe=probe,
+        measure=measure,
+        extra={"flush_cycles": gemm_module.FLUSH},
+        max_items=None if g.modules == 1 else 10_000 // g.modules,
+    )  # Icarus time grows with modules
 
 
 # --- activation: one beat of gate/up pairs ------------------------------------------------------------------
+
 
 def _activation_case(spec: TbSpec) -> StreamCase:
     lanes = spec.params["lanes"]
@@ -101,16 +123,26 @@ def _activation_case(spec: TbSpec) -> StreamCase:
         return {"g": [_fp16(rng, 0.05) for _ in range(lanes)], "u": [_fp16(rng, 0.05) for _ in range(lanes)]}
 
     def golden(v: dict) -> list[int]:
-        return [pack(activation.Activation(lanes).o.payload.shape(),
-                     [duplex.silu_gate(a, b) for a, b in zip(v["g"], v["u"], strict=True)])]
+        return [
+            pack(
+                activation.Activation(lanes).o.payload.shape(),
+                [duplex.silu_gate(a, b) for a, b in zip(v["g"], v["u"], strict=True)],
+            )
+        ]
 
-    directed = [{"g": [EDGES[(i + k) % len(EDGES)] for i in range(lanes)],
-                 "u": [EDGES[(3 * i + k) % len(EDGES)] for i in range(lanes)]} for k in range(len(EDGES))]
+    directed = [
+        {
+            "g": [EDGES[(i + k) % len(EDGES)] for i in range(lanes)],
+            "u": [EDGES[(3 * i + k) % len(EDGES)] for i in range(lanes)],
+        }
+        for k in range(len(EDGES))
+    ]
     # 40,000 gate/up pairs at most: 10,000 beats of 4 lanes, 625 of the paper's 64 (Icarus: ~14 beats/s)
     return StreamCase(golden, rand, directed, activation.cycle_model(), max_items=40_000 // lanes)
 
 
 # --- softmax unit: one score row, padded to whole beats ------------------------------------------------------
+
 
 def _softmax_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES, "normalize": True, **spec.params}
@@ -126,36 +158,66 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         if rng.random() < 0.04:
             n = max_beats * lanes + rng.randint(1, lanes + 1)  # LEN_OVER
         spread = rng.choice([1, 4, 12])  # scores within a few units: the probabilities are not all 0
-        return row([_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, F, exp_span=spread)
-                    for _ in range(n)])
+        return row(
+            [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, F, exp_span=spread) for _ in range(n)]
+        )
 
     def items(t: dict) -> list[dict]:
         padded = t["scores"] + [NEG_INF] * (t["beats"] * lanes - len(t["scores"]))
-        return [{"s": padded[b * lanes:(b + 1) * lanes], "last": int(b == t["beats"] - 1)} for b in range(t["beats"])]
+        return [{"s": padded[b * lanes : (b + 1) * lanes], "last": int(b == t["beats"] - 1)} for b in range(t["beats"])]
 
     def golden(t: dict) -> list[int]:
         vals, r, err = softmax(t["scores"], lanes, normalize, max_beats * lanes)
         if err:
             return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
         last = t["beats"] - 1 if normalize else -1  # deferred: e beats, then one r item (hw/common/softmax.py)
-        beats = [pack(layout, {"p": vals[b * lanes:(b + 1) * lanes], "r": r if normalize else 0,
-                               "last": int(b == last), "error": 0}) for b in range(t["beats"])]
+        beats = [
+            pack(
+                layout,
+                {
+                    "p": vals[b * lanes : (b + 1) * lanes],
+                    "r": r if normalize else 0,
+                    "last": int(b == last),
+                    "error": 0,
+                },
+            )
+            for b in range(t["beats"])
+        ]
         return beats if normalize else beats + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
 
     full = max_beats * lanes
-    directed = [row([0]), row([NEG_INF] * lanes), row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
-                row([F.nan_bits] + [0] * lanes), row([F.inf_bits, 0, NEG_INF]),
-                row([F.max_bits, F.max_bits ^ F.sign_bit] * lanes), row([1, 0x8001, 0x0400] * lanes),  # subnormals
-                row([0x3C00] * full), row([0] * (full + 1)), row(EDGES * (2 * lanes // len(EDGES) + 1))]
-    return StreamCase(golden, rand, directed, softmax_unit.cycle_model(**p), items,
-                      lone_cycles=lambda t: softmax_unit.row_cycles(t["beats"], **p),
-                      timing=lambda rng: row([random_value(rng, F, exp_span=4)
-                                              for _ in range(softmax_hw.TIMING_BEATS * lanes)]),
-                      ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
+    directed = [
+        row([0]),
+        row([NEG_INF] * lanes),
+        row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
+        row([F.nan_bits] + [0] * lanes),
+        row([F.inf_bits, 0, NEG_INF]),
+        row([F.max_bits, F.max_bits ^ F.sign_bit] * lanes),
+        row([1, 0x8001, 0x0400] * lanes),  # subnormals
+        row([0x3C00] * full),
+        row([0] * (full + 1)),
+        row(EDGES * (2 * lanes // len(EDGES) + 1)),
+    ]
+    return StreamCase(
+        golden,
+        rand,
+        directed,
+        softmax_unit.cycle_model(**p),
+        items,
+        lone_cycles=lambda t: softmax_unit.row_cycles(t["beats"], **p),
+        timing=lambda rng: row([random_value(rng, F, exp_span=4) for _ in range(softmax_hw.TIMING_BEATS * lanes)]),
+        ii_per="txn",
+        burst_txns=8,
+        max_items=16_000 // lanes,
+    )
 
 
-CASES = {"duplex_gemm_module": _gemm_case, "duplex_stack": _gemm_case, "duplex_activation": _activation_case,
-         "duplex_softmax_unit": _softmax_case}
+CASES = {
+    "duplex_gemm_module": _gemm_case,
+    "duplex_stack": _gemm_case,
+    "duplex_activation": _activation_case,
+    "duplex_softmax_unit": _softmax_case,
+}
 
 
 def case(spec: TbSpec) -> StreamCase:
@@ -163,23 +225,41 @@ def case(spec: TbSpec) -> StreamCase:
 
 
 _R = {"rows": REDUCED.rows, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
-SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _R),
-         TbSpec("duplex_stack", "hw.duplex.stack:LogicPimStack", {**_R, "modules": 4}),
-         TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4}),
-         TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": 4, "buffer_bytes": 64}),
-         TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
-                {"lanes": 4, "buffer_bytes": 64, "normalize": False})]
+SPECS = [
+    TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _R),
+    TbSpec("duplex_stack", "hw.duplex.stack:LogicPimStack", {**_R, "modules": 4}),
+    TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4}),
+    TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": 4, "buffer_bytes": 64}),
+    TbSpec(
+        "duplex_softmax_unit",
+        "hw.duplex.softmax_unit:SoftmaxUnit",
+        {"lanes": 4, "buffer_bytes": 64, "normalize": False},
+    ),
+]
 # the paper's sizes (make sim only: pytest marker "full"); the 512-MAC module on Verilator (Icarus: hours), and the
 # 64-lane activation unit too (Icarus ran it at 12 cycles per second: 352 s in all)
 _F = {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes}
-FULL_SPECS = [TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _F, sim="verilator"),
-              TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES}, sim="verilator"),
-              TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
-                     {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES})]
+FULL_SPECS = [
+    TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _F, sim="verilator"),
+    TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES}, sim="verilator"),
+    TbSpec(
+        "duplex_softmax_unit",
+        "hw.duplex.softmax_unit:SoftmaxUnit",
+        {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES},
+    ),
+]
 # The area proxy (`make area`, tb/area.py): the GEMM module and the softmax unit each at two sizes, so the report
 # can extrapolate cells linearly to the paper's 64 x 8 module and 64 lanes (synthesizing 512 MACs flat is hours);
 # buffers of one vector, since the paper's SRAM is not logic
-AREA_SPECS = {f"gemm_{r}x{t}": TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule",
-                                      {"rows": r, "lanes": t, "buffer_bytes": 2 * r * t}) for r, t in ((4, 2), (8, 2))}
-AREA_SPECS |= {f"softmax_{n}": TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit",
-                                      {"lanes": n, "buffer_bytes": 2 * n}) for n in (4, 8)}
+AREA_SPECS = {
+    f"gemm_{r}x{t}": TbSpec(
+        "duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", {"rows": r, "lanes": t, "buffer_bytes": 2 * r * t}
+    )
+    for r, t in ((4, 2), (8, 2))
+}
+AREA_SPECS |= {
+    f"softmax_{n}": TbSpec(
+        "duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": n, "buffer_bytes": 2 * n}
+    )
+    for n in (4, 8)
+}

@@ -38,16 +38,21 @@ def _bitserial_case(spec: TbSpec) -> StreamCase:
         return {"a": [_fp16(rng) for _ in range(lanes)], "b": [_fp16(rng) for _ in range(lanes)]}
 
     def golden(v: dict) -> list[int]:
-        return [pack(layout, {"p": hermes.mul(a, b), "lane": t})
-                for t, (a, b) in enumerate(zip(v["a"], v["b"], strict=True))]
+        return [
+            pack(layout, {"p": hermes.mul(a, b), "lane": t})
+            for t, (a, b) in enumerate(zip(v["a"], v["b"], strict=True))
+        ]
 
     pairs = list(itertools.product(EDGES, EDGES))  # every edge value against every other
-    directed = [{"a": [a for a, _ in pairs[i:i + lanes]], "b": [b for _, b in pairs[i:i + lanes]]}
-                for i in range(0, len(pairs) - lanes + 1, lanes)]
+    directed = [
+        {"a": [a for a, _ in pairs[i : i + lanes]], "b": [b for _, b in pairs[i : i + lanes]]}
+        for i in range(0, len(pairs) - lanes + 1, lanes)
+    ]
     return StreamCase(golden, rand, directed, bitserial.cycle_model(**p), max_items=80_000 // lanes)
 
 
 # --- GEMV unit: one descriptor, its operands and its weights ------------------------------------------------
+
 
 def _gemv_case(spec: TbSpec) -> StreamCase:
     g = gemv.geometry(**spec.params)
@@ -90,14 +95,21 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
     directed = []
     for mode in Mode:
         words = dot_words if mode == Mode.DOT else psum_words
-        directed += [const(mode, 1, 1, 1, neg_zero, one), const(mode, 2, 1, 2, 0, 0),
-                     const(mode, 1, 1, 1, FP16.inf_bits, one), const(mode, 1, 1, 2, FP16.inf_bits, neg_zero),
-                     const(mode, 1, 1, 1, 1, one),  # subnormal weights
-                     const(mode, 2, 1, 1, FP16.max_bits, FP16.max_bits),  # FP16 overflow at the final rounding
-                     txn(rng, mode, 2, 1, 1, edge=0.5), txn(rng, mode, 1, 1, MAX_BATCH if words >= MAX_BATCH else 1),
-                     txn(rng, mode, 1, words, 1)]  # the full buffer
-    directed += [{"items": [(Op.DESC, pack_desc(*d), 1)], "shape": None}
-                 for d in [(0, 0, 0, 0), (0, 1, 1, 1), (1, 1, 1, MAX_BATCH + 1), (0, 1, dot_words + 1, 1)]]
+        directed += [
+            const(mode, 1, 1, 1, neg_zero, one),
+            const(mode, 2, 1, 2, 0, 0),
+            const(mode, 1, 1, 1, FP16.inf_bits, one),
+            const(mode, 1, 1, 2, FP16.inf_bits, neg_zero),
+            const(mode, 1, 1, 1, 1, one),  # subnormal weights
+            const(mode, 2, 1, 1, FP16.max_bits, FP16.max_bits),  # FP16 overflow at the final rounding
+            txn(rng, mode, 2, 1, 1, edge=0.5),
+            txn(rng, mode, 1, 1, MAX_BATCH if words >= MAX_BATCH else 1),
+            txn(rng, mode, 1, words, 1),
+        ]  # the full buffer
+    directed += [
+        {"items": [(Op.DESC, pack_desc(*d), 1)], "shape": None}
+        for d in [(0, 0, 0, 0), (0, 1, 1, 1), (1, 1, 1, MAX_BATCH + 1), (0, 1, dot_words + 1, 1)]
+    ]
 
     def timing(rng: random.Random) -> dict:
         return txn(rng, *gemv.TIMING)
@@ -106,16 +118,30 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
         return txn(rng, Mode.DOT, 2, 2, 4)
 
     def measure(dut, t: dict) -> dict:
-        return {"probe_shape": list(t["shape"]), "probe_cycles": gemv.txn_cycles(*t["shape"], g),
-                "op_cycles": gemv.ii(g)}  # the probe's measured cycles were asserted equal to these
+        return {
+            "probe_shape": list(t["shape"]),
+            "probe_cycles": gemv.txn_cycles(*t["shape"], g),
+            "op_cycles": gemv.ii(g),
+        }  # the probe's measured cycles were asserted equal to these
 
-    return command_case(lambda rng: txn(rng, *fits(rng)), flagged, lambda items: hermes.gemv_run(items, g), layout,
-                        lambda *shape: gemv.txn_cycles(*shape, g), gemv.error_cycles, directed,
-                        gemv.cycle_model(**spec.params), timing=timing, probe=probe, measure=measure,
-                        max_items=max(48, 8000 // g.beat))  # the golden's Python products: ~1 s per full-size beat
+    return command_case(
+        lambda rng: txn(rng, *fits(rng)),
+        flagged,
+        lambda items: hermes.gemv_run(items, g),
+        layout,
+        lambda *shape: gemv.txn_cycles(*shape, g),
+        gemv.error_cycles,
+        directed,
+        gemv.cycle_model(**spec.params),
+        timing=timing,
+        probe=probe,
+        measure=measure,
+        max_items=max(48, 8000 // g.beat),
+    )  # the golden's Python products: ~1 s per full-size beat
 
 
 # --- activation unit: one command's beats -------------------------------------------------------------------
+
 
 def _activation_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": ACT_LANES, "buffer_bytes": ACT_BUFFER_BYTES, **spec.params}
@@ -129,8 +155,9 @@ def _activation_case(spec: TbSpec) -> StreamCase:
     def values(rng: random.Random, n: int, op: int) -> list[int]:
         if op == ActOp.SOFTMAX:  # scores within a few units: the probabilities are not all 0
             spread = rng.choice([1, 4, 12])
-            return [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, FP16, exp_span=spread)
-                    for _ in range(n)]
+            return [
+                _fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, FP16, exp_span=spread) for _ in range(n)
+            ]
         return [_fp16(rng, 0.05) for _ in range(n)]
 
     def good(rng: random.Random) -> dict:
@@ -160,8 +187,10 @@ def _activation_case(spec: TbSpec) -> StreamCase:
         return flagged(rng) if rng.random() < 0.1 else good(rng)
 
     def golden(t: dict) -> list[int]:
-        return [pack(layout, {"y": y, "last": last, "error": err})
-                for y, last, err in hermes.act_run(t["beats"], lanes, cap)]
+        return [
+            pack(layout, {"y": y, "last": last, "error": err})
+            for y, last, err in hermes.act_run(t["beats"], lanes, cap)
+        ]
 
     def lone(t: dict) -> int:
         if t["ok"]:
@@ -171,18 +200,24 @@ def _activation_case(spec: TbSpec) -> StreamCase:
         return activation.error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
 
     rng = random.Random(11)
-    directed = [command(ActOp.SOFTMAX, [0]), command(ActOp.SOFTMAX, [FP16.sign_bit] + [0] * (lanes - 1)),
-                command(ActOp.SOFTMAX, [FP16.nan_bits] + [0] * lanes), command(ActOp.SOFTMAX, [FP16.inf_bits, 0]),
-                command(ActOp.SOFTMAX, [0x3C00] * cap),  # the full buffer
-                command(ActOp.SOFTMAX, [1, 0x8001, 0x0400] * lanes),  # subnormals
-                command(ActOp.RELU, EDGES), command(ActOp.MERGE, EDGES, EDGES[::-1]),
-                command(ActOp.MERGE, [FP16.max_bits] * lanes, [FP16.max_bits] * lanes),  # overflow
-                command(ActOp.SCALE, EDGES, [0x3C00 ^ FP16.sign_bit] * len(EDGES)),
-                command(ActOp.SCALE, EDGES, [FP16.inf_bits] * len(EDGES)),
-                command(ActOp.SCALE, [1] * lanes, [0x3800] * lanes),  # a subnormal halved: ties to even
-                {"beats": hermes.act_items(ActOp.RELU, [], None, lanes), "ok": False},  # n = 0
-                {"beats": hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes), "ok": False}]
+    directed = [
+        command(ActOp.SOFTMAX, [0]),
+        command(ActOp.SOFTMAX, [FP16.sign_bit] + [0] * (lanes - 1)),
+        command(ActOp.SOFTMAX, [FP16.nan_bits] + [0] * lanes),
+        command(ActOp.SOFTMAX, [FP16.inf_bits, 0]),
+        command(ActOp.SOFTMAX, [0x3C00] * cap),  # the full buffer
+        command(ActOp.SOFTMAX, [1, 0x8001, 0x0400] * lanes),  # subnormals
+        command(ActOp.RELU, EDGES),
+        command(ActOp.MERGE, EDGES, EDGES[::-1]),
+        command(ActOp.MERGE, [FP16.max_bits] * lanes, [FP16.max_bits] * lanes),  # overflow
+        command(ActOp.SCALE, EDGES, [0x3C00 ^ FP16.sign_bit] * len(EDGES)),
+        command(ActOp.SCALE, EDGES, [FP16.inf_bits] * len(EDGES)),
+        command(ActOp.SCALE, [1] * lanes, [0x3800] * lanes),  # a subnormal halved: ties to even
+        {"beats": hermes.act_items(ActOp.RELU, [], None, lanes), "ok": False},  # n = 0
+        {"beats": hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes), "ok": False},
+    ]
     directed += [flagged(rng) for _ in range(6)]
+
     def timing(rng: random.Random) -> dict:
         return command(ActOp.SOFTMAX, values(rng, activation.TIMING[1] * lanes, ActOp.SOFTMAX))
 
@@ -190,22 +225,39 @@ def _activation_case(spec: TbSpec) -> StreamCase:
         return command(ActOp.SOFTMAX, values(rng, PROBE_BEATS * lanes, ActOp.SOFTMAX))
 
     def measure(dut, t: dict) -> dict:
-        return {"probe_beats": PROBE_BEATS, "probe_cycles": activation.txn_cycles(ActOp.SOFTMAX, t["n"], **p),
-                "timing_beats": activation.TIMING[1]}  # the probe's measured cycles were asserted equal
+        return {
+            "probe_beats": PROBE_BEATS,
+            "probe_cycles": activation.txn_cycles(ActOp.SOFTMAX, t["n"], **p),
+            "timing_beats": activation.TIMING[1],
+        }  # the probe's measured cycles were asserted equal
 
-    return StreamCase(golden, rand, directed, activation.cycle_model(**p), lambda t: t["beats"], lone_cycles=lone,
-                      timing=timing, probe=probe, measure=measure,
-                      ii_per="txn", burst_txns=8, max_items=16_000 // lanes)
+    return StreamCase(
+        golden,
+        rand,
+        directed,
+        activation.cycle_model(**p),
+        lambda t: t["beats"],
+        lone_cycles=lone,
+        timing=timing,
+        probe=probe,
+        measure=measure,
+        ii_per="txn",
+        burst_txns=8,
+        max_items=16_000 // lanes,
+    )
 
 
 # --- NDP core: a layer's cold-neuron work through the command front end ----------------------------------------
+
 
 def _core_case(spec: TbSpec) -> StreamCase:
     p = spec.params
     gp = {k: p[k] for k in ("multipliers", "lanes", "buffer_bytes") if k in p}
     ap = {"lanes": p.get("act_lanes", ACT_LANES), "buffer_bytes": p.get("act_buffer_bytes", ACT_BUFFER_BYTES)}
-    sub = {core.GEMV: _gemv_case(TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", gp)),
-           core.ACT: _activation_case(TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", ap))}
+    sub = {
+        core.GEMV: _gemv_case(TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", gp)),
+        core.ACT: _activation_case(TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", ap)),
+    }
     g = gemv.geometry(**gp)
     out = core.out_layout(g, ap["lanes"])
 
@@ -223,8 +275,9 @@ def _core_case(spec: TbSpec) -> StreamCase:
 
     def golden(t: dict) -> list[int]:  # the other unit's field reads 0
         field = "gemv" if t["unit"] == core.GEMV else "act"
-        return [pack(out, {"unit": t["unit"], "gemv": 0, "act": 0, field: bits})
-                for bits in sub[t["unit"]].golden(t["t"])]
+        return [
+            pack(out, {"unit": t["unit"], "gemv": 0, "act": 0, field: bits}) for bits in sub[t["unit"]].golden(t["t"])
+        ]
 
     rng = random.Random(13)
     # a layer's cold-neuron MLP work as the host issues it: up-projection rows, ReLU, down-projection columns, merge
@@ -234,24 +287,55 @@ def _core_case(spec: TbSpec) -> StreamCase:
     w2 = _matrix(rng, (3, d), 0.02)
     hidden = hermes.elementwise(ActOp.RELU, list(h), [])
     y = hermes.gemv_axpy(w2, np.array([hidden], np.uint16), g)[0]
-    layer = [wrap(core.GEMV, {"items": hermes.gemv_items(Mode.DOT, w1, x, g), "shape": (Mode.DOT, 3, 2, 1)}),
-             wrap(core.ACT, {"beats": hermes.act_items(ActOp.RELU, list(h), None, ap["lanes"]), "op": ActOp.RELU,
-                             "n": 3, "ok": True}),
-             wrap(core.GEMV, {"items": hermes.gemv_items(Mode.AXPY, w2, np.array([hidden], np.uint16), g),
-                              "shape": (Mode.AXPY, 3, 1, 1)}),
-             wrap(core.ACT, {"beats": hermes.act_items(ActOp.MERGE, list(y), _matrix(rng, (1, d), 0.02)[0].tolist(),
-                                                       ap["lanes"]), "op": ActOp.MERGE, "n": d, "ok": True})]
-    directed = layer + [wrap(core.GEMV, t) for t in sub[core.GEMV].directed[-2:]] + \
-        [wrap(core.ACT, t) for t in sub[core.ACT].directed[-2:]]
+    layer = [
+        wrap(core.GEMV, {"items": hermes.gemv_items(Mode.DOT, w1, x, g), "shape": (Mode.DOT, 3, 2, 1)}),
+        wrap(
+            core.ACT,
+            {"beats": hermes.act_items(ActOp.RELU, list(h), None, ap["lanes"]), "op": ActOp.RELU, "n": 3, "ok": True},
+        ),
+        wrap(
+            core.GEMV,
+            {
+                "items": hermes.gemv_items(Mode.AXPY, w2, np.array([hidden], np.uint16), g),
+                "shape": (Mode.AXPY, 3, 1, 1),
+            },
+        ),
+        wrap(
+            core.ACT,
+            {
+                "beats": hermes.act_items(ActOp.MERGE, list(y), _matrix(rng, (1, d), 0.02)[0].tolist(), ap["lanes"]),
+                "op": ActOp.MERGE,
+                "n": d,
+                "ok": True,
+            },
+        ),
+    ]
+    directed = (
+        layer
+        + [wrap(core.GEMV, t) for t in sub[core.GEMV].directed[-2:]]
+        + [wrap(core.ACT, t) for t in sub[core.ACT].directed[-2:]]
+    )
 
-    return StreamCase(golden, rand, directed, core.cycle_model(**p), items,
-                      lone_cycles=lambda t: sub[t["unit"]].txn_cycles(t["t"]),
-                      timing=lambda rng: wrap(core.GEMV, sub[core.GEMV].timing_txn(rng)), ii_per="txn", burst_txns=8,
-                      max_items=sub[core.GEMV].max_items)
+    return StreamCase(
+        golden,
+        rand,
+        directed,
+        core.cycle_model(**p),
+        items,
+        lone_cycles=lambda t: sub[t["unit"]].txn_cycles(t["t"]),
+        timing=lambda rng: wrap(core.GEMV, sub[core.GEMV].timing_txn(rng)),
+        ii_per="txn",
+        burst_txns=8,
+        max_items=sub[core.GEMV].max_items,
+    )
 
 
-CASES = {"hermes_bitserial": _bitserial_case, "hermes_gemv": _gemv_case, "hermes_activation": _activation_case,
-         "hermes_core": _core_case}
+CASES = {
+    "hermes_bitserial": _bitserial_case,
+    "hermes_gemv": _gemv_case,
+    "hermes_activation": _activation_case,
+    "hermes_core": _core_case,
+}
 
 
 def case(spec: TbSpec) -> StreamCase:
@@ -259,20 +343,23 @@ def case(spec: TbSpec) -> StreamCase:
 
 
 _G = {"multipliers": REDUCED.multipliers, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
-SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
-         TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", _G),
-         TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
-         TbSpec("hermes_core", "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
-         TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4})]
+SPECS = [
+    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
+    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", _G),
+    TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
+    TbSpec("hermes_core", "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
+    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4}),
+]
 # the paper's sizes (make sim only: pytest marker "full"), all on Verilator. The 2048-lane GEMV (Icarus: hours):
 # ~9 min, 7 of them elaboration, verilation and C++. The 256-lane activation unit: 4.9 min, 2.5 of them
 # elaboration (26 MB of Verilog), 2 verilating (without merge-cond: tb/runner.BIG_VERILATOR_ARGS) and compiling,
 # 33 s of simulation; on Icarus it did not finish compiling in 11 min. The 8-lane multiplier streams its
 # 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
-FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator",
-                     harness=True),
-              TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator"),
-              TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator")]
+FULL_SPECS = [
+    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
+    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator"),
+    TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator"),
+]
 # The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32
 # multiplier, and the GEMV unit and activation unit each at two sizes, so the report can extrapolate cells
 # linearly to the DSE's 32-512 multipliers and the paper's 256 lanes; buffers of a few beats, since the
@@ -280,9 +367,18 @@ FULL_SPECS = [TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"l
 AREA_SPECS = {
     "bitserial_mul": TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}),
     "parallel_mul": TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp16", "fmt_out": "fp32"}),
-    **{f"gemv_m{m}": TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit",
-                            {"multipliers": m, "lanes": MUL_LANES, "buffer_bytes": 4 * m * MUL_LANES * 4})
-       for m in (4, 8)},
-    **{f"activation_l{n}": TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit",
-                                  {"lanes": n, "buffer_bytes": 4 * n}) for n in (4, 8)},
+    **{
+        f"gemv_m{m}": TbSpec(
+            "hermes_gemv",
+            "hw.hermes.gemv:GemvUnit",
+            {"multipliers": m, "lanes": MUL_LANES, "buffer_bytes": 4 * m * MUL_LANES * 4},
+        )
+        for m in (4, 8)
+    },
+    **{
+        f"activation_l{n}": TbSpec(
+            "hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": n, "buffer_bytes": 4 * n}
+        )
+        for n in (4, 8)
+    },
 }

@@ -32,6 +32,7 @@ def _word(vals: list[int]) -> int:
 
 # --- re-layout: a write of host beats -----------------------------------------------------------------------
 
+
 def _relayout_case(spec: TbSpec) -> StreamCase:
     inverse = spec.params.get("inverse", False)
 
@@ -43,8 +44,10 @@ def _relayout_case(spec: TbSpec) -> StreamCase:
         return [{"data": b, "last": int(i == len(beats) - 1)} for i, b in enumerate(beats)]
 
     def golden(beats: list[int]) -> list[int]:
-        return [pack(relayout.BEAT_OUT, {"data": d, "last": last, "error": err})
-                for d, last, err in l3.relayout_write(beats, inverse)]
+        return [
+            pack(relayout.BEAT_OUT, {"data": d, "last": last, "error": err})
+            for d, last, err in l3.relayout_write(beats, inverse)
+        ]
 
     def whole(rng: random.Random) -> list[int]:  # whole bursts: one beat out per beat in
         return [rng.getrandbits(64) for _ in range(8 * rng.randint(1, 3))]
@@ -54,6 +57,7 @@ def _relayout_case(spec: TbSpec) -> StreamCase:
 
 
 # --- bank PU: one token's RD steps (score) or one group's tokens (context) ---------------------------------
+
 
 def _bank_pu_case(spec: TbSpec) -> StreamCase:
     mode, group = Mode[spec.case_params["mode"].upper()], spec.params.get("group", 0)
@@ -68,8 +72,10 @@ def _bank_pu_case(spec: TbSpec) -> StreamCase:
         return steps
 
     def items(steps: list[tuple]) -> list[dict]:
-        return [{"mode": int(mode), "a": a, "b": b, "en": int(en), "last": int(i == len(steps) - 1)}
-                for i, (a, b, en) in enumerate(steps)]
+        return [
+            {"mode": int(mode), "a": a, "b": b, "en": int(en), "last": int(i == len(steps) - 1)}
+            for i, (a, b, en) in enumerate(steps)
+        ]
 
     def golden(steps: list[tuple]) -> list[int]:
         a_words = [_word(a) for a, _, _ in steps]
@@ -78,8 +84,9 @@ def _bank_pu_case(spec: TbSpec) -> StreamCase:
         return [_word(l3.bank_context(a_words, [b[group] for _, b, _ in steps], [en for *_, en in steps]))]
 
     one = l3.to_fp16(1.0)
-    directed = [[([e] * 4, [one] * 4, True)] for e in EDGES] + \
-        [[([one] * 4, [e] * 4, True), ([e] * 4, [one] * 4, True)] for e in EDGES[:8]]
+    directed = [[([e] * 4, [one] * 4, True)] for e in EDGES] + [
+        [([one] * 4, [e] * 4, True), ([e] * 4, [one] * 4, True)] for e in EDGES[:8]
+    ]
     if mode == Mode.CONTEXT:
         directed += [[([one] * 4, [one] * 4, False)], [([one] * 4, [one] * 4, False), ([one] * 4, [one] * 4, True)]]
     return StreamCase(golden, rand, directed, bank_pu.cycle_model(mode.name.lower()), items)
@@ -87,20 +94,25 @@ def _bank_pu_case(spec: TbSpec) -> StreamCase:
 
 # --- adder unit: one bank's 8 chip partials (score) or one dimension's 4 group accumulators (context) ---
 
+
 def _adder_case(spec: TbSpec) -> StreamCase:
     def rand(rng: random.Random) -> dict:
         mode = rng.choice([Mode.SCORE, Mode.CONTEXT])
         return {"mode": int(mode), "x": [_fp16(rng) for _ in range(8)]}
 
     def golden(v: dict) -> list[int]:
-        return [l3.adder_unit(v["x"][:8 if v["mode"] == Mode.SCORE else 4])]
+        return [l3.adder_unit(v["x"][: 8 if v["mode"] == Mode.SCORE else 4])]
 
-    directed = [{"mode": int(md), "x": [EDGES[(i + k) % len(EDGES)] for i in range(8)]}
-                for k in range(len(EDGES)) for md in Mode]
+    directed = [
+        {"mode": int(md), "x": [EDGES[(i + k) % len(EDGES)] for i in range(8)]}
+        for k in range(len(EDGES))
+        for md in Mode
+    ]
     return StreamCase(golden, rand, directed, adder_unit.cycle_model())
 
 
 # --- softmax unit: one head's scores --------------------------------------------------------------------
+
 
 def _softmax_case(spec: TbSpec) -> StreamCase:
     chunk, max_tokens = spec.params["chunk"], spec.params["max_tokens"]
@@ -121,8 +133,9 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         if len(scores) > max_tokens:
             return [pack(softmax_unit.PROB, {"p": 0, "last": 1, "error": int(Err.LEN_OVER)})]
         probs, _ = l3.chunk_softmax(scores, chunk)
-        return [pack(softmax_unit.PROB, {"p": p, "last": int(i == len(probs) - 1), "error": 0})
-                for i, p in enumerate(probs)]
+        return [
+            pack(softmax_unit.PROB, {"p": p, "last": int(i == len(probs) - 1), "error": 0}) for i, p in enumerate(probs)
+        ]
 
     def one_chunk(rng: random.Random) -> list[int]:
         return [_score(rng) for _ in range(chunk)]
@@ -131,13 +144,26 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         return softmax_unit.head_cycles(len(scores), chunk, max_tokens)
 
     big = l3.to_fp16(60000.0)
-    directed = [[0] * chunk, [NEG_INF] + [0] * (chunk - 1), [big, big | F.sign_bit, 0],
-                [e for e in EDGES if e not in (F.nan_bits, F.nan_bits | F.sign_bit, F.inf_bits | 1)]]
-    return StreamCase(golden, rand, directed, softmax_unit.cycle_model(chunk, max_tokens), items,
-                      lone_cycles=lone, timing=one_chunk, ii_per="txn")
+    directed = [
+        [0] * chunk,
+        [NEG_INF] + [0] * (chunk - 1),
+        [big, big | F.sign_bit, 0],
+        [e for e in EDGES if e not in (F.nan_bits, F.nan_bits | F.sign_bit, F.inf_bits | 1)],
+    ]
+    return StreamCase(
+        golden,
+        rand,
+        directed,
+        softmax_unit.cycle_model(chunk, max_tokens),
+        items,
+        lone_cycles=lone,
+        timing=one_chunk,
+        ii_per="txn",
+    )
 
 
 # --- rank: one head written through the re-layout unit, then run ---------------------------------------------
+
 
 def _rank_case(spec: TbSpec) -> StreamCase:
     g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
@@ -159,7 +185,7 @@ def _rank_case(spec: TbSpec) -> StreamCase:
         if roll < 0.12:
             t = head(n)
             drop = rng.randrange(len(t["items"]) - 1)  # a beat lost: PARTIAL_BURST (and a token short)
-            items = t["items"][:drop] + t["items"][drop + 1:]
+            items = t["items"][:drop] + t["items"][drop + 1 :]
             if t["items"][drop][2]:
                 items[drop - 1] = (*items[drop - 1][:2], 1)
             return {"n": n, "items": items}
@@ -180,15 +206,24 @@ def _rank_case(spec: TbSpec) -> StreamCase:
     def set_k(value: int):
         def edit(q, k, v):
             k[0][:] = [value] * g.d_head
+
         return edit
 
     def edge_v(q, k, v):
         for t, row in enumerate(v):
             row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(g.d_head)]
 
-    directed = [head(1), head(g.chunk, edit=set_k(0)), head(3, edit=set_k(F.inf_bits)),
-                head(5, edit=set_k(NEG_INF)), head(g.chunk + 1, edit=edge_v), head(max_tokens),
-                head(4, run=0), head(2, run=3), head(max_tokens + 1, run=max_tokens)]
+    directed = [
+        head(1),
+        head(g.chunk, edit=set_k(0)),
+        head(3, edit=set_k(F.inf_bits)),
+        head(5, edit=set_k(NEG_INF)),
+        head(g.chunk + 1, edit=edge_v),
+        head(max_tokens),
+        head(4, run=0),
+        head(2, run=3),
+        head(max_tokens + 1, run=max_tokens),
+    ]
 
     def measure(dut, t: dict) -> dict:
         stalls: list[int] = []
@@ -197,13 +232,28 @@ def _rank_case(spec: TbSpec) -> StreamCase:
         assert got["su_stall_cycles"] == len(stalls), f"SU stalls: measured {got}, model {len(stalls)}"
         return {**got, "probe_tokens": t["n"], "su_stall_fraction": round(len(stalls) / got["score_cycles"], 4)}
 
-    return StreamCase(golden, rand, directed, rank.cycle_model(**spec.params), items, lone_cycles=lone,
-                      timing=lambda rng: head(g.chunk), ii_per="txn", burst_txns=4, probe=lambda rng: head(max_tokens),
-                      measure=measure)
+    return StreamCase(
+        golden,
+        rand,
+        directed,
+        rank.cycle_model(**spec.params),
+        items,
+        lone_cycles=lone,
+        timing=lambda rng: head(g.chunk),
+        ii_per="txn",
+        burst_txns=4,
+        probe=lambda rng: head(max_tokens),
+        measure=measure,
+    )
 
 
-CASES = {"l3_relayout": _relayout_case, "l3_bank_pu": _bank_pu_case, "l3_adder_unit": _adder_case,
-         "l3_softmax_unit": _softmax_case, "l3_rank": _rank_case}
+CASES = {
+    "l3_relayout": _relayout_case,
+    "l3_bank_pu": _bank_pu_case,
+    "l3_adder_unit": _adder_case,
+    "l3_softmax_unit": _softmax_case,
+    "l3_rank": _rank_case,
+}
 
 
 def case(spec: TbSpec) -> StreamCase:
@@ -222,12 +272,16 @@ SPECS = [
 ]
 # the paper's rank: 8 chips x 16 banks, d_head 128 (make sim only: pytest marker "full"), on Verilator: its three
 # tests simulate in 49 s there, against 552 s on Icarus (about 34,000 cycles at 96 per second)
-FULL_SPECS = [TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64},
-                     sim="verilator")]
+FULL_SPECS = [
+    TbSpec(
+        "l3_rank", "hw.l3.rank:Rank", {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64}, sim="verilator"
+    )
+]
 # Table 5's four units at the paper's parameters for `make area`; the softmax unit holds one chunk of its
 # exp buffer (the rank PU's 256 KB score buffer is SRAM beside it, not in Table 5's SU logic)
-AREA_SPECS = [TbSpec("l3_relayout", "hw.l3.relayout:Relayout"),
-              TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
-              TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit",
-                     {"chunk": FULL.chunk, "max_tokens": FULL.chunk}),
-              TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU")]
+AREA_SPECS = [
+    TbSpec("l3_relayout", "hw.l3.relayout:Relayout"),
+    TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
+    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": FULL.chunk, "max_tokens": FULL.chunk}),
+    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU"),
+]
