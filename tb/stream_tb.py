@@ -15,6 +15,9 @@ and test_reset_midstream always, use the per-cycle drivers of tb/streams.py.
   golden, in order, none lost or duplicated, nothing after the last.
 * test_reset_midstream: reset just after the first result (the rest in flight), then a fresh stream must
   come out exact.
+* test_pause_patterns: per cycle, every named pause pattern of ``tb.streams.PAUSES`` (or those
+  MEMBOUND_PAUSES names, comma-separated) on ``i``'s valid and ``o``'s ready: bursts, lock-step
+  alternation, a starved source, a trickling sink — every output exact, in order, nothing extra.
 * test_cycles: a lone transaction's cycles (first input accepted to last output accepted) equal the
   case's ``txn_cycles``; back-to-back transactions span ``cycle_model.cycles(items)`` with II as
   modelled; the case's probe transaction (if any) and its performance counters; writes the
@@ -36,7 +39,18 @@ from tb import mutants
 from tb.case import load_case
 from tb.charz import write_record
 from tb.runner import TbSpec
-from tb.streams import PortStreams, StreamSink, StreamSource, check_scoreboard, cycle_now, pack, reset, start_clock
+from tb.streams import (
+    PAUSES,
+    PortStreams,
+    StreamSink,
+    StreamSource,
+    active_share,
+    check_scoreboard,
+    cycle_now,
+    pack,
+    reset,
+    start_clock,
+)
 from tb.txn import Batch, HarnessLayout, run_batch
 
 if os.environ.get("MEMBOUND_GOLDEN_MUTANT"):
@@ -168,6 +182,24 @@ async def test_reset_midstream(dut):
     check_scoreboard(expected[: len(partial)], partial)
     s = await _stream(dut, _random_txns(rng, 100), rng, 0.8, 0.7)
     check_scoreboard(s.expected, s.got)  # nothing from before the reset leaks
+
+
+@cocotb.test()
+async def test_pause_patterns(dut):
+    await start_clock(dut)
+    names = os.environ.get("MEMBOUND_PAUSES", ",".join(PAUSES)).split(",")
+    for name in names:
+        if name not in PAUSES:
+            raise ValueError(f"MEMBOUND_PAUSES: {name!r} not allowed; allowed: {', '.join(PAUSES)}")
+        await reset(dut)
+        rng = random.Random(SEED + 3)
+        txns = _random_txns(rng, min(48, CASE.max_items or 48))
+        items, expected = _flatten(txns)
+        src, snk = PAUSES[name]
+        ports = PortStreams(dut, ["i"], ["o"], rng, pauses={"i": src, "o": snk})
+        timeout = _worst(txns, active_share(src), active_share(snk))
+        got = await ports.run({"i": items}, {"o": len(expected)}, timeout, CASE.cycle_model.latency + 4)
+        check_scoreboard(expected, got["o"], lambda i, name=name: f"pauses {name}: output #{i}")
 
 
 async def _lone(dut, txn, rng: random.Random, what: str) -> int:

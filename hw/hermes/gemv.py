@@ -48,6 +48,7 @@ from hw.arith import fpadd
 from hw.arith.addtree import AddTree
 from hw.arith.fpcore import round_pack, special, unpack
 from hw.arith.tree import check_n
+from hw.common.commands import CommandFront
 from hw.cycles import CycleModel
 from hw.hermes import bitserial
 from hw.pipeline import delay
@@ -590,6 +591,7 @@ class GemvUnit(wiring.Component):
             path.x_base.eq(Mux(c["mode"] == Mode.DOT, 0, c["x_base"])),
             path.r_word.eq(c["r_word"]),
         ]
+        self._front = front = CommandFront(m, self.i, c["err"], MALFORMED, "DRAIN_ERR")
         with m.FSM():
             with m.State("DESC"):
                 self._desc(m, desc)
@@ -605,9 +607,7 @@ class GemvUnit(wiring.Component):
             with m.State("OUT"):
                 self._axpy_out(m, path)
             with m.State("SKIP"):  # a flagged transaction: consumed to its last item
-                m.d.comb += self.i.ready.eq(1)
-                with m.If(self.i.valid & item.last):
-                    m.next = "DRAIN_ERR"
+                front.skip()
                 self._dot_out(m, path.dot)
             with m.State("DRAIN_ERR"):  # the rows already complete go out first
                 with m.If(path.idle & ~path.dot.valid):
@@ -619,29 +619,14 @@ class GemvUnit(wiring.Component):
                     m.next = "DESC"
         return m
 
-    def _fail(self, m: Module, e) -> None:
-        """Flag ``e``; the error item goes out after the transaction's last item (this one, or skipped to)."""
-        m.d.sync += self._seq["err"].eq(e)
-        with m.If(self.i.payload.last):
-            m.next = "DRAIN_ERR"
-        with m.Else():
-            m.next = "SKIP"
-
     def _desc(self, m: Module, desc: Descriptor) -> None:
         """A DESC item: its fields held, or its error flagged."""
-        c, item = self._seq, self.i.payload
+        c = self._seq
         m.d.comb += self.i.ready.eq(1)
         with m.If(self.i.valid):
             m.d.sync += [c["mode"].eq(desc.mode), c["n"].eq(desc.n), c["kb"].eq(desc.kb), c["batch"].eq(desc.batch)]
             m.d.sync += [c[f].eq(0) for f in ("count", "k", "row", "x_base", "r_word")]
-            with m.If(item.op != Op.DESC):
-                self._fail(m, MALFORMED)
-            with m.Elif(desc.error.as_value() != 0):
-                self._fail(m, desc.error)
-            with m.Elif(item.last):
-                self._fail(m, MALFORMED)
-            with m.Else():
-                m.next = "X"
+            self._front.desc(Op.DESC, desc.error, "X")
 
     def _x(self, m: Module, path: Datapath) -> None:
         """The operands' X items into the buffer (DOT: batch x kb beats; AXPY: n x batch scalars)."""
@@ -649,7 +634,7 @@ class GemvUnit(wiring.Component):
         m.d.comb += self.i.ready.eq(1)
         with m.If(self.i.valid):
             with m.If((item.op != Op.X) | item.last):
-                self._fail(m, MALFORMED)
+                self._front.fail(MALFORMED)
             with m.Else():
                 m.d.comb += path.x_we.eq(1)
                 m.d.sync += c["count"].eq(c["count"] + 1)
@@ -662,7 +647,7 @@ class GemvUnit(wiring.Component):
         m.d.comb += self.i.ready.eq(path.free)
         with m.If(self.i.valid & self.i.ready):
             with m.If((item.op != Op.W) | (item.last != (lastk & last_row))):
-                self._fail(m, MALFORMED)
+                self._front.fail(MALFORMED)
             with m.Else():
                 m.d.comb += path.load.eq(1)
                 m.d.sync += c["k"].eq(c["k"] + 1)

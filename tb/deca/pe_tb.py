@@ -12,6 +12,8 @@ The next two keep the per-cycle drivers (tb/streams.py), which can cut a stream 
 * test_malformed: short/long value, mask and scale streams and bad descriptors, each followed by a good
   tile: flags and data as golden, never a hang, later tiles unaffected.
 * test_reset_midstream: reset with tiles in flight, then a fresh batch must come out exact.
+* test_pause_patterns: every named pause pattern of ``tb.streams.PAUSES`` on the input ports' valid and
+  the output's ready (per cycle), a few sparse Q8 tiles each: exact against golden.
 The hypothesis fuzzer's tiles run through tb/deca/pe_fuzz_tb.py with the same transaction-level batches.
 """
 
@@ -34,7 +36,16 @@ from hw.deca.tout import chunk_out
 from tb.charz import write_record
 from tb.deca.streams import expected_chunks, lut_items, tile_items
 from tb.runner import TbSpec
-from tb.streams import PortStreams, StreamSource, check_scoreboard, field, reset, start_clock
+from tb.streams import (
+    PAUSES,
+    PortStreams,
+    StreamSource,
+    active_share,
+    check_scoreboard,
+    field,
+    reset,
+    start_clock,
+)
 from tb.txn import Batch, Capture, HarnessLayout, run_batch
 
 SPEC = TbSpec.from_env()
@@ -55,8 +66,8 @@ class PerCycle(PortStreams):
     """One batch of tiles with the per-cycle drivers (tests that cut a stream): a source per input port, a
     sink on the output."""
 
-    def __init__(self, dut, rng: random.Random, p_valid: float, p_ready: float):
-        super().__init__(dut, ("lut", *PORTS), ("o",), rng, p_valid, p_ready)
+    def __init__(self, dut, rng: random.Random, p_valid: float, p_ready: float, pauses: dict | None = None):
+        super().__init__(dut, ("lut", *PORTS), ("o",), rng, p_valid, p_ready, pauses)
         self.sink = self.sinks["o"]
 
     async def program(self, fmt: deca.DecaFormat) -> None:
@@ -70,9 +81,8 @@ class PerCycle(PortStreams):
         for ts in streams:
             for p, v in tile_items(ts, W).items():
                 items[p] += v
-        budget = (
-            sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / self.p_valid + 300
-        )
+        p_valid = min([self.p_valid] + [active_share(self.pauses[p]) for p in PORTS if p in self.pauses])
+        budget = sum(4 * NV + 4 * len(ts.lines) + 16 for ts in streams) / max(self.sink.p_ready, 0.05) / p_valid + 300
         got = await self.run(items, {"o": NV * len(streams)}, int(budget), FILL_TO_OUT + NV + 4)
         return got["o"], self.sources["cmd"]
 
@@ -317,3 +327,18 @@ async def test_reset_midstream(dut):
     fresh = [deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W) for d in (1.0, 0.2, 0.05)]
     cap = await Tiles(dut, rng).run(fresh, 0.8, 0.7)  # the harness after a reset of the whole design
     check_scoreboard([c for ts in fresh for c in golden_tile(ts, fmt)], cap.items["o"])
+
+
+@cocotb.test()
+async def test_pause_patterns(dut):
+    await start_clock(dut)
+    fmt = deca.Q8_E5M2
+    for name, (src, snk) in PAUSES.items():
+        await reset(dut)
+        rng, nrng = random.Random(SEED + 5), np.random.default_rng(SEED + 5)
+        h = PerCycle(dut, rng, 1.0, 1.0, {**dict.fromkeys(PORTS, src), "o": snk})
+        await h.program(fmt)
+        streams = [deca.TileStreams.of(deca.random_tile(nrng, fmt, d), W) for d in (0.5, 0.2)]
+        got, _ = await h.tiles(streams)
+        expected = [c for ts in streams for c in golden_tile(ts, fmt)]
+        check_scoreboard(expected, got, lambda i, name=name: f"pauses {name}: chunk #{i}")
