@@ -122,7 +122,7 @@ SW_VO_FITTED = {  # VO per tile the paper's data imply, per family: shown beside
     ),
     "q8_dense": (
         "Table 4, Q8 100%: AVX 50%, MEM 74% utilisation (N=1, HBM)",
-        _vo_from_util(paper.TABLE4_SW[1.0][1], paper.TABLE4_SW[1.0][0], Kernel("q8").tile_bytes()),
+        _vo_from_util(paper.TABLE4_SW[1.0][2], paper.TABLE4_SW[1.0][0], Kernel("q8").tile_bytes()),
     ),
 }
 
@@ -281,7 +281,18 @@ TABLE6_N = (1, 16, 64)
 TABLE6_CTX = 128 + 64  # mean cached tokens over 128 generated after a 128-token prompt (§8.4)
 # Achieved fractions of the Roof-Surface bounds, from Table 4 (N=1, HBM), not from Table 6:
 ETA_MEM = paper.TABLE4_DECA[1.0][0]  # 0.93: the memory-bound dense BF8 DECA kernel uses 93% of MBW
-ETA_AVX = paper.TABLE4_SW[0.5][1]  # 0.88: VEC-bound software kernels keep the AVX units 88-89% busy
+ETA_AVX = paper.TABLE4_SW[0.5][2]  # 0.88: VEC-bound software kernels keep the AVX units 88-89% busy
+
+
+def utilisation(m: Machine, k: Kernel, deca: bool, n: int = 1) -> tuple[float, float, float]:
+    """(MEM, TMUL, vector unit) busy fractions of a kernel (DECA Table 4's columns): the achieved tile rate
+    — the least of the memory rate at ETA_MEM, the vector rate (software: at ETA_AVX; DECA: at its RTL
+    cycles per tile) and the TMUL rate — over each resource's own peak rate."""
+    mem = m.mbw * k.ai_xm
+    mtx = m.mos / math.ceil(n / TILE_ROWS)
+    vec = m.vos_deca / deca_cycles_per_tile(k) if deca else m.vos_sw / sw_vo_per_tile(k)
+    rate = min(mem * ETA_MEM, vec * (1.0 if deca else ETA_AVX), mtx)
+    return rate / mem, rate / mtx, rate / vec
 
 
 def fc_weight_tiles(model: str = "llama2-70b", n: int = 1) -> int:

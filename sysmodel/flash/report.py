@@ -138,7 +138,7 @@ def table3_lines(rows: list) -> list[str]:
             "prediction" if status == "predicted" else ("fit" if "fit" in marks else "input"),
         )
         gap = results.gap(GAPS, f"{model} {backend} {config}", ratio)
-        if abs(ratio - 1) > 0.1:
+        if not ledger.within_tolerance(ratio):
             gap = f"outside 10%: {gap}"
         lines.append(
             f"| {model} | {backend} | {config} | {' | '.join(cells)} | {want[3]} | {got.total * 1e3:.0f} "
