@@ -3,6 +3,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 JOBS   ?= auto
+# random vectors per stream testbench in `make test` (and `make bench`'s RTL part, which measures make test's
+# conditions); `make sim` streams tb/stream_tb.py's default, 10,000
+TEST_VECTORS ?= 2000
 export SIM
 
 .PHONY: setup test test-full sim fuzz verilog bench report report-full characterize area lint clean
@@ -29,7 +32,7 @@ $(VENV)/.installed: pyproject.toml
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
+	MEMBOUND_VECTORS=$(TEST_VECTORS) $(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
 
 test-full: setup
 	$(PYTEST) -n $(JOBS) -m fullreport --durations=20
@@ -47,7 +50,7 @@ verilog: setup
 
 PART ?= all
 bench: setup
-	$(PY) -m tb.cli bench --part $(PART)
+	$(PY) -m tb.cli bench --part $(PART) --vectors $(TEST_VECTORS)
 
 report: setup
 	$(VENV)/bin/membound report --brief

@@ -144,10 +144,11 @@ def available_simulators() -> list[str]:
 
 
 def fastest(bench_md: Path | None = None, margin: float = 0.9) -> dict[str, str]:
-    """Per unit, the simulator ``make bench`` measured faster in BENCH.md's RTL table: build + run summed over
-    the unit's testbenches (the name before the first ``-``). Verilator only where that is below ``margin``
-    x Icarus's: for small units the two are within run-to-run noise, and Icarus needs no C++ build. Units
-    the table does not list fall back to Icarus."""
+    """Per unit, the simulator ``make bench`` measured faster in BENCH.md's RTL table: cold build + run under
+    `make test`'s conditions, summed over the unit's testbenches (the name before the first ``-``; a run the
+    bench stopped counts its time so far, ``>t``, a lower bound). Verilator only where that is below
+    ``margin`` x Icarus's: for small units the two are within run-to-run noise, and Icarus needs no C++
+    build. Units the table does not list fall back to Icarus."""
     path = bench_md or ROOT / "BENCH.md"
     text = path.read_text() if path.exists() else ""
     section = text.split("## RTL simulation", 1)[1].split("\n## ", 1)[0] if "## RTL simulation" in text else ""
@@ -157,7 +158,7 @@ def fastest(bench_md: Path | None = None, margin: float = 0.9) -> dict[str, str]
         if len(cells) == 6 and cells[1] in ("icarus", "verilator"):
             with contextlib.suppress(ValueError):
                 unit = totals.setdefault(cells[0].split("-")[0], {})
-                unit[cells[1]] = unit.get(cells[1], 0.0) + float(cells[4])
+                unit[cells[1]] = unit.get(cells[1], 0.0) + float(cells[4].removeprefix(">"))  # >: stopped
     return {
         u: "verilator"
         for u, t in totals.items()

@@ -85,9 +85,10 @@ def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
         "| big-b | icarus | 1 | 99 | 100 | 1 |\n| big-b | verilator | 10 | 20 | 30 | 9 |\n"
         "| close | icarus | 1 | 9 | 10 | 1 |\n| close | verilator | 5 | 4.5 | 9.5 | 2 |\n"
         "| small | icarus | 1 | 1 | 2 | 1 |\n| small | verilator | 9 | 1 | 10 | 2 |\n"
+        "| slow | icarus | 1 | stopped | >90.5 | - |\n| slow | verilator | 10 | 20 | 30 | 9 |\n"
         "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n"
     )
-    assert runner.fastest(md) == {"big": "verilator"}
+    assert runner.fastest(md) == {"big": "verilator", "slow": "verilator"}
     assert runner.fastest(tmp_path / "missing.md") == {}
     assert runner.fastest() == runner.FASTEST
     assert runner.FASTEST["deca_pe"] == "verilator"  # 48 s vs 162 s in the committed table
