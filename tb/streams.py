@@ -25,9 +25,10 @@ from amaranth.hdl import Shape
 from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
-from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly, with_timeout
+from cocotb.triggers import ClockCycles, Event, FallingEdge, ReadOnly, RisingEdge, Timer, with_timeout
 
-PERIOD_NS = 10
+from tb.clock import FREE, PERIOD_NS
+
 HARNESS_INPUTS = (
     "hx_go",
     "hx_seed",
@@ -82,13 +83,39 @@ def field(layout: data.StructLayout, name: str, bits: int) -> int:
     return (bits >> f.offset) & ((1 << f.width) - 1)
 
 
+_CLOCK: dict[str, Clock] = {}  # the running test's clock, for run_free to stop and restart
+
+
 async def start_clock(dut) -> None:
-    Clock(dut.clk, PERIOD_NS, unit="ns").start()
+    _CLOCK["clk"] = Clock(dut.clk, PERIOD_NS, unit="ns")
+    _CLOCK["clk"].start()
     dut.rst.value = 0
     if hasattr(dut, "hx_go"):  # a harness build (hw/harness.py): its ports pass through until hx_go; its
         # other inputs are driven too (undriven, Icarus lets Z reach the passed-through ports)
         for name in HARNESS_INPUTS:
             getattr(dut, name).value = 0
+        if hasattr(dut, FREE):  # built with tb/clock.py's wrapper
+            getattr(dut, FREE).value = 0
+
+
+async def run_free(dut, done) -> None:
+    """From a falling edge of ``clk``, run the clock inside the simulator (tb/clock.py's ``hx_free``) for
+    one cycle and then until ``done`` is high; return on the falling edge after, cocotb's clock running
+    again in phase. A harness build without the wrapper is clocked from cocotb instead."""
+    if not hasattr(dut, FREE):
+        await FallingEdge(dut.clk)  # the start cycle
+        if not done.value:
+            await RisingEdge(done)
+        await FallingEdge(dut.clk)
+        return
+    _CLOCK["clk"].stop()
+    getattr(dut, FREE).value = 1
+    await Timer(PERIOD_NS, "ns")  # the start cycle, to its falling edge
+    if not done.value:
+        await RisingEdge(done)  # a rising edge of the generated clock
+        await Timer(PERIOD_NS // 2, "ns")
+    getattr(dut, FREE).value = 0
+    _CLOCK["clk"].start(start_high=False)
 
 
 async def reset(dut, cycles: int = 2) -> None:

@@ -200,7 +200,9 @@ def _read(handle) -> int:
 
 async def run_ops(dut, ops: list[Op]) -> list:
     """Execute harness operations under cocotb, from a falling edge; returns the gets and drains."""
-    from cocotb.triggers import FallingEdge, RisingEdge
+    from cocotb.triggers import FallingEdge
+
+    from tb.streams import run_free
 
     out: list = []
     handles: dict = {}
@@ -217,10 +219,7 @@ async def run_ops(dut, ops: list[Op]) -> list:
             for _ in range(op[1]):
                 await FallingEdge(dut.clk)
         elif op[0] == "run":
-            await FallingEdge(dut.clk)  # the start cycle
-            if not h("hx_done").value:
-                await RisingEdge(h("hx_done"))
-            await FallingEdge(dut.clk)
+            await run_free(dut, h("hx_done"))
         elif op[0] == "get":
             out.append(_read(h(op[1])))
         else:

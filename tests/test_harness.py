@@ -151,3 +151,24 @@ def test_per_cycle_monitor_rule_is_the_harness_monitors(name, steps, want) -> No
         bad = (bad or what is not None) and not clear
         seen.append(int(bad))
     assert seen == want, name
+
+
+def test_free_clock_wrapper_keeps_every_port_and_adds_hx_free() -> None:
+    """tb/clock.py renames Amaranth's top to hx_core and wraps it: the same ports (widths as declared) plus
+    hx_free, the core clocked from the generator while hx_free is high; a design it cannot wrap is named."""
+    from tb.clock import wrap
+
+    core = (
+        "module top(clk, rst, a, y);\n  input clk;\n  wire clk;\n  input rst;\n  input [7:0] a;\n"
+        "  output [-1:0] y;\n  assign y = a;\nendmodule\n"
+    )
+    out = wrap(core, 5)
+    assert "module hx_core(clk, rst, a, y);" in out
+    assert "module top(clk, rst, a, y, hx_free);" in out
+    assert "  input [7:0] a;\n  output [-1:0] y;\n  input hx_free;" in out
+    assert "#5 gen = 1'b1; #5 gen = 1'b0;" in out
+    assert "hx_core core(.clk(hx_free ? gen : clk), .rst(rst), .a(a), .y(y));" in out
+    with pytest.raises(ValueError, match="no `module top"):
+        wrap(core.replace("module top", "module other"), 5)
+    with pytest.raises(ValueError, match="no hx_free"):
+        wrap(core.replace("a, y)", "a, y, hx_free)").replace("  input rst;", "  input rst;\n  input hx_free;"), 5)
