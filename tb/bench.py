@@ -90,7 +90,7 @@ def _bench_one(spec: runner.TbSpec, sim: str, vectors: int, timeout: float | Non
             os.killpg(proc.pid, signal.SIGKILL)
             stdout, _ = proc.communicate()
             elapsed = time.perf_counter() - t0
-            build_s = float(stdout.split()[0]) if stdout.split() else None
+            build_s = round(float(stdout.split()[0]), 2) if stdout.split() else None
             return {"testbench": spec.tag, "simulator": sim, "build_s": build_s, "stopped_s": round(elapsed, 2)}
         if proc.returncode:
             print(stdout[-2000:], stderr[-2000:])
@@ -111,7 +111,7 @@ def _bench_one(spec: runner.TbSpec, sim: str, vectors: int, timeout: float | Non
 
 def _md_row(r: dict) -> str:
     if "stopped_s" in r:
-        build = "?" if r["build_s"] is None else round(r["build_s"], 2)
+        build = "?" if r["build_s"] is None else r["build_s"]
         return f"| {r['testbench']} | {r['simulator']} | {build} | stopped | >{r['stopped_s']:.2f} | - |"
     return (
         f"| {r['testbench']} | {r['simulator']} | {r['build_s']} | {r['run_s']} | "

@@ -5,16 +5,18 @@ tb.streams.start_clock).
 
 A transaction-level batch (tb/txn.py) runs thousands of cycles with nothing for Python to do. Driven
 from cocotb's :class:`cocotb.clock.Clock`, every half period still wakes Python and, on Verilator, goes
-through cocotb's main loop with its value-change settling (the FpMul harness ran 5.1x slower than the C++
-main of tb/harness_main.py for that reason, `make bench`). :func:`wrap` renames the Amaranth design's
-``top`` to ``hx_core`` and puts a ``top`` around it with the same ports plus ``hx_free`` (in): while it is
-high, the design's clock is a generator in the wrapper (``#`` delays: Verilator builds with ``--timing``)
-instead of the ``clk`` port, so the simulator runs the batch on its own; :func:`tb.txn.run_ops` raises it
-for a batch's run phase only. With ``hx_free`` low the wrapper is a wire: every per-cycle test sees the
+through cocotb's main loop with its value-change settling (the FpMul harness ran 7.9x slower than the C++
+main of tb/harness_main.py for that reason, `make bench` on 2026-11-26). :func:`wrap` renames the
+Amaranth design's ``top`` to ``hx_core`` and puts a ``top`` around it with the same ports plus ``hx_free``
+(in): while it is high, the design's clock is a generator in the wrapper (``#`` delays: Verilator builds
+with ``--timing``) instead of the ``clk`` port, so the simulator runs on its own between the few
+moments Python sets or reads a port; tb.streams.run_free raises it for a batch's run phase
+(tb.txn.run_ops; with it raised for the loads and drains too, `make bench` measured FpMul slower, 119-202k
+against 288-350k cycles/s). With ``hx_free`` low the wrapper is a wire: every per-cycle test sees the
 design exactly as before.
 
 The generator always completes whole periods, high half first, starting half a period after ``hx_free``
-rises; the caller raises it on a falling edge of ``clk`` with cocotb's clock stopped and drops it on the
+rises; run_free raises it on a falling edge of ``clk`` with cocotb's clock stopped and drops it on the
 falling edge after the batch is done, so the rising edges keep cocotb's phase.
 """
 

@@ -9,8 +9,8 @@ A spec with ``harness=True`` streams test_vectors and test_cycles transaction-le
 (tb/txn.py: batches of at most the harness depth, gaps and backpressure drawn inside the harness); others,
 and test_reset_midstream always, use the per-cycle drivers of tb/streams.py.
 
-* test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000; at most the case's
-  ``max_items``) input items' worth of
+* test_vectors: the directed transactions, then MEMBOUND_VECTORS (default 10,000, `make sim`'s; `make test`
+  sets the Makefile's TEST_VECTORS, 2,000; at most the case's ``max_items``) input items' worth of
   random ones, streamed with random valid gaps and ready backpressure; every output bit-exact against
   golden, in order, none lost or duplicated, nothing after the last.
 * test_reset_midstream: reset just after the first result (the rest in flight), then a fresh stream must
