@@ -92,22 +92,14 @@ async def start_clock(dut) -> None:
     dut.rst.value = 0
     if hasattr(dut, "hx_go"):  # a harness build (hw/harness.py): its ports pass through until hx_go; its
         # other inputs are driven too (undriven, Icarus lets Z reach the passed-through ports)
-        for name in HARNESS_INPUTS:
+        for name in (*HARNESS_INPUTS, FREE):  # FREE: tb/clock.py's wrapper, around every harness build
             getattr(dut, name).value = 0
-        if hasattr(dut, FREE):  # built with tb/clock.py's wrapper
-            getattr(dut, FREE).value = 0
 
 
 async def run_free(dut, done) -> None:
     """From a falling edge of ``clk``, run the clock inside the simulator (tb/clock.py's ``hx_free``) for
     one cycle and then until ``done`` is high; return on the falling edge after, cocotb's clock running
-    again in phase. A harness build without the wrapper is clocked from cocotb instead."""
-    if not hasattr(dut, FREE):
-        await FallingEdge(dut.clk)  # the start cycle
-        if not done.value:
-            await RisingEdge(done)
-        await FallingEdge(dut.clk)
-        return
+    again in phase."""
     _CLOCK["clk"].stop()
     getattr(dut, FREE).value = 1
     await Timer(PERIOD_NS, "ns")  # the start cycle, to its falling edge
