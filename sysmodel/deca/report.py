@@ -416,7 +416,7 @@ def table4_lines(m: Machine) -> list[str]:
             cells = []
             for col in range(3):
                 claim = paper.table4(system, d, col)
-                cause = GAPS["Table 4 dense"] if (d, deca) == (1.0, False) else GAPS["Table 4 5%"] if d == 0.05 else ""
+                cause = {(1.0, False): GAPS["Table 4 dense"], (0.05, True): GAPS["Table 4 5%"]}.get((d, deca), "")
                 ledger.record(claim, got[col], cause)
                 star = "*" if claim.kind == "input" else ""
                 cells += [f"{float(claim):.0%}{star}", f"{got[col]:.0%}"]
