@@ -32,18 +32,18 @@ $(VENV)/.installed: pyproject.toml
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	MEMBOUND_VECTORS=$(TEST_VECTORS) $(PYTEST) -n $(JOBS) -m "not full and not fullreport" --durations=20
+	MEMBOUND_VECTORS=$(TEST_VECTORS) $(PYTEST) -n $(JOBS) --dist worksteal -m "not full and not fullreport" --durations=20
 
 test-full: setup
-	$(PYTEST) -n $(JOBS) -m fullreport --durations=20
+	$(PYTEST) -n $(JOBS) --dist worksteal -m fullreport --durations=20
 
 sim: setup
-	$(PYTEST) -n $(JOBS) -m sim --junitxml=build/sim-results.xml; status=$$?; \
+	$(PYTEST) -n $(JOBS) --dist worksteal -m sim --junitxml=build/sim-results.xml; status=$$?; \
 	  $(PY) -m tb.cli summary; exit $$status
 
 RTL_FUZZ ?= 40
 fuzz: setup
-	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) MEMBOUND_DRAM_FUZZ_REQUESTS=100000 $(PYTEST) -n $(JOBS) -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) MEMBOUND_DRAM_FUZZ_REQUESTS=100000 $(PYTEST) -n $(JOBS) --dist worksteal -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog

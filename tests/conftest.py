@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,9 +20,24 @@ settings.register_profile(
 settings.load_profile("default")
 
 
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection, which changes the shares' sizes
 def pytest_collection_modifyitems(config, items) -> None:
-    """The paper-size testbenches (marker ``full``, `make sim` only) first, so `pytest -n` never leaves one
-    worker finishing a 4-minute array alone at the end; everything else in collection order (the same on
-    every xdist worker). Ordering every testbench first made `make test` slower (8.5 vs 7.3 min on a fresh
-    clone: its long hypothesis tests then ran last), so only ``full`` moves."""
-    items.sort(key=lambda item: 0 if item.get_closest_marker("full") else 1)
+    """The order `pytest -n` (the Makefile's ``--dist worksteal``) runs tests in: the testbenches (marker
+    ``sim``) first, the paper-size ones (``full``, `make sim` only) first among them, so no worker finishes a
+    long simulation alone at the end. worksteal hands each of the W workers a contiguous share of the list
+    and lets an idle worker take the unstarted tail of another's, so the testbenches are dealt to the shares
+    in turn (in reverse collection order, which puts the reduced L3 rank, the longest in `make test`, first
+    and the DECA fuzzer after the DECA PE test whose build it reuses) and each share ends with quick tests
+    to balance. The order is the same on every worker, as xdist requires."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    sims = [it for it in reversed(items) if it.get_closest_marker("sim")]
+    sims.sort(key=lambda it: 0 if it.get_closest_marker("full") else 1)
+    rest = [it for it in items if not it.get_closest_marker("sim")]
+    shares, left = [sims[j::workers] for j in range(workers)], len(items)
+    for j, share in enumerate(shares):  # xdist's split: len(pending) // workers_remaining, in turn
+        size = left // (workers - j)
+        take = max(0, size - len(share))
+        share += rest[:take]
+        rest, left = rest[take:], left - len(share)
+    shares[-1] += rest
+    items[:] = [it for share in shares for it in share]
