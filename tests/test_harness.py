@@ -72,8 +72,8 @@ def test_cxx_main_matches_cocotb_and_golden(tmp_path) -> None:
 
 
 def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
-    """tb.runner.FASTEST is derived from BENCH.md's RTL table (build + run per unit, Verilator only when
-    10% faster), not hand-listed."""
+    """tb.runner.FASTEST is derived from BENCH.md's RTL table (build + run per unit, or the run alone for
+    `make sim`; Verilator only when 10% faster), not hand-listed."""
     from tb import runner
 
     md = tmp_path / "BENCH.md"
@@ -89,6 +89,10 @@ def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
         "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n"
     )
     assert runner.fastest(md) == {"big": "verilator", "slow": "verilator"}
+    # make sim's pick (builds cached): the runs alone, a stopped run's lower bound less its build
+    assert runner.fastest(md, pick="run") == {"big": "verilator", "close": "verilator", "slow": "verilator"}
+    with pytest.raises(ValueError, match="MEMBOUND_PICK: 'warm' not allowed; allowed: build\\+run, run"):
+        runner.fastest(md, pick="warm")
     assert runner.fastest(tmp_path / "missing.md") == {}
     assert runner.fastest() == runner.FASTEST
     assert runner.FASTEST["deca_pe"] == "verilator"  # 102 s vs over 307 s (stopped) in the committed table
