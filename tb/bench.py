@@ -4,7 +4,8 @@ Parts (``python -m tb.cli bench --part ...``; each rewrites only its own section
 
 * ``rtl``: for every testbench and installed simulator, a cold build, then a run of its tests under
   `make test`'s conditions; simulated cycles per second of wall time (cocotb and the golden model included).
-  tb.runner.FASTEST, the simulator each unit's testbenches use, is read from this table.
+  tb.runner.FASTEST, the simulator each unit's testbenches use, is read from this table (by cold build + run in
+  `make test`, by run alone in `make sim`, whose builds are cached).
 * ``harness``: the same batches through three drivers of one unit's harness build on Verilator — per-cycle
   cocotb (tb/streams.py), transaction-level cocotb (tb/txn.py) and the C++ main with no Python
   (tb/harness_main.py, the limit) — for the DECA PE (W=32, L=8) and FpMul (bf16); batch cycles per second
@@ -142,7 +143,7 @@ def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
         f"default tiles per format and density (the paper-size arrays are `make sim`'s only). A run is stopped "
         f"once it takes {STOP_FACTOR:g}x the other simulator's build + run (its time then a lower bound). "
         "cycles/s is simulated cycles of the vector test per second of wall time (cocotb + golden model "
-        "included). tb.runner.FASTEST reads this table.",
+        "included). tb.runner.FASTEST reads this table: by build + run for `make test`, by run for `make sim`.",
         "",
         "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
