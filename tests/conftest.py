@@ -23,8 +23,8 @@ settings.load_profile("default")
 @pytest.hookimpl(trylast=True)  # after -m/-k deselection, which changes the shares' sizes
 def pytest_collection_modifyitems(config, items) -> None:
     """The order `pytest -n` (the Makefile's ``--dist worksteal``) runs tests in: the testbenches (marker
-    ``sim``) first, the paper-size ones (``full``, `make sim` only) first among them, so no worker finishes a
-    long simulation alone at the end. worksteal hands each of the W workers a contiguous share of the list
+    ``sim``) first, the paper-size ones (``full``, `make sim` only) first among them, so the long simulations
+    start early on every worker. worksteal hands each of the W workers a contiguous share of the list
     and lets an idle worker take the unstarted tail of another's, so the testbenches are dealt to the shares
     in turn (in reverse collection order, which puts the reduced L3 rank, the longest in `make test`, first
     and the DECA fuzzer after the DECA PE test whose build it reuses) and each share ends with quick tests
