@@ -240,13 +240,46 @@ def icarus_time_zero_fix(verilog: str) -> str:
     return _YOSYS_TRIGGER.sub(r"reg \1; initial #0 \1 = 1'b0;", verilog)
 
 
+_MODULE_END = re.compile(r"(?<=^endmodule\n)", re.M)
+_MODULE_HEAD = re.compile(r"^module (\\\S+ |\w+)\(([^;]*)\);", re.M)  # yosys lists the ports in no fixed order
+_INSTANCE_TYPE = re.compile(r"^(\s+)(\\\S+ )", re.M)  # a line opening with an escaped name: a cell's module
+_TRIGGER_NUMBER = re.compile(r"(dump_module)\$\d+")  # Yosys numbers each module's trigger register
+
+
+def merge_identical_modules(verilog: str) -> str:
+    """Yosys writes one module per Amaranth instance, so an array of N identical sub-components is N copies
+    of one module's text (the paper-size L3 rank: 128 bank PUs, 16.9 of its 17 MB). This keeps one module per
+    distinct text — children first, so parents that differ only in their children's module names merge too
+    — and points every instance at it; instance names, hence every hierarchical signal path, are unchanged.
+    Measured on Verilator, which still emits code per instance: the full rank verilates in 63 s instead of
+    130, the 2048-lane Hermes GEMV (2,572 modules -> 16) in 178 s instead of 252."""
+    chunks = [c for c in _MODULE_END.split(verilog) if c]
+    heads = [_MODULE_HEAD.search(c) for c in chunks]
+    names = [h.group(1) if h else None for h in heads]
+    merged: dict[str, str] = {}  # module -> the module it is the same text as
+    first: dict[str, str] = {}  # normalized text -> its module
+    text: dict[str, str] = {}
+    order = sorted((i for i, n in enumerate(names) if n), key=lambda i: -names[i].count("."))
+    for i in order:
+        name, head = names[i], heads[i]
+        chunk = _INSTANCE_TYPE.sub(lambda m: m.group(1) + merged.get(m.group(2), m.group(2)), chunks[i])
+        ports = ",".join(sorted(p.strip() for p in head.group(2).split(",")))  # cells connect ports by name
+        key = _TRIGGER_NUMBER.sub(r"\1", ports + chunk[head.end() :])
+        text[name] = chunk
+        if key in first:
+            merged[name] = first[key]
+        else:
+            first[key] = name
+    return "".join(c if n is None else text[n] for n, c in zip(names, chunks, strict=True) if n not in merged)
+
+
 def elaborate(spec: TbSpec, out: Path, sim: str | None = None, free_clock: bool = False) -> Path:
     """Write the component's Verilog (top module ``top``) to ``out``; ``free_clock``: a harness build inside
     tb/clock.py's wrapper (the clock generator the transaction-level batches run on)."""
     from amaranth.back import verilog
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    text = verilog.convert(spec.build_component(sim), name="top", emit_src=False)
+    text = merge_identical_modules(verilog.convert(spec.build_component(sim), name="top", emit_src=False))
     if free_clock:
         text = clock.wrap(text)
     out.write_text(icarus_time_zero_fix(text) if sim == "icarus" else text)

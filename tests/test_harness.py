@@ -6,6 +6,8 @@ and backpressure."""
 import dataclasses
 import json
 import random
+import re
+import subprocess
 
 import pytest
 
@@ -176,3 +178,70 @@ def test_free_clock_wrapper_keeps_every_port_and_adds_hx_free() -> None:
         wrap(core.replace("module top", "module other"), 5)
     with pytest.raises(ValueError, match="no hx_free"):
         wrap(core.replace("a, y)", "a, y, hx_free)").replace("  input rst;", "  input rst;\n  input hx_free;"), 5)
+
+
+def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
+    """tb.runner.merge_identical_modules: three equal pairs of equal registers and one wider pair (13 modules)
+    become five (top, a pair and a register of each width); every instance keeps its hierarchical path, and
+    the merged Verilog still compiles and simulates the same chain of +1 registers."""
+    from amaranth.back import verilog
+    from amaranth.hdl import Module
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from tb.runner import merge_identical_modules
+
+    class Reg(wiring.Component):
+        def __init__(self, width: int) -> None:
+            super().__init__({"d": In(width), "q": Out(width)})
+
+        def elaborate(self, platform) -> Module:
+            m = Module()
+            m.d.sync += self.q.eq(self.d + 1)
+            return m
+
+    class Pair(Reg):
+        def elaborate(self, platform) -> Module:
+            m = Module()
+            m.submodules.a, m.submodules.b = a, b = Reg(len(self.d)), Reg(len(self.d))
+            m.d.comb += [a.d.eq(self.d), b.d.eq(a.q), self.q.eq(b.q)]
+            return m
+
+    class Top(wiring.Component):
+        d: In(4)
+        q: Out(4)
+        d5: In(5)
+        q5: Out(5)
+
+        def elaborate(self, platform) -> Module:
+            m = Module()
+            pairs = [Pair(4), Pair(4), Pair(4), Pair(5)]
+            for i, p in enumerate(pairs):
+                m.submodules[f"p{i}"] = p
+            m.d.comb += [pairs[0].d.eq(self.d), pairs[1].d.eq(pairs[0].q), pairs[2].d.eq(pairs[1].q)]
+            m.d.comb += [self.q.eq(pairs[2].q), pairs[3].d.eq(self.d5), self.q5.eq(pairs[3].q)]
+            return m
+
+    def paths(v: str, module: str = "top", at: str = "") -> set[str]:  # every instance's hierarchical path
+        body = v[v.index(f"module {module}") :]
+        cells = re.findall(r"^\s+(\\\S+ ) +(\S+) \(", body[: body.index("endmodule")], re.M)
+        return {p for kind, name in cells for p in (at + name, *paths(v, kind, at + name + "."))}
+
+    text = verilog.convert(Top(), name="top", emit_src=False)
+    merged = merge_identical_modules(text)
+    assert (text.count("\nmodule "), merged.count("\nmodule ")) == (13, 5)
+    pairs = {f"p{i}" for i in range(4)}
+    assert paths(merged) == paths(text) == pairs | {f"{p}.{r}" for p in pairs for r in "ab"}
+    assert merge_identical_modules(merged) == merged
+    bench = (
+        "module bench; reg clk = 0, rst = 1; reg [3:0] d = 3; reg [4:0] d5 = 30; wire [3:0] q; wire [4:0] q5;\n"
+        "top dut(.clk(clk), .rst(rst), .d(d), .q(q), .d5(d5), .q5(q5));\n"
+        'initial begin #1 rst = 0; repeat (8) begin #1 clk = 1; #1 clk = 0; end $display("%0d %0d", q, q5); end\n'
+        "endmodule\n"
+    )
+    outs = []
+    for name, v in (("orig", text), ("merged", merged)):
+        (tmp_path / f"{name}.v").write_text(v + bench)
+        subprocess.run(["iverilog", "-g2012", "-o", tmp_path / name, tmp_path / f"{name}.v"], check=True)
+        outs.append(subprocess.run(["vvp", "-n", tmp_path / name], capture_output=True, text=True, check=True).stdout)
+    assert outs[0] == outs[1] and outs[0].split() == ["9", "0"]  # 3 + 6 registers; 30 + 2 wraps to 0
