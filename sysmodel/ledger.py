@@ -78,6 +78,7 @@ def claims(paper: str, where: str, workload: str = "", kind: str = "prediction",
             kw.pop("workload", workload),
             kw.pop("kind", kind),
             kw.pop("ratio", ratio),
+            kw.pop("above", None),
         )
 
     return make

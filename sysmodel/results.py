@@ -32,6 +32,12 @@ def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2
     from sysmodel import ledger
 
     ratio = got / want
+    if isinstance(want, ledger.Claim) and math.isnan(want):  # a direction stated without a number
+        rec = ledger.record(want, got, gaps.get(name, ""), kind)
+        text = (
+            "direction right" if rec.direction_agrees == "yes" else f"wrong direction: {gaps.get(name, 'unexplained')}"
+        )
+        return f"| {name} | {rec.direction} | {got:{fmt}} | - | {text} |"
     if isinstance(want, ledger.Claim):
         kind = kind or want.kind
         rec = ledger.record(want, got, gaps.get(name, ""), kind)

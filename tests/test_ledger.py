@@ -79,3 +79,17 @@ def test_readme_quotes_the_current_summary() -> None:
     got = [line for line in section.splitlines() if line.startswith("|")]
     assert got == want, "README's ledger summary is stale: copy it from the report's top table"
     assert re.search(r"`ledger\.csv`", section)
+
+
+def test_a_direction_stated_without_a_number_prints_its_direction_not_a_ratio() -> None:
+    from sysmodel import results
+
+    make = ledger.claims("p", "§2", ratio=True)
+    falls = make(float("nan"), "A over B", above=False)
+    assert falls.above is False
+    rises = make(float("nan"), "A over B")
+    assert rises.above is False  # NaN > 1 is false: a rising direction must say above=True
+    up = make(float("nan"), "A over B", above=True)
+    assert results.row({}, "A over B", up, 1.2) == "| A over B | above 1 | 1.20 | - | direction right |"
+    assert results.row({"A over B": "named"}, "A over B", up, 0.8).endswith("| - | wrong direction: named |")
+    assert ledger.rows()[-1].cause == "named" and ledger.rows()[-1].within == ""

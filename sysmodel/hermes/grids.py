@@ -39,6 +39,7 @@ def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
                 "batch": b,
                 "Hermes": run.tokens_per_s,
                 "decode share": sum(run.token_s) / (run.prefill_s + sum(run.token_s)),
+                "cold GB/step": run.dimm_bytes / len(run.token_s) / 1e9,  # the batch's active cold weights
                 "Hermes-host": hm.simulate(m, tr, hw, host=True).tokens_per_s,
             }
             for name in hm.BASELINES:

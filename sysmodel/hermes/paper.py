@@ -63,6 +63,17 @@ OVER_HOST_B1 = (
 OVER_DEJAVU = _b16(75.24, "Hermes over Deja Vu, batch 1-16", workload="OPT models, batches 1-16")
 OVER_FLEXGEN = _b16(148.98, "Hermes over FlexGen, batch 1-16", workload="OPT models, batches 1-16")
 OVER_HOST = _b16(7.17, "Hermes over Hermes-host, batch 1-16")
+# §V-B2's batch trends, stated without numbers (Fig. 11's bars are lost in the text): each a direction, A over B
+_trend = claims("hermes", "§V-B2, Fig. 11", "six models, batches 1-16, 128 in / 128 out", ratio=True)
+BATCH_RISES = _trend(
+    float("nan"), "Hermes tokens/s, each batch over the one before, lowest (consistent improvement 1-16)", above=True
+)
+HOST_GAP_GROWS = _trend(
+    float("nan"), "Hermes over Hermes-host, each batch over the one before, lowest (the gap grows)", above=True
+)
+BASE_GAP_LEAST_AT_2 = _trend(
+    float("nan"), "Hermes over Hermes-base, any other batch over batch 2, lowest (smallest at batch 2)", above=True
+)
 DECODE_SHARE = Claim(
     0.664, "hermes", "§V-D", "token generation's share of Hermes' run time", "LLaMA2-70B, batch 1, 128 in / 128 out"
 )
