@@ -32,21 +32,20 @@ def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2
     from sysmodel import ledger
 
     ratio = got / want
-    if isinstance(want, ledger.Claim) and math.isnan(want):  # a direction stated without a number
-        rec = ledger.record(want, got, gaps.get(name, ""), kind)
-        text = (
-            "direction right" if rec.direction_agrees == "yes" else f"wrong direction: {gaps.get(name, 'unexplained')}"
-        )
-        return f"| {name} | {rec.direction} | {got:{fmt}} | - | {text} |"
     if isinstance(want, ledger.Claim):
         kind = kind or want.kind
         rec = ledger.record(want, got, gaps.get(name, ""), kind)
         note = {"fit": "fit (a constant was fitted to this value)", "input": "input (taken as given)"}.get(kind)
+        stated = math.isnan(want)  # a direction the paper states without a number: no ratio to print
         text = note or (
-            gap(gaps, name, ratio)
-            if rec.direction_agrees != "no"
-            else f"wrong direction: {gaps.get(name, 'unexplained')}"
+            f"wrong direction: {gaps.get(name, 'unexplained')}"
+            if rec.direction_agrees == "no"
+            else "direction right"
+            if stated
+            else gap(gaps, name, ratio)
         )
+        if stated:
+            return f"| {name} | {rec.direction} | {got:{fmt}} | - | {text} |"
     else:
         text = gap(gaps, name, ratio)
     return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"

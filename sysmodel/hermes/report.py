@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -344,7 +345,7 @@ def trend_lines(rows: list[dict]) -> list[str]:
         return []
 
     def lowest_step(f: Callable[[dict], float]) -> float:  # f at each batch over f at the batch before
-        return min(f(by[m, b]) / f(by[m, a]) for m in models for a, b in zip(batches, batches[1:], strict=False))
+        return min(f(by[m, b]) / f(by[m, a]) for m in models for a, b in pairwise(batches))
 
     base = {b: float(np.mean([by[m, b]["Hermes"] / by[m, b]["Hermes-base"] for m in models])) for b in batches}
     hw, big = hm.Hardware(), "llama2-70b"
