@@ -259,16 +259,16 @@ class StreamHarness(wiring.Component):
     batch (input memories and capture memories); ``k``: items per load/drain word (default
     :func:`harness_k` of the widest port and ``max_word``).
 
-    Members: every DUT member under its own name (driven from the top while ``hx_go`` is low), and
-    ``hx_go`` (in): the harness drives the DUT; its rising edge starts a batch; ``hx_seed`` (in, 32);
-    ``hx_p_valid``, ``hx_p_ready`` (in, 17): thresholds out of 2**16; ``hx_counts`` (in): items per input,
-    packed in input order; ``hx_expect`` (in): items per output; ``hx_linger`` (in, 16); ``hx_timeout``
-    (in, 32); ``hx_load_en``, ``hx_load_sel`` (input index), ``hx_load_addr``, ``hx_load_data`` (in): one
-    load word; ``hx_drain_sel`` (in): outputs 0.., then inputs' stamps; ``hx_drain_addr`` (in);
-    ``hx_drain_data`` (out); ``hx_done``, ``hx_status`` (out, 3: timed out, capture full, protocol
-    violation); ``hx_violation`` (out, one bit per port, inputs first): :class:`StreamMonitor` flags;
-    ``hx_cycles`` (out, 32): cycles since the batch started; ``hx_played``, ``hx_captured`` (out): items
-    per port."""
+    Members: every DUT member under its own name (driven from the top while ``hx_go`` is low), and ``hx_go`` (in):
+    the harness drives the DUT; its rising edge starts a batch; ``hx_seed`` (in, 32); ``hx_p_valid``, ``hx_p_ready``
+    (in, 17): thresholds out of 2**16; ``hx_counts`` (in): items per input, packed in input order; ``hx_expect``
+    (in): items per output; ``hx_linger`` (in, 16); ``hx_timeout`` (in, 32); ``hx_load_en``, ``hx_load_sel`` (input
+    index), ``hx_load_addr``, ``hx_load_data`` (in): one load word; ``hx_drain_addr`` (in), ``hx_drain_data`` (out):
+    word ``hx_drain_addr`` of every capture memory (outputs in order, each entry its payload then stamp) then of
+    every input's stamp memory, side by side (:meth:`drain_sections`), the cycle after — one pass drains them all;
+    ``hx_done``, ``hx_status`` (out, 3: timed out, capture full, protocol violation); ``hx_violation`` (out, one bit
+    per port, inputs first): :class:`StreamMonitor` flags; ``hx_cycles`` (out, 32): cycles since the batch started;
+    ``hx_played``, ``hx_captured`` (out): items per port."""
 
     def __init__(self, dut: wiring.Component, depth: int = 2048, k: int | None = None, max_word: int = 8192):
         self.dut, self.depth = dut, depth
@@ -282,7 +282,6 @@ class StreamHarness(wiring.Component):
         n_in, n_out = len(self.ins), len(self.outs)
         cnt = range(depth + 1)
         max_in = max(self.widths[n] for n in self.ins)
-        max_drain = max([self.widths[n] for n in self.outs] + [0]) + STAMP_BITS
         super().__init__(
             {
                 **members,
@@ -298,9 +297,8 @@ class StreamHarness(wiring.Component):
                 "hx_load_sel": In(range(n_in)),
                 "hx_load_addr": In(range(words)),
                 "hx_load_data": In(self.k * max_in),
-                "hx_drain_sel": In(range(n_out + n_in)),
                 "hx_drain_addr": In(range(words)),
-                "hx_drain_data": Out(self.k * max_drain),
+                "hx_drain_data": Out(self.k * sum(bits for _, bits in self.drain_sections())),
                 "hx_done": Out(1),
                 "hx_status": Out(3),
                 "hx_violation": Out(n_in + n_out),
@@ -309,6 +307,11 @@ class StreamHarness(wiring.Component):
                 "hx_captured": Out(data.ArrayLayout(cnt, n_out)),
             }
         )
+
+    def drain_sections(self) -> list[tuple[str, int]]:
+        """``hx_drain_data``'s sections from bit 0, each ``k`` entries of (name, bits per entry): every output
+        port's captures (payload, then stamp), then every input port's acceptance stamps."""
+        return [(n, self.widths[n] + STAMP_BITS) for n in self.outs] + [(n, STAMP_BITS) for n in self.ins]
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -322,11 +325,7 @@ class StreamHarness(wiring.Component):
             m.d.comb += inner.eq(port) if dut.signature.members[name].flow == In else port.eq(inner)
         players = [self._player(m, i, name, start, run) for i, name in enumerate(self.ins)]
         captures = [self._capture(m, j, name, start, run) for j, name in enumerate(self.outs)]
-        drains = [c.drain_data for c in captures] + [p.drain_stamps for p in players]
-        with m.Switch(self.hx_drain_sel):
-            for sel, value in enumerate(drains):
-                with m.Case(sel):
-                    m.d.comb += self.hx_drain_data.eq(value)
+        m.d.comb += self.hx_drain_data.eq(Cat(*[c.drain_data for c in captures], *[p.drain_stamps for p in players]))
         self._monitor(m, start)
         self._control(m, players, captures, start, run)
         return m
@@ -348,7 +347,7 @@ class StreamHarness(wiring.Component):
         p = InputPlayer(self.widths[name], self.depth, self.k)
         m.submodules[f"play_{name}"] = p
         top, inner = getattr(self, name), getattr(self.dut, name)
-        m.d.comb += self._controls(p, index, len(self.outs) + index, start, run)
+        m.d.comb += self._controls(p, index, start, run)
         m.d.comb += [
             p.load_en.eq(self.hx_load_en & (self.hx_load_sel == index)),
             p.load_addr.eq(self.hx_load_addr),
@@ -367,7 +366,7 @@ class StreamHarness(wiring.Component):
         c = OutputCapture(self.widths[name], self.depth, self.k)
         m.submodules[f"capture_{name}"] = c
         top, inner = getattr(self, name), getattr(self.dut, name)
-        m.d.comb += self._controls(c, len(self.ins) + index, index, start, run)
+        m.d.comb += self._controls(c, len(self.ins) + index, start, run)
         m.d.comb += [
             c.p_ready.eq(self.hx_p_ready),
             self.hx_captured[index].eq(c.captured),
@@ -379,15 +378,15 @@ class StreamHarness(wiring.Component):
         ]
         return c
 
-    def _controls(self, unit, seed_index: int, drain_sel: int, start, run) -> list:
+    def _controls(self, unit, seed_index: int, start, run) -> list:
         """What a player and a capture both take: start/run, their port's seed (:func:`port_seed` order),
-        the cycle stamp, and draining while the harness is idle and ``hx_drain_sel`` picks them."""
+        the cycle stamp, and draining while the harness is idle."""
         return [
             unit.start.eq(start),
             unit.run.eq(run),
             unit.seed.eq(port_seed_expr(self.hx_seed, seed_index)),
             unit.stamp.eq(self.hx_cycles),
-            unit.drain_en.eq(~self.hx_go & (self.hx_drain_sel == drain_sel)),
+            unit.drain_en.eq(~self.hx_go),
             unit.drain_addr.eq(self.hx_drain_addr),
         ]
 

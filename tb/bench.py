@@ -8,7 +8,7 @@ Parts (``python -m tb.cli bench --part ...``; each rewrites only its own section
   `make test`, by run alone in `make sim`, whose builds are cached).
 * ``harness``: the same batches through three drivers of one unit's harness build on Verilator — per-cycle
   cocotb (tb/streams.py), transaction-level cocotb (tb/txn.py) and the C++ main with no Python
-  (tb/harness_main.py, the limit) — for the DECA PE (W=32, L=8) and FpMul (bf16); batch cycles per second
+  (tb/harness_main.py, the limit) — for the DECA PE (W=32, L=8) and every arithmetic unit; batch cycles per second
   of simulation wall time (stimulus and golden excluded), the ratios to the limit, and a check that all
   three produce the same outputs (and the two harness drivers the same cycle stamps).
 * ``sysmodel``: the serving simulator on the L3 traces (1,000 requests each, the paper's protocol) and
@@ -453,8 +453,9 @@ def write_section(md: Path, part: str, lines: list[str]) -> None:
 
 def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
     """The harness part's batches: DECA PE W=32 L=8 (q8 LUT programmed, then 4 x 60 sparse tiles at
-    density 0.5) and FpMul bf16 (5 x 2,000 random vectors); the handshake of the vector tests (p_valid 0.8,
-    p_ready 0.7). ``scale`` divides the batch counts' sizes (tests use a small one)."""
+    density 0.5) and every arithmetic unit in its first configuration (5 x 2,000 random vectors each); the
+    handshake of the vector tests (p_valid 0.8, p_ready 0.7). ``scale`` divides the batch counts' sizes
+    (tests use a small one)."""
     import random
 
     import numpy as np
@@ -481,24 +482,31 @@ def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
         batches.append(
             Batch(items, {"o": n * TILE // w}, 0.8, 0.7, 2 + i, linger=16, timeout=100 * n * TILE // w, stamps=["cmd"])
         )
-    fpmul = ARITH[0]
-    c, layout = case(fpmul), fpmul.build_unit().i.payload.shape()
-    vec = [
-        Batch(
-            {"i": [pack(layout, c.random(rng)) for _ in range(2000 // scale)]},
-            {"o": 2000 // scale},
-            0.8,
-            0.7,
-            7 + i,
-            linger=16,
-            timeout=100_000,
-        )
-        for i in range(5)
-    ]
-    return [
-        ("DECA PE W=32 L=8, q8 d=0.5", dataclasses.replace(pe, sim="verilator"), batches),
-        ("FpMul bf16", dataclasses.replace(fpmul, sim="verilator"), vec),
-    ]
+    out = [("DECA PE W=32 L=8, q8 d=0.5", dataclasses.replace(pe, sim="verilator"), batches)]
+    firsts: dict[str, runner.TbSpec] = {}
+    for spec in ARITH:
+        firsts.setdefault(spec.unit, spec)
+    for spec in firsts.values():  # each arithmetic unit in its first configuration
+        c, layout = case(spec), spec.build_unit().i.payload.shape()
+        vec = [
+            Batch(
+                {"i": [pack(layout, c.random(rng)) for _ in range(2000 // scale)]},
+                {"o": 2000 // scale},
+                0.8,
+                0.7,
+                7 + i,
+                linger=16,
+                timeout=100_000,
+            )
+            for i in range(5)
+        ]
+        label = " ".join([spec.component.split(":")[1], *map(str, spec.params.values())])
+        out.append((label, dataclasses.replace(spec, sim="verilator"), vec))
+    return out
+
+
+REPEATS = 3  # each driver runs the batches this many times; the fastest counts (this VM's noise is +-30%)
+TXN_TARGET = 3.0  # issue 35: transaction-level cocotb within 3x of the C++ main
 
 
 def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], list[str]]:
@@ -522,11 +530,13 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
                         "MEMBOUND_BENCH_BATCHES": str(path),
                         "MEMBOUND_BENCH_MODE": mode,
                         "MEMBOUND_BENCH_OUT": str(out),
+                        "MEMBOUND_BENCH_REPEATS": str(REPEATS),
                     },
                 )
                 outs[mode] = json.loads(out.read_text())
                 row[f"{mode}_cycles_per_s"] = round(outs[mode]["cycles"] / outs[mode]["wall_s"])
-        caps, _, wall = harness_main.run(spec, batches)
+        runs = [harness_main.run(spec, batches) for _ in range(REPEATS)]
+        caps, wall = runs[0][0], min(r[2] for r in runs)
         cxx_cycles = sum(c.cycles_run for c in caps)
         row["cxx_cycles_per_s"] = round(cxx_cycles / wall)
         if [c.items for c in caps] != outs["txn"]["items"] or [c.cycles for c in caps] != outs["txn"]["stamps"]:
@@ -543,18 +553,20 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
         print(json.dumps(row))
     lines = [
         "One harness build per unit on Verilator; the same batches through each driver. Batch cycles per second "
-        "of simulation wall time (stimulus generation and golden models excluded; load and drain included). "
-        "`limit / x`: how many times slower than the C++ main. All three produce the same outputs; "
-        "the two harness drivers the same cycle stamps (checked).",
+        f"of simulation wall time, the fastest of {REPEATS} runs of the same batches per driver (stimulus "
+        "generation and golden models excluded; load and drain included). `limit / x`: how many times slower "
+        f"than the C++ main; the target is transaction-level within {TXN_TARGET:g}x of it. All three produce the "
+        "same outputs; the two harness drivers the same cycle stamps (checked).",
         "",
         "| workload | batch cycles | per-cycle cocotb cycles/s | transaction-level cocotb cycles/s | "
-        "C++ main (limit) cycles/s | limit / per-cycle | limit / transaction-level | "
+        "C++ main (limit) cycles/s | limit / per-cycle | limit / transaction-level | target | "
         "transaction-level / per-cycle |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     lines += [
         f"| {r['workload']} | {r['cycles']} | {r['per_cycle_cycles_per_s']} | {r['txn_cycles_per_s']} | "
-        f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | {r['txn_speedup']} |"
+        f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | < {TXN_TARGET:g} | "
+        f"{r['txn_speedup']} |"
         for r in results
     ]
     return results, lines

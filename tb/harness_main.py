@@ -5,7 +5,7 @@ no public signals — into ``build/sim/verilator-main/<tag>-<key>/``; :func:`run
 :func:`tb.txn.batch_ops` of a list of batches as a script, runs the binary, and decodes its answers into
 the same :class:`tb.txn.Capture` objects. Given the same batches and seeds it must produce the same
 payloads and cycle stamps as the cocotb run (`make bench` checks this). Script lines:
-``set <port> <hex>``, ``step <n>``, ``run``, ``get <port>``, ``drain <sel> <words>``; the binary prints one
+``set <port> <hex>``, ``step <n>``, ``run``, ``get <port>``, ``drain <words>``; the binary prints one
 line per get or drain and then ``cycles <n> ns <n>`` (clock cycles and wall time of the execution, file
 parsing excluded).
 """
@@ -64,7 +64,7 @@ template <class T> std::string hex(const T& s) {
     return b;
 }
 
-struct Op { char kind; std::string name; Words value; long a = 0, b = 0; };
+struct Op { char kind; std::string name; Words value; long a = 0; };
 
 int main(int argc, char** argv) {
     if (argc != 2) { std::fprintf(stderr, "usage: %s SCRIPT\n", argv[0]); return 2; }
@@ -92,7 +92,7 @@ PORTS
             if (!get.count(op.name)) { std::fprintf(stderr, "no output %s\n", op.name.c_str()); return 2; }
         }
         else if (cmd == "step") ls >> op.a;
-        else if (cmd == "drain") ls >> op.a >> op.b;
+        else if (cmd == "drain") ls >> op.a;
         ops.push_back(op);
     }
     long cycles = 0;
@@ -116,8 +116,7 @@ PORTS
             break;
         case 'g': out += get[op.name](); out += '\n'; break;
         case 'd':
-            set["hx_drain_sel"](Words{(uint32_t)op.a});
-            for (long i = 0; i < op.b; ++i) {
+            for (long i = 0; i < op.a; ++i) {
                 set["hx_drain_addr"](Words{(uint32_t)i});
                 tick();
                 out += get["hx_drain_data"](); out += ' ';
@@ -211,7 +210,7 @@ def run(spec: runner.TbSpec, batches: list[Batch]) -> tuple[list[Capture], int, 
             elif op[0] == "get":
                 lines.append(f"get {op[1]}")
             else:
-                lines.append(f"drain {op[1]} {op[2]}")
+                lines.append(f"drain {op[1]}")
     with tempfile.NamedTemporaryFile("w", suffix=".script", delete=False) as f:
         f.write("\n".join(lines) + "\n")
     try:

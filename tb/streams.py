@@ -42,7 +42,6 @@ HARNESS_INPUTS = (
     "hx_load_sel",
     "hx_load_addr",
     "hx_load_data",
-    "hx_drain_sel",
     "hx_drain_addr",
 )  # hw/harness.py StreamHarness's control inputs
 

@@ -10,6 +10,8 @@ import re
 import subprocess
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from golden import arith
 from golden.fp import get_format
@@ -161,23 +163,29 @@ def test_per_cycle_monitor_rule_is_the_harness_monitors(name, steps, want) -> No
 
 def test_free_clock_wrapper_keeps_every_port_and_adds_hx_free() -> None:
     """tb/clock.py renames Amaranth's top to hx_core and wraps it: the same ports (widths as declared) plus
-    hx_free, the core clocked from the generator while hx_free is high; a design it cannot wrap is named."""
-    from tb.clock import wrap
+    hx_free, the core clocked from the generator while hx_free is high — in delta cycles until hx_done on
+    Verilator, with delays on Icarus; a design it cannot wrap is named."""
+    from tb.clock import DELTA, wrap
 
     core = (
-        "module top(clk, rst, a, y);\n  input clk;\n  wire clk;\n  input rst;\n  input [7:0] a;\n"
-        "  output [-1:0] y;\n  assign y = a;\nendmodule\n"
+        "module top(clk, rst, a, y, hx_done);\n  input clk;\n  wire clk;\n  input rst;\n  input [7:0] a;\n"
+        "  output [-1:0] y;\n  output hx_done;\n  assign y = a;\nendmodule\n"
     )
-    out = wrap(core, 5)
-    assert "module hx_core(clk, rst, a, y);" in out
-    assert "module top(clk, rst, a, y, hx_free);" in out
-    assert "  input [7:0] a;\n  output [-1:0] y;\n  input hx_free;" in out
-    assert "#5 gen = 1'b1; #5 gen = 1'b0;" in out
-    assert "hx_core core(.clk(hx_free ? gen : clk), .rst(rst), .a(a), .y(y));" in out
+    for sim in ("icarus", "verilator"):
+        out = wrap(core, sim, 5)
+        assert "module hx_core(clk, rst, a, y, hx_done);" in out
+        assert "module top(clk, rst, a, y, hx_done, hx_free);" in out
+        assert "  input [7:0] a;\n  output [-1:0] y;\n  output hx_done;\n  input hx_free;" in out
+        assert ("\n".join(DELTA) in out) == (sim == "verilator")
+        assert ("#5 gen = 1'b1; #5 gen = 1'b0;" in out) == (sim == "icarus")
+        assert "hx_core core(.clk(hx_free ? gen : clk), .rst(rst), .a(a), .y(y), .hx_done(hx_done));" in out
     with pytest.raises(ValueError, match="no `module top"):
-        wrap(core.replace("module top", "module other"), 5)
+        wrap(core.replace("module top", "module other"), "icarus", 5)
     with pytest.raises(ValueError, match="no hx_free"):
-        wrap(core.replace("a, y)", "a, y, hx_free)").replace("  input rst;", "  input rst;\n  input hx_free;"), 5)
+        bad = core.replace("hx_done)", "hx_done, hx_free)").replace("  input rst;", "  input rst;\n  input hx_free;")
+        wrap(bad, "icarus", 5)
+    with pytest.raises(ValueError, match="needs the harness's hx_done"):
+        wrap(core.replace(", hx_done)", ")").replace("  output hx_done;\n", ""), "verilator", 5)
 
 
 def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
@@ -245,3 +253,13 @@ def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
         subprocess.run(["iverilog", "-g2012", "-o", tmp_path / name, tmp_path / f"{name}.v"], check=True)
         outs.append(subprocess.run(["vvp", "-n", tmp_path / name], capture_output=True, text=True, check=True).stdout)
     assert outs[0] == outs[1] and outs[0].split() == ["9", "0"]  # 3 + 6 registers; 30 + 2 wraps to 0
+
+
+@given(st.integers(1, 600), st.sampled_from([1, 2, 8, 64]), st.integers(0, 200), st.randoms(use_true_random=False))
+def test_drain_entries_split_like_the_shifts(bits, k, n, rng) -> None:
+    """tb.txn._entries (numpy up to 64 bits, shifts above) gives entry i = bits i*w.. of word i // k."""
+    from tb.txn import _entries
+
+    words = [rng.getrandbits(k * bits) for _ in range(-(-n // k))]
+    mask = (1 << bits) - 1
+    assert _entries(words, k, bits, n) == [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
