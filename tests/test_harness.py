@@ -263,3 +263,20 @@ def test_drain_entries_split_like_the_shifts(bits, k, n, rng) -> None:
     words = [rng.getrandbits(k * bits) for _ in range(-(-n // k))]
     mask = (1 << bits) - 1
     assert _entries(words, k, bits, n) == [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
+
+
+def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
+    """A Verilator flag, the big-design threshold or a Verilog rewrite's code changes the build key (a stale
+    model is never reused); Icarus's key ignores Verilator's flags."""
+    from tb import runner
+
+    spec = SPECS[0]
+    ver, ica = runner.build_key(spec, "verilator"), runner.build_key(spec, "icarus")
+    assert ver != ica
+    monkeypatch.setattr(runner, "VERILATOR_ARGS", [*runner.VERILATOR_ARGS, "-Wno-WIDTH"])
+    assert runner.build_key(spec, "verilator") != ver
+    assert runner.build_key(spec, "icarus") == ica
+    monkeypatch.setattr(runner, "BIG_VERILOG_BYTES", 1)
+    assert runner.build_key(spec, "verilator") != ver
+    monkeypatch.setattr(runner.inspect, "getsource", lambda f: f"{f.__name__} changed")
+    assert runner.build_key(spec, "icarus") != ica
