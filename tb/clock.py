@@ -58,7 +58,7 @@ def wrap(verilog: str, sim: str | None, half_period_ns: int = PERIOD_NS // 2) ->
     ports = [p.strip() for p in header["ports"].split(",")]
     if "clk" not in decls or FREE in decls or set(ports) != set(decls):
         raise ValueError("verilog: the top module must declare every port, clk among them, and no hx_free")
-    if sim == "verilator" and decls.get(DONE, {"dir": ""})["dir"] != "output":
+    if sim == "verilator" and (DONE not in decls or decls[DONE]["dir"] != "output"):
         raise ValueError(f"verilog: the delta-cycle clock needs the harness's {DONE} output")
     lines = [f"module top({', '.join([*ports, FREE])});"]
     for p in ports:
