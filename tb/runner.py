@@ -322,24 +322,29 @@ def _ports_only_verilator():
     return PortsOnly()
 
 
+def _ports_only(sim: str, waves: bool) -> bool:
+    return sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
+
+
 def build_key(spec: TbSpec, sim: str, waves: bool = False) -> str:
     """The build folder's key: the unit's sources (:func:`source_hash`), and everything else that turns them
     into the simulated model — the Verilog rewrites of :func:`elaborate`, the harness's clock wrapper
     (tb/clock.py, its Verilator flags too), Verilator's flags and the public-signal choice."""
-    ports_only = sim == "verilator" and not waves
     wrapper = Path(clock.__file__).read_text() if spec.harness else ""
-    rewrites = "".join(inspect.getsource(f) for f in (merge_identical_modules, icarus_time_zero_fix))
+    rewrites = "".join(inspect.getsource(f) for f in (merge_identical_modules, icarus_time_zero_fix)) + "".join(
+        r.pattern for r in (_MODULE_END, _MODULE_HEAD, _INSTANCE_TYPE, _TRIGGER_NUMBER, _YOSYS_TRIGGER)
+    )  # the functions' code names their regular expressions; their patterns count too
     flags = f"{VERILATOR_ARGS}{BIG_VERILATOR_ARGS}{BIG_VERILOG_BYTES}" if sim == "verilator" else ""
     return hashlib.sha256(
         f"{source_hash(spec)}{spec.hardware}{sim}{waves}{rewrites}{flags}"
-        f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if ports_only else ''}{wrapper}".encode()
+        f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if _ports_only(sim, waves) else ''}{wrapper}".encode()
     ).hexdigest()[:16]
 
 
 def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     from cocotb_tools.runner import get_runner
 
-    ports_only = sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
+    ports_only = _ports_only(sim, waves)
     key = build_key(spec, sim, waves)
     build_dir = BUILD / "sim" / sim / f"{spec.hardware_tag}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)

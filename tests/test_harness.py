@@ -266,8 +266,8 @@ def test_drain_entries_split_like_the_shifts(bits, k, n, rng) -> None:
 
 
 def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
-    """A Verilator flag, the big-design threshold or a Verilog rewrite's code changes the build key (a stale
-    model is never reused); Icarus's key ignores Verilator's flags."""
+    """A Verilator flag, the big-design threshold, a Verilog rewrite's code or its regular expression changes
+    the build key (a stale model is never reused); Icarus's key ignores Verilator's flags."""
     from tb import runner
 
     spec = SPECS[0]
@@ -279,4 +279,7 @@ def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
     monkeypatch.setattr(runner, "BIG_VERILOG_BYTES", 1)
     assert runner.build_key(spec, "verilator") != ver
     monkeypatch.setattr(runner.inspect, "getsource", lambda f: f"{f.__name__} changed")
-    assert runner.build_key(spec, "icarus") != ica
+    code_changed = runner.build_key(spec, "icarus")
+    assert code_changed != ica
+    monkeypatch.setattr(runner, "_YOSYS_TRIGGER", re.compile("changed"))  # a rewrite's pattern, code as it was
+    assert runner.build_key(spec, "icarus") != code_changed
