@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from tb import runner
-from tb.txn import Batch, Capture, HarnessLayout, batch_ops, decode
+from tb.txn import Batch, Capture, HarnessLayout, batch_ops, decode, drain_bits
 
 MAIN_CPP = r"""
 #include "Vtop.h"
@@ -227,7 +227,9 @@ def run(spec: runner.TbSpec, batches: list[Batch]) -> tuple[list[Capture], int, 
                 results.append(int(answers[pos], 16))
                 pos += 1
             elif op[0] == "drain":
-                results.append([int(w, 16) for w in answers[pos].split()])
+                words = answers[pos].split()
+                raw = b"".join(int(w, 16).to_bytes(-(-lay.drain_width // 32) * 4, "little") for w in words)
+                results.append(drain_bits(raw, len(words), lay.drain_width))
                 pos += 1
         caps.append(decode(lay, b, results))
     return caps, int(cycles), int(ns) / 1e9

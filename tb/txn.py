@@ -3,9 +3,9 @@
 A :class:`Batch` (input items per port, output counts expected, handshake probabilities, seed) becomes a list of
 harness operations (:func:`batch_ops`): load words, start, run to ``hx_done``, read the counters, drain the captures
 (every capture and stamp memory in one pass). :func:`run_batch` executes them under cocotb, touching the simulator
-once per load or drain word and once for the whole run, instead of every cycle; tb/harness_main.py executes the same
-list from a C++ main with no Python at all. Both return a :class:`Capture`: payloads with their cycle stamps, every
-input item's acceptance cycle, the batch's cycles.
+once per load or drain word (wide words in the VPI's vector format, tb/vpi.py) and once for the whole run, instead
+of every cycle; tb/harness_main.py executes the same list from a C++ main with no Python at all. Both return a
+:class:`Capture`: payloads with their cycle stamps, every input item's acceptance cycle, the batch's cycles.
 
 Which to use: transaction-level (this module) for every test that streams data and checks it against
 golden or measures cycles — random gaps and backpressure are drawn inside the harness from the seed; the
@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hw.harness import PROB_ONE, STAMP_BITS, StreamHarness
+from hw.harness import PROB_ONE, StreamHarness
+from tb.vpi import WidePort
 
 Op = tuple  # ("set", name, int) | ("step", n) | ("run",) | ("get", name) | ("drain", words)
 
@@ -96,6 +97,10 @@ class HarnessLayout:
         return cls(tuple(h.ins), tuple(h.outs), dict(h.widths), h.k, h.depth, tuple(h.drain_sections()))
 
     @property
+    def drain_width(self) -> int:
+        return sum(self.k * bits for _, bits in self.sections)
+
+    @property
     def count_bits(self) -> int:
         return self.depth.bit_length()
 
@@ -108,6 +113,34 @@ def _threshold(p: float, what: str) -> int:
 
 def _packed(values: list[int], bits: int) -> int:
     return sum(v << (i * bits) for i, v in enumerate(values))
+
+
+def _load_words(port: str, items: list[int], bits: int, k: int) -> list[int]:
+    """``items`` (``bits`` each) as load words of ``k`` side by side, item 0 in the low bits: every item's
+    bytes joined once, then each word read from them (a shifted sum per word cost O(k^2) word operations,
+    a sixth of a FpMac batch's Python time); whole bytes per item are sliced, other widths go through
+    numpy's bit (un)packing."""
+    nbytes = -(-bits // 8)
+    try:
+        if bits <= 64:  # one numpy conversion instead of a to_bytes per item
+            raw = np.array(items, "<u8").reshape(-1, 1).view(np.uint8)[:, :nbytes].tobytes()
+            if items and max(items) >> bits:
+                raise OverflowError
+        else:
+            raw = b"".join(v.to_bytes(nbytes, "little") for v in items)
+    except OverflowError:  # negative or too wide: it would spill into its neighbour
+        raise ValueError(f"inputs[{port!r}]: an item is not a {bits}-bit unsigned value") from None
+    if bits == 8 * nbytes:
+        step = k * nbytes
+        return [int.from_bytes(raw[i : i + step], "little") for i in range(0, len(raw), step)]
+    fields = np.unpackbits(np.frombuffer(raw, np.uint8).reshape(len(items), nbytes), axis=1, bitorder="little")
+    if fields[:, bits:].any():
+        raise ValueError(f"inputs[{port!r}]: an item is not a {bits}-bit unsigned value")
+    fields = fields[:, :bits]
+    return [
+        int.from_bytes(np.packbits(fields[i : i + k].ravel(), bitorder="little").tobytes(), "little")
+        for i in range(0, len(items), k)
+    ]
 
 
 def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
@@ -126,12 +159,8 @@ def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
     for sel, port in enumerate(lay.ins):
         items, w = b.inputs.get(port, []), lay.widths[port]
         ops.append(("set", "hx_load_sel", sel))
-        for addr in range(0, len(items), lay.k):
-            ops += [
-                ("set", "hx_load_addr", addr // lay.k),
-                ("set", "hx_load_data", _packed(items[addr : addr + lay.k], w)),
-                ("step", 1),
-            ]
+        for addr, word in enumerate(_load_words(port, items, w, lay.k)):
+            ops += [("set", "hx_load_addr", addr), ("set", "hx_load_data", word), ("step", 1)]
     cb = lay.count_bits
     ops += [
         ("set", "hx_load_en", 0),
@@ -162,29 +191,32 @@ def batch_ops(lay: HarnessLayout, b: Batch) -> list[Op]:
     return ops
 
 
-def _entries(words: list[int], k: int, bits: int, n: int) -> list[int]:
-    """The first ``n`` entries of ``bits`` each, ``k`` per word, entry 0 in the low bits. Entries up to 64
-    bits go through numpy's bit unpacking: shifting a wide word once per entry cost about a third of a
-    FpMul batch's Python time."""
-    if bits > 64 or n == 0:
-        mask = (1 << bits) - 1
-        return [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
-    nw, nbytes = -(-n // k), -(-k * bits // 8)
-    raw = np.frombuffer(b"".join(w.to_bytes(nbytes, "little") for w in words[:nw]), np.uint8).reshape(nw, -1)
-    entry_bits = np.unpackbits(raw, axis=1, bitorder="little")[:, : k * bits].reshape(-1, bits)[:n]
-    packed = np.zeros((n, 8), np.uint8)
-    packed[:, : -(-bits // 8)] = np.packbits(entry_bits, axis=1, bitorder="little")
+def drain_bits(raw: bytes, words: int, width: int) -> np.ndarray:
+    """The drain words as one (words, width) array of 0/1, bit 0 first, from their little-endian bytes side
+    by side (each word padded to the same length, as tb.vpi.WidePort.read returns them)."""
+    if words == 0:
+        return np.zeros((0, width), np.uint8)
+    rows = np.frombuffer(raw, np.uint8).reshape(words, -1)
+    return np.unpackbits(rows, axis=1, bitorder="little")[:, :width]
+
+
+def _entries(bits: np.ndarray, n: int) -> list[int]:
+    """The first ``n`` rows of ``bits`` (entries, one 0/1 per column, bit 0 first) as ints."""
+    rows = np.packbits(bits[:n], axis=1, bitorder="little")
+    if bits.shape[1] > 64:
+        return [int.from_bytes(r.tobytes(), "little") for r in rows]
+    packed = np.zeros((len(rows), 8), np.uint8)
+    packed[:, : rows.shape[1]] = rows
     return packed.view("<u8").ravel().tolist()
 
 
 def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
-    """A :class:`Capture` from the values :func:`batch_ops`' gets and drains returned, in order (an input
-    left out of ``b.stamps`` has no acceptance cycles)."""
+    """A :class:`Capture` from the values :func:`batch_ops`' gets (ints) and drain (a :func:`drain_bits`
+    array) returned, in order (an input left out of ``b.stamps`` has no acceptance cycles)."""
     cycles_run, status, played, captured, violation, drained = results
-    drains, offset = [], 0  # each section's words, in lay.sections' order
+    drains, offset = [], 0  # each section's entries, (words * k, bits), in lay.sections' order
     for _, bits in lay.sections:
-        mask = (1 << (lay.k * bits)) - 1
-        drains.append([(word >> offset) & mask for word in drained])
+        drains.append(drained[:, offset : offset + lay.k * bits].reshape(-1, bits))
         offset += lay.k * bits
     cb, cmask = lay.count_bits, (1 << lay.count_bits) - 1
     cap = Capture(
@@ -194,20 +226,18 @@ def decode(lay: HarnessLayout, b: Batch, results: list) -> Capture:
     )
     for j, port in enumerate(lay.outs):
         n = min((captured >> (j * cb)) & cmask, b.expect.get(port, 0) + 1)  # one extra shows as a mismatch
-        w = lay.widths[port]
-        entries = _entries(drains[j], lay.k, w + STAMP_BITS, n)
-        cap.items[port] = [e & ((1 << w) - 1) for e in entries]
-        cap.cycles[port] = [e >> w for e in entries]
+        w = lay.widths[port]  # each entry: payload, then its stamp
+        cap.items[port], cap.cycles[port] = _entries(drains[j][:, :w], n), _entries(drains[j][:, w:], n)
     for i, port in enumerate(lay.ins):
         cap.played[port] = (played >> (i * cb)) & cmask
         n = cap.played[port] if b.stamps is None or port in b.stamps else 0
-        cap.accepted[port] = _entries(drains[len(lay.outs) + i], lay.k, STAMP_BITS, n)
+        cap.accepted[port] = _entries(drains[len(lay.outs) + i], n)
     return cap
 
 
 def _read(handle) -> int:
-    """A signal's bits as an int, straight from the simulator's binary string: cocotb's LogicArray path
-    costs ~1 ms on a 16k-bit drain word (per-character Python), this ~20 us. X or Z bits raise."""
+    """A narrow port's bits as an int, straight from the simulator's binary string (cocotb's LogicArray
+    path is per-character Python). X or Z bits raise."""
     bits = handle._handle.get_signal_val_binstr()
     try:
         return int(bits, 2)
@@ -215,8 +245,16 @@ def _read(handle) -> int:
         raise AssertionError(f"{handle._name}: X/Z bits in a harness output: {bits[:80]}") from None
 
 
+def _write(handle, value: int) -> None:
+    """Deposit a narrow port's value now, not at cocotb's next ReadWrite phase: every write here happens on
+    a falling edge, half a period before the rising edge that samples it, so the scheduling cocotb adds (a
+    ReadWrite round trip per load word, a fifth of a FpMac batch) buys nothing."""
+    handle._handle.set_signal_val_int(0, value)  # 0: a deposit, as cocotb's ``.value =``
+
+
 async def run_ops(dut, ops: list[Op]) -> list:
-    """Execute harness operations under cocotb, from a falling edge; returns the gets and drains."""
+    """Execute harness operations under cocotb, from a falling edge; returns the gets and drains (drains as
+    :func:`drain_bits` arrays)."""
     from cocotb.triggers import FallingEdge
 
     from tb.streams import run_free
@@ -225,27 +263,31 @@ async def run_ops(dut, ops: list[Op]) -> list:
     handles: dict = {}
 
     def h(name: str):
+        """cocotb's handle for a port up to 32 bits, a tb.vpi.WidePort above."""
         if name not in handles:
-            handles[name] = getattr(dut, name)
+            handle = getattr(dut, name)
+            handles[name] = handle if len(handle) <= 32 else WidePort(f"{dut._path}.{name}", len(handle))
         return handles[name]
 
     for op in ops:
         if op[0] == "set":
-            h(op[1]).value = op[2]
+            port = h(op[1])
+            port.write(op[2]) if isinstance(port, WidePort) else _write(port, op[2])
         elif op[0] == "step":
             for _ in range(op[1]):
                 await FallingEdge(dut.clk)
         elif op[0] == "run":
-            await run_free(dut, h("hx_done"))
+            await run_free(dut, dut.hx_done)
         elif op[0] == "get":
-            out.append(_read(h(op[1])))
+            port = h(op[1])
+            out.append(port.value() if isinstance(port, WidePort) else _read(port))
         else:
-            words = []
-            for addr in range(op[1]):
-                h("hx_drain_addr").value = addr
+            addr, data, words = h("hx_drain_addr"), h("hx_drain_data"), []
+            for a in range(op[1]):
+                _write(addr, a)
                 await FallingEdge(dut.clk)
-                words.append(_read(h("hx_drain_data")))
-            out.append(words)
+                words.append(data.read())
+            out.append(drain_bits(data.avals(words).tobytes(), op[1], data.width))
     return out
 
 

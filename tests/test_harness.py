@@ -3,12 +3,14 @@ bad batches by name, and the no-Python C++ main (Verilator) reproduces transacti
 exactly — the same payloads (golden's, bit for bit) and the same cycle stamps — on FpMul under random gaps
 and backpressure."""
 
+import ctypes
 import dataclasses
 import json
 import random
 import re
 import subprocess
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -257,12 +259,65 @@ def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
 
 @given(st.integers(1, 600), st.sampled_from([1, 2, 8, 64]), st.integers(0, 200), st.randoms(use_true_random=False))
 def test_drain_entries_split_like_the_shifts(bits, k, n, rng) -> None:
-    """tb.txn._entries (numpy up to 64 bits, shifts above) gives entry i = bits i*w.. of word i // k."""
-    from tb.txn import _entries
+    """The drain's numpy path (tb.txn.drain_bits from the words' bytes, then _entries) gives
+    entry i = bits i*w.. of word i // k; tb.txn._load_words (the load words) is the inverse."""
+    from tb.txn import _entries, _load_words, drain_bits
 
     words = [rng.getrandbits(k * bits) for _ in range(-(-n // k))]
     mask = (1 << bits) - 1
-    assert _entries(words, k, bits, n) == [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
+    expected = [(words[i // k] >> ((i % k) * bits)) & mask for i in range(n)]
+    nbytes = -(-k * bits // 32) * 4  # each word padded to 32-bit elements, as tb.vpi.WidePort reads it
+    raw = b"".join(w.to_bytes(nbytes, "little") for w in words)
+    matrix = drain_bits(raw, len(words), k * bits).reshape(-1, bits)
+    assert _entries(matrix, n) == expected
+    loaded = [sum(v << (j * bits) for j, v in enumerate(expected[i : i + k])) for i in range(0, n, k)]
+    assert _load_words("i", expected, bits, k) == loaded  # the last word's unused entries zero
+    with pytest.raises(ValueError, match=f"inputs\\['i'\\]: an item is not a {bits}-bit unsigned value"):
+        _load_words("i", [*expected, 1 << bits], bits, k)
+    with pytest.raises(ValueError, match=f"inputs\\['i'\\]: an item is not a {bits}-bit unsigned value"):
+        _load_words("i", [*expected, -1], bits, k)
+
+
+class _FakeVpi:
+    """vpi_handle_by_name / vpi_get_value / vpi_put_value over one stored vector (aval, bval per 32 bits)."""
+
+    def __init__(self, vector):
+        self.vector = vector
+
+    def vpi_handle_by_name(self, name, scope):
+        return 1 if name == b"top.wide" else None
+
+    def vpi_get_value(self, handle, value):
+        value._obj.vector = self.vector.ctypes.data
+
+    def vpi_put_value(self, handle, value, time, flags):
+        v = value._obj
+        self.vector[:] = np.frombuffer(ctypes.string_at(v.vector, self.vector.nbytes), "<u4").reshape(-1, 2)
+        assert (v.format, flags) == (9, 1)  # vpiVectorVal, vpiNoDelay
+
+
+def test_wide_port_moves_vectors_and_refuses_x(monkeypatch) -> None:
+    """tb.vpi.WidePort: a write puts the int's 32-bit words as avals (bvals 0) with vpiNoDelay; reads give
+    the value back with the bits above the width cleared, many at once in order; an X/Z bit (a bval) or
+    an unknown signal is an error naming it."""
+    from tb import vpi
+
+    fake = _FakeVpi(np.zeros((3, 2), "<u4"))
+    monkeypatch.setattr(vpi, "_lib", lambda: fake)
+    port = vpi.WidePort("top.wide", 70)
+    value = (1 << 69) | 0xDEADBEEF_12345678
+    port.write(value)
+    assert fake.vector.tolist() == [[0x12345678, 0], [0xDEADBEEF, 0], [0x20, 0]]
+    fake.vector[2, 0] |= 0xFFFFFF00  # bits above the width, as a simulator may leave them
+    assert port.value() == value
+    first = port.read()
+    fake.vector[0, 0] = 7
+    assert port.avals([first, port.read()])[:, 0].tolist() == [0x12345678, 7]
+    fake.vector[1, 1] = 4
+    with pytest.raises(AssertionError, match="top.wide: X/Z bits"):
+        port.value()
+    with pytest.raises(ValueError, match="top.narrow: no such signal"):
+        vpi.WidePort("top.narrow", 40)
 
 
 def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
