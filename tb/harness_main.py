@@ -227,8 +227,8 @@ def run(spec: runner.TbSpec, batches: list[Batch]) -> tuple[list[Capture], int, 
                 results.append(int(answers[pos], 16))
                 pos += 1
             elif op[0] == "drain":
-                words = answers[pos].split()
-                raw = b"".join(int(w, 16).to_bytes(-(-lay.drain_width // 32) * 4, "little") for w in words)
+                words, nbytes = answers[pos].split(), -(-lay.drain_width // 32) * 4  # as tb.vpi.WidePort reads
+                raw = b"".join(int(w, 16).to_bytes(nbytes, "little") for w in words)
                 results.append(drain_bits(raw, len(words), lay.drain_width))
                 pos += 1
         caps.append(decode(lay, b, results))
