@@ -277,10 +277,16 @@ def merge_identical_modules(verilog: str) -> str:
 def elaborate(spec: TbSpec, out: Path, sim: str | None = None, free_clock: bool = False) -> Path:
     """Write the component's Verilog (top module ``top``) to ``out``; ``free_clock``: a harness build inside
     tb/clock.py's wrapper (the clock generator the transaction-level batches run on)."""
-    from amaranth.back import verilog
+    from amaranth.back import rtlil, verilog
+
+    from hw import share
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    text = merge_identical_modules(verilog.convert(spec.build_component(sim), name="top", emit_src=False))
+    with share.library() as lib:
+        design = rtlil.convert(spec.build_component(sim), name="top", emit_src=False)
+    # one Yosys run for the design and its shared modules (what verilog.convert does for a design alone;
+    # a run per module would cost ~0.5 s each)
+    text = merge_identical_modules(verilog._convert_rtlil_text(design + lib.rtlil()))
     if free_clock:
         text = clock.wrap(text, sim)
     out.write_text(icarus_time_zero_fix(text) if sim == "icarus" else text)
@@ -331,7 +337,9 @@ def build_key(spec: TbSpec, sim: str, waves: bool = False) -> str:
     into the simulated model — the Verilog rewrites of :func:`elaborate`, the harness's clock wrapper
     (tb/clock.py, its Verilator flags too), Verilator's flags and the public-signal choice."""
     wrapper = Path(clock.__file__).read_text() if spec.harness else ""
-    rewrites = "".join(inspect.getsource(f) for f in (merge_identical_modules, icarus_time_zero_fix)) + "".join(
+    rewrites = "".join(
+        inspect.getsource(f) for f in (elaborate, merge_identical_modules, icarus_time_zero_fix)
+    ) + "".join(
         r.pattern for r in (_MODULE_END, _MODULE_HEAD, _INSTANCE_TYPE, _TRIGGER_NUMBER, _YOSYS_TRIGGER)
     )  # the functions' code names their regular expressions; their patterns count too
     flags = f"{VERILATOR_ARGS}{BIG_VERILATOR_ARGS}{BIG_VERILOG_BYTES}" if sim == "verilator" else ""

@@ -21,6 +21,7 @@ from golden.fp import FloatFormat, get_format
 from hw.arith.fpcore import check_ieee, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
+from hw.share import shared_op
 
 LATENCY = 2
 GRS = 3  # guard, round and sticky bits kept below the significand during alignment
@@ -30,6 +31,7 @@ def cycle_model(**_params) -> CycleModel:
     return CycleModel(latency=LATENCY)
 
 
+@shared_op
 def fp_add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "add") -> Signal:
     """a + b as a LATENCY-stage datapath; returns the registered result."""
     ua, ub = unpack(m, a, fmt, f"{name}_a"), unpack(m, b, fmt, f"{name}_b")

@@ -20,6 +20,7 @@ from golden.fp import FloatFormat, get_format
 from hw.arith.fpcore import EXP_BITS, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
+from hw.share import shared_op
 
 LATENCY = 3
 
@@ -28,6 +29,7 @@ def cycle_model(**_params) -> CycleModel:
     return CycleModel(latency=LATENCY)
 
 
+@shared_op
 def fp_exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") -> Signal:
     """exp(x) as a LATENCY-stage datapath; returns the registered result."""
     p = EXP_PARAMS[fmt.name]

@@ -17,6 +17,7 @@ from golden.fp import FloatFormat, get_format
 from hw.arith.fpcore import EXP_BITS, check_ieee, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
+from hw.share import shared_op
 
 LATENCY = 2
 
@@ -25,6 +26,7 @@ def cycle_model(**_params) -> CycleModel:
     return CycleModel(latency=LATENCY)
 
 
+@shared_op
 def fp_mul(
     m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat, name: str = "mul"
 ) -> Signal:

@@ -18,6 +18,7 @@ from golden.fp import FloatFormat, get_format
 from hw.arith.fpcore import EXP_BITS, check_ieee, leading_zeros, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
+from hw.share import shared_op
 
 LATENCY = 3
 
@@ -26,6 +27,7 @@ def cycle_model(**_params) -> CycleModel:
     return CycleModel(latency=LATENCY)
 
 
+@shared_op
 def fp_recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "recip") -> Signal:
     """1/x as a LATENCY-stage datapath; returns the registered result."""
     mb = fmt.man_bits

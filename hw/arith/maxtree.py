@@ -16,6 +16,7 @@ from hw.arith.fpcore import unpack
 from hw.arith.tree import ReductionTree, check_n
 from hw.cycles import CycleModel
 from hw.pipeline import stage
+from hw.share import shared_op
 
 
 def cycle_model(n: int = 8, **_params) -> CycleModel:
@@ -27,6 +28,7 @@ def order_key(bits: Value, fmt: FloatFormat) -> Value:
     return Mux(sign, ~bits, Cat(bits[: fmt.width - 1], Const(1, 1)))
 
 
+@shared_op
 def fp_max(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "max") -> Signal:
     nan = unpack(m, a, fmt, f"{name}_a").is_nan | unpack(m, b, fmt, f"{name}_b").is_nan
     larger = Mux(order_key(a, fmt) >= order_key(b, fmt), a, b)

@@ -52,6 +52,7 @@ from hw.common.commands import CommandFront
 from hw.cycles import CycleModel
 from hw.hermes import bitserial
 from hw.pipeline import delay
+from hw.share import shared
 
 ERR = data.StructLayout(ERR_FIELDS)
 MALFORMED = ERR.const({"malformed": 1})
@@ -183,7 +184,7 @@ class MulArray(wiring.Component):
         m = Module()
         g = self.g
         for j in range(g.multipliers):
-            m.submodules[f"mul{j}"] = mul = bitserial.BitSerialMul(g.lanes, g.serial_bits)
+            m.submodules[f"mul{j}"] = mul = shared(bitserial.BitSerialMul, g.lanes, g.serial_bits)
             m.d.comb += [mul.i.valid.eq(self.go), mul.o.ready.eq(1), self.p[j].eq(mul.o.payload.p)]
             for t in range(g.lanes):
                 e = j * g.lanes + t
