@@ -50,11 +50,12 @@ class Library:
 
     def __init__(self) -> None:
         self._built: dict[object, _Built] = {}
+        self._names = 0  # modules named so far (a nested module is named after the one containing it)
 
     def module(self, key: object, label: str, build: Callable[[], wiring.Component]) -> _Built:
         """The module for ``key``, converting ``build()`` the first time it is asked for."""
         if key not in self._built:
-            name = f"shared{len(self._built)}_{label}"
+            name, self._names = f"shared{self._names}_{label}", self._names + 1
             component = build()
             text = rtlil.convert(component, name=name, emit_src=False)
             head = text.index(f"module \\{name}\n")

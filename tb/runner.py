@@ -38,10 +38,11 @@ BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench poin
 CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
-# Verilog past this size (the 512-MAC Duplex module: 18 MB) compiles its C++ at -O0: 7 s instead of 39 s per
-# file (measured), ~10 min instead of ~60 for the model; its testbench speed is the per-cycle Python driver's.
-# The 64-lane Hermes activation unit (6.9 MB) compiled 5 min at the default; at -O0 its 8.7 MB harness build
-# compiled in 42 s and ran its three tests in 33 s (22 s at the default). The DECA PE (1.5 MB) stays optimized.
+# Verilog past this size, every instance counted (:func:`flat_bytes`: Verilator emits code per instance) — the
+# 512-MAC Duplex module: 18 MB — compiles its C++ at -O0: 7 s instead of 39 s per file (measured), ~10 min
+# instead of ~60 for the model; its testbench speed is the per-cycle Python driver's. The 64-lane Hermes
+# activation unit (6.9 MB) compiled 5 min at the default; at -O0 its 8.7 MB harness build compiled in 42 s and
+# ran its three tests in 33 s (22 s at the default). The DECA PE (2 MB) stays optimized.
 BIG_VERILOG_BYTES = 4_000_000
 # ... and verilates without the merge-conditionals pass, a pure optimization: on the 64-lane Duplex activation unit
 # (5.3 MB) it took 248 of the 265 s verilating; without it 22 s (Verilator --stats)
@@ -247,6 +248,26 @@ _INSTANCE_TYPE = re.compile(r"^(\s+)(\\\S+ )", re.M)  # a line opening with an e
 _TRIGGER_NUMBER = re.compile(r"(dump_module)\$\d+")  # Yosys numbers each module's trigger register
 
 
+_INSTANCE_LINE = re.compile(r"^\s+(\\\S+ |\w+) ", re.M)  # a cell's line opens with its module's name
+
+
+def flat_bytes(verilog: str) -> int:
+    """The size of ``verilog`` with every module's text counted once per instance of it (what Verilator
+    turns into C++: it emits code per instance, not per module)."""
+    chunks = [c for c in _MODULE_END.split(verilog) if c]
+    modules = {h.group(1): c for c in chunks if (h := _MODULE_HEAD.search(c))}
+    sizes: dict[str, int] = {}
+
+    def size(name: str) -> int:
+        if name not in sizes:
+            text = modules[name]
+            cells = [k for k in _INSTANCE_LINE.findall(text) if k in modules and k != name]
+            sizes[name] = len(text) + sum(size(k) for k in cells)
+        return sizes[name]
+
+    return size("top") + sum(len(c) for c in chunks if not _MODULE_HEAD.search(c))
+
+
 def merge_identical_modules(verilog: str) -> str:
     """Yosys writes one module per Amaranth instance, so an array of N identical sub-components is N copies
     of one module's text (the paper-size L3 rank: 128 bank PUs, 16.9 of its 17 MB). This keeps one module per
@@ -338,9 +359,9 @@ def build_key(spec: TbSpec, sim: str, waves: bool = False) -> str:
     (tb/clock.py, its Verilator flags too), Verilator's flags and the public-signal choice."""
     wrapper = Path(clock.__file__).read_text() if spec.harness else ""
     rewrites = "".join(
-        inspect.getsource(f) for f in (elaborate, merge_identical_modules, icarus_time_zero_fix)
+        inspect.getsource(f) for f in (elaborate, flat_bytes, merge_identical_modules, icarus_time_zero_fix)
     ) + "".join(
-        r.pattern for r in (_MODULE_END, _MODULE_HEAD, _INSTANCE_TYPE, _TRIGGER_NUMBER, _YOSYS_TRIGGER)
+        r.pattern for r in (_MODULE_END, _MODULE_HEAD, _INSTANCE_TYPE, _INSTANCE_LINE, _TRIGGER_NUMBER, _YOSYS_TRIGGER)
     )  # the functions' code names their regular expressions; their patterns count too
     flags = f"{VERILATOR_ARGS}{BIG_VERILATOR_ARGS}{BIG_VERILOG_BYTES}" if sim == "verilator" else ""
     return hashlib.sha256(
@@ -367,7 +388,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
         vfile = build_dir / "top.v"
         if not vfile.exists():
             elaborate(spec, build_dir / "top.v.tmp", sim, free_clock=spec.harness).rename(vfile)
-        if sim == "verilator" and vfile.stat().st_size > BIG_VERILOG_BYTES:
+        if sim == "verilator" and flat_bytes(vfile.read_text()) > BIG_VERILOG_BYTES:
             os.environ["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0"
             args = [*args, *BIG_VERILATOR_ARGS]
         runner.build(
