@@ -353,9 +353,11 @@ SPECS = [
 # the paper's sizes (make sim only: pytest marker "full"), all on Verilator. The 2048-lane GEMV (Icarus: hours): ~9
 # min, 7 of them elaboration, verilation and C++ (2026-11-24; on 2026-11-26, stage by stage: Amaranth's RTLIL 368 s,
 # Yosys 41 s, Verilator 178 s after tb.runner.merge_identical_modules (252 before), C++ at -O0 287 s, simulation 216
-# s; RTLIL 327 s on 2026-11-27 after Operands' beat became one assignment). The 256-lane activation unit: 4.9 min, 2.5
-# of them elaboration (26 MB of Verilog), 2 verilating (without merge-cond: tb/runner.BIG_VERILATOR_ARGS) and
-# compiling, 33 s of simulation; on Icarus it did not finish compiling in 11 min. The 8-lane multiplier streams its
+# s; RTLIL 327 s on 2026-11-27 after Operands' beat became one assignment; 49 s, 57 s with Yosys, once hw/share.py
+# built each FP datapath and the multiplier once: 10 min 9 s cold in make sim). The 256-lane activation unit: 4.9
+# min, 2.5 of them elaboration (26 MB of Verilog; 28 s with hw/share.py: 5.5 min cold in make sim), 2 verilating
+# (without merge-cond: tb/runner.BIG_VERILATOR_ARGS) and compiling, 33 s of simulation; on Icarus it did not
+# finish compiling in 11 min. The 8-lane multiplier streams its
 # 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
 FULL_SPECS = [
     TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
