@@ -42,7 +42,7 @@ class _Built:
     name: str
     rtlil: str
     signature: wiring.Signature  # its ports, as the component built had them
-    clocked: bool  # has the sync domain's clk (and rst) ports
+    domain_ports: tuple[str, ...]  # which of the sync domain's clk and rst it has
 
 
 class Library:
@@ -64,7 +64,8 @@ class Library:
             if foreign:
                 raise ValueError(f"{label}: shared datapaths run in the sync domain only, not via {sorted(foreign)}")
             # nested shared datapaths were added while converting: ours goes after them
-            self._built[key] = _Built(name, text.replace(_TOP_ATTRIBUTE, "", 1), component.signature, "clk" in inputs)
+            domain_ports = tuple(p for p in ("clk", "rst") if p in inputs)
+            self._built[key] = _Built(name, text.replace(_TOP_ATTRIBUTE, "", 1), component.signature, domain_ports)
         return self._built[key]
 
     def rtlil(self) -> str:
@@ -89,7 +90,8 @@ def library() -> Iterator[Library]:
 def _instance(m: Module, name: str, built: _Built, ports: dict[str, tuple[str, Value]]) -> None:
     """An instance of ``built`` in ``m`` (named ``name`` unless taken); ``ports``: port name -> ("i" or
     "o", the caller's value)."""
-    clock = [("i", "clk", ClockSignal()), ("i", "rst", ResetSignal())] if built.clocked else []
+    domain = {"clk": ClockSignal(), "rst": ResetSignal()}
+    clock = [("i", p, domain[p]) for p in built.domain_ports]
     inst = Instance(built.name, *clock, *((d, port, v) for port, (d, v) in ports.items()))
     try:
         m.submodules[name] = inst
