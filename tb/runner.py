@@ -37,10 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench points it elsewhere
 CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
-# --flatten: inline every module, as Verilator did before hw/share.py made repeated datapaths modules of their own;
-# left as instances, the paper-size L3 rank's 128 bank PUs ran its test in 165 s instead of 80 and built slower
-# (140 s flattened); the 2048-lane Hermes GEMV built and ran in 568 s flattened, 609 s not (2026-11-27)
-VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT", "--flatten"]
+# Not --flatten: it would inline hw/share.py's instances again (measured 2026-11-27: the paper-size L3 rank then
+# built and ran in 216 s instead of 356 s and simulated twice as fast, the Hermes GEMV 568 s instead of 609 s, but a
+# cold make sim's paper-size arrays took ~17 min of both workers instead of ~10, and make test 7:52 instead of 7:08)
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Verilog past this size, every instance counted (:func:`flat_bytes`: Verilator emits code per instance) — the
 # 512-MAC Duplex module: 18 MB — compiles its C++ at -O0: 7 s instead of 39 s per file (measured), ~10 min
 # instead of ~60 for the model; its testbench speed is the per-cycle Python driver's. The 64-lane Hermes
