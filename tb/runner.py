@@ -39,7 +39,7 @@ CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
 # Not --flatten: it would inline hw/share.py's instances again (measured 2026-11-27: the paper-size L3 rank then
 # built and ran in 216 s instead of 356 s and simulated twice as fast, the Hermes GEMV 568 s instead of 609 s, but a
-# cold make sim's paper-size arrays took ~17 min of both workers instead of ~10, and make test 7:52 instead of 7:08)
+# cold make sim's paper-size arrays took ~17 min of both workers instead of ~13, and make test 7:52 instead of 7:08)
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Verilog past this size, every instance counted (:func:`flat_bytes`: Verilator emits code per instance) — the
 # 512-MAC Duplex module: 18 MB — compiles its C++ at -O0: 7 s instead of 39 s per file (measured), ~10 min
