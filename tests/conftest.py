@@ -1,6 +1,7 @@
 """Hypothesis profiles: the default keeps `make test` quick; `make fuzz` uses --hypothesis-profile=fuzz."""
 
 import os
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -41,3 +42,16 @@ def pytest_collection_modifyitems(config, items) -> None:
         rest, left = rest[take:], left - len(share)
     shares[-1] += rest
     items[:] = [it for share in shares for it in share]
+
+
+@pytest.fixture
+def icarus_prints(tmp_path):
+    """``run(name, verilog)``: compile ``verilog`` (a design and its ``bench`` module) with Icarus, return what
+    the simulation prints."""
+
+    def run(name: str, verilog: str) -> str:
+        (tmp_path / f"{name}.v").write_text(verilog)
+        subprocess.run(["iverilog", "-g2012", "-o", tmp_path / name, tmp_path / f"{name}.v"], check=True)
+        return subprocess.run(["vvp", "-n", tmp_path / name], capture_output=True, text=True, check=True).stdout
+
+    return run

@@ -8,7 +8,6 @@ import dataclasses
 import json
 import random
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -190,7 +189,7 @@ def test_free_clock_wrapper_keeps_every_port_and_adds_hx_free() -> None:
         wrap(core.replace(", hx_done)", ")").replace("  output hx_done;\n", ""), "verilator", 5)
 
 
-def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
+def test_identical_modules_merge_and_every_instance_stays(icarus_prints) -> None:
     """tb.runner.merge_identical_modules: three equal pairs of equal registers and one wider pair (13 modules)
     become five (top, a pair and a register of each width); every instance keeps its hierarchical path, and
     the merged Verilog still compiles and simulates the same chain of +1 registers."""
@@ -249,11 +248,7 @@ def test_identical_modules_merge_and_every_instance_stays(tmp_path) -> None:
         'initial begin #1 rst = 0; repeat (8) begin #1 clk = 1; #1 clk = 0; end $display("%0d %0d", q, q5); end\n'
         "endmodule\n"
     )
-    outs = []
-    for name, v in (("orig", text), ("merged", merged)):
-        (tmp_path / f"{name}.v").write_text(v + bench)
-        subprocess.run(["iverilog", "-g2012", "-o", tmp_path / name, tmp_path / f"{name}.v"], check=True)
-        outs.append(subprocess.run(["vvp", "-n", tmp_path / name], capture_output=True, text=True, check=True).stdout)
+    outs = [icarus_prints(name, v + bench) for name, v in (("orig", text), ("merged", merged))]
     assert outs[0] == outs[1] and outs[0].split() == ["9", "0"]  # 3 + 6 registers; 30 + 2 wraps to 0
 
 

@@ -7,7 +7,6 @@ through a library); the Amaranth-simulator tests (tests/test_subcomponents.py) r
 from __future__ import annotations
 
 import re
-import subprocess
 
 import pytest
 from amaranth.back import rtlil, verilog
@@ -49,7 +48,7 @@ def _shared_verilog(component: wiring.Component) -> str:
     return verilog._convert_rtlil_text(design + lib.rtlil())
 
 
-def test_instanced_and_inline_builds_simulate_alike(tmp_path):
+def test_instanced_and_inline_builds_simulate_alike(icarus_prints):
     """An 8-input FP16 adder tree, inline and instanced, on Icarus: random operands (every class of FP16
     pattern turns up among 300 random words) under random output stalls, every output cycle compared."""
     inline = verilog.convert(AddTree("fp16", 8), name="top", emit_src=False)
@@ -65,11 +64,7 @@ def test_instanced_and_inline_builds_simulate_alike(tmp_path):
         '  #1 clk = 1; #1 clk = 0; $display("%b %b %h", ir, ov, y); end end\n'
         "endmodule\n"
     )
-    outs = []
-    for name, v in (("inline", inline), ("instanced", instanced)):
-        (tmp_path / f"{name}.v").write_text(v + bench)
-        subprocess.run(["iverilog", "-g2012", "-o", tmp_path / name, tmp_path / f"{name}.v"], check=True)
-        outs.append(subprocess.run(["vvp", "-n", tmp_path / name], capture_output=True, text=True, check=True).stdout)
+    outs = [icarus_prints(name, v + bench) for name, v in (("inline", inline), ("instanced", instanced))]
     assert outs[0] == outs[1]
     assert sum(line.split()[1] == "1" for line in outs[0].splitlines()) > 100  # the tree did produce results
 
