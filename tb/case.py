@@ -35,7 +35,8 @@ class StreamCase:
     ``extra``: figures for the characterization record;
     ``probe(rng)`` and ``measure(dut, txn)``: a further lone transaction whose cycles are asserted, after
     which ``measure`` reads (and checks) the unit's performance counters for the record; ``max_items``: a
-    cap on test_vectors' random input items for wide units whose item holds many values."""
+    cap on each random stream's input items (test_vectors', the reset test's, the pause patterns', test_cycles'
+    stressed record) for wide units whose item holds many values."""
 
     golden: Callable[[Txn], list[int]]
     random: Callable[[random.Random], Txn]

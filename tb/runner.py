@@ -28,7 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tb import clock
@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench points it elsewhere
 CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
-# Not --flatten: it would inline hw/share.py's instances again (measured 2026-11-27: the paper-size L3 rank then
-# built and ran in 216 s instead of 356 s and simulated twice as fast, the Hermes GEMV 568 s instead of 609 s, but a
-# cold make sim's paper-size arrays took ~17 min of both workers instead of ~13, and make test 7:52 instead of 7:08)
+# Not --flatten for every build: it inlines hw/share.py's instances again (measured 2026-11-27: the paper-size L3
+# rank then built and ran in 216 s instead of 356 s and simulated twice as fast, the Hermes GEMV 568 s instead of
+# 609 s, but a cold make sim's paper-size arrays took ~17 min of both workers instead of ~13, and make test 7:52
+# instead of 7:08); a spec asks for it (TbSpec.flatten) where it measured faster
 VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Verilog past this size, every instance counted (:func:`flat_bytes`: Verilator emits code per instance) — the
 # 512-MAC Duplex module: 18 MB — compiles its C++ at -O0: 7 s instead of 39 s per file (measured), ~10 min
@@ -47,6 +48,10 @@ VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # activation unit (6.9 MB) compiled 5 min at the default; at -O0 its 8.7 MB harness build compiled in 42 s and
 # ran its three tests in 33 s (22 s at the default). The DECA PE (2 MB) stays optimized.
 BIG_VERILOG_BYTES = 4_000_000
+# The C++ optimisation of a big design's model, per spec (TbSpec.big_opt): its fast path (OPT_FAST; the slow path,
+# construction and settling, stays -O0). The 2048-lane Hermes GEMV at -O1 (2026-11-27, its generated C++ compiled
+# -j2 without ccache): 3 min 49 s instead of 1 min 54 s, its four tests 103 s instead of 233 s
+BIG_OPTS = ("-O0", "-O1")
 # ... and verilates without the merge-conditionals pass, a pure optimization: on the 64-lane Duplex activation unit
 # (5.3 MB) it took 248 of the 265 s verilating; without it 22 s (Verilator --stats)
 BIG_VERILATOR_ARGS = ["-fno-merge-cond"]
@@ -68,6 +73,12 @@ class TbSpec:
     sim: str | None = None  # the simulator this run needs (a paper-size array Icarus cannot run in time)
     harness: bool = False  # wrap the unit in hw/harness.py's StreamHarness (transaction-level tests, tb/txn.py)
     family: str | None = None  # the paper package of its cases (tb/<family>/cases.py); default: hw.<family>.*
+    flatten: bool = False  # Verilator --flatten: shared instances inlined (VERILATOR_ARGS says when it pays)
+    big_opt: str = "-O0"  # the C++ optimisation of its model's fast path past BIG_VERILOG_BYTES (BIG_OPTS)
+
+    def __post_init__(self) -> None:
+        if self.big_opt not in BIG_OPTS:
+            raise ValueError(f"big_opt: {self.big_opt!r} not allowed; allowed: {', '.join(BIG_OPTS)}")
 
     @property
     def case_family(self) -> str:
@@ -105,30 +116,11 @@ class TbSpec:
         return StreamHarness(self.build_unit(), max_word=HARNESS_WORD_BITS[sim])
 
     def to_env(self) -> str:
-        return json.dumps(
-            {
-                "unit": self.unit,
-                "component": self.component,
-                "params": self.params,
-                "case_params": self.case_params,
-                "sim": self.sim,
-                "harness": self.harness,
-                "family": self.family,
-            }
-        )
+        return json.dumps(asdict(self))
 
     @classmethod
     def from_env(cls) -> TbSpec:
-        d = json.loads(os.environ["MEMBOUND_TB_SPEC"])
-        return cls(
-            d["unit"],
-            d["component"],
-            d["params"],
-            case_params=d.get("case_params", {}),
-            sim=d.get("sim"),
-            harness=d.get("harness", False),
-            family=d.get("family"),
-        )
+        return cls(**json.loads(os.environ["MEMBOUND_TB_SPEC"]))
 
 
 def verilator_root() -> Path | None:
@@ -257,8 +249,13 @@ _INSTANCE_LINE = re.compile(r"^\s+(\\\S+ |\w+) ", re.M)  # a cell's line opens w
 def flat_bytes(verilog: str) -> int:
     """The size of ``verilog`` with every module's text counted once per instance of it (what Verilator
     turns into C++: it emits code per instance, not per module)."""
-    chunks = [c for c in _MODULE_END.split(verilog) if c]
-    modules = {h.group(1): c for c in chunks if (h := _MODULE_HEAD.search(c))}
+    modules: dict[str, str] = {}
+    outside = 0  # text between modules
+    for c in _MODULE_END.split(verilog):
+        if h := _MODULE_HEAD.search(c):
+            modules[h.group(1)] = c
+        else:
+            outside += len(c)
     sizes: dict[str, int] = {}
 
     def size(name: str) -> int:
@@ -268,7 +265,7 @@ def flat_bytes(verilog: str) -> int:
             sizes[name] = len(text) + sum(size(k) for k in cells)
         return sizes[name]
 
-    return size("top") + sum(len(c) for c in chunks if not _MODULE_HEAD.search(c))
+    return size("top") + outside
 
 
 def merge_identical_modules(verilog: str) -> str:
@@ -356,6 +353,14 @@ def _ports_only(sim: str, waves: bool) -> bool:
     return sim == "verilator" and not waves  # waves: every signal stays visible to the viewer
 
 
+def _verilator_args(spec: TbSpec) -> list[str]:
+    return [*VERILATOR_ARGS, *(clock.VERILATOR_ARGS if spec.harness else []), *(["--flatten"] if spec.flatten else [])]
+
+
+def _big_makeflags(spec: TbSpec) -> str:
+    return f" OPT_FAST={spec.big_opt} OPT_SLOW=-O0"
+
+
 def build_key(spec: TbSpec, sim: str, waves: bool = False) -> str:
     """The build folder's key: the unit's sources (:func:`source_hash`), and everything else that turns them
     into the simulated model — the Verilog rewrites of :func:`elaborate`, the harness's clock wrapper
@@ -366,7 +371,11 @@ def build_key(spec: TbSpec, sim: str, waves: bool = False) -> str:
     ) + "".join(
         r.pattern for r in (_MODULE_END, _MODULE_HEAD, _INSTANCE_TYPE, _INSTANCE_LINE, _TRIGGER_NUMBER, _YOSYS_TRIGGER)
     )  # the functions' code names their regular expressions; their patterns count too
-    flags = f"{VERILATOR_ARGS}{BIG_VERILATOR_ARGS}{BIG_VERILOG_BYTES}" if sim == "verilator" else ""
+    flags = (
+        f"{_verilator_args(spec)}{BIG_VERILATOR_ARGS}{_big_makeflags(spec)}{BIG_VERILOG_BYTES}"
+        if sim == "verilator"
+        else ""
+    )
     return hashlib.sha256(
         f"{source_hash(spec)}{spec.hardware}{sim}{waves}{rewrites}{flags}"
         f"{HARNESS_WORD_BITS[sim]}{PORTS_ONLY_VLT if _ports_only(sim, waves) else ''}{wrapper}".encode()
@@ -382,7 +391,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
     build_dir.mkdir(parents=True, exist_ok=True)
     os.environ.update(env_for(sim))
     runner = _ports_only_verilator() if ports_only else get_runner(sim)
-    args = [*VERILATOR_ARGS, *(clock.VERILATOR_ARGS if spec.harness else [])] if sim == "verilator" else []
+    args = _verilator_args(spec) if sim == "verilator" else []
     if ports_only:
         (build_dir / "ports.vlt").write_text(PORTS_ONLY_VLT)
         args = [*args, str(build_dir / "ports.vlt")]
@@ -392,7 +401,7 @@ def build(spec: TbSpec, sim: str, waves: bool = False) -> tuple[object, Path]:
         if not vfile.exists():
             elaborate(spec, build_dir / "top.v.tmp", sim, free_clock=spec.harness).rename(vfile)
         if sim == "verilator" and flat_bytes(vfile.read_text()) > BIG_VERILOG_BYTES:
-            os.environ["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0"
+            os.environ["MAKEFLAGS"] += _big_makeflags(spec)
             args = [*args, *BIG_VERILATOR_ARGS]
         runner.build(
             sources=[vfile],

@@ -316,13 +316,23 @@ def test_wide_port_moves_vectors_and_refuses_x(monkeypatch) -> None:
 
 
 def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
-    """A Verilator flag, the big-design threshold, a Verilog rewrite's code or its regular expression changes
-    the build key (a stale model is never reused); Icarus's key ignores Verilator's flags."""
+    """A Verilator flag (a spec's --flatten and big-design C++ optimisation too), the big-design threshold, a
+    Verilog rewrite's code or its regular expression changes the build key (a stale model is never reused);
+    Icarus's key ignores Verilator's flags. The spec's fields all reach the cocotb process."""
     from tb import runner
 
     spec = SPECS[0]
     ver, ica = runner.build_key(spec, "verilator"), runner.build_key(spec, "icarus")
     assert ver != ica
+    flat = dataclasses.replace(spec, flatten=True)
+    assert runner.build_key(flat, "verilator") != ver and runner.build_key(flat, "icarus") == ica
+    assert "--flatten" in runner._verilator_args(flat) and "--flatten" not in runner._verilator_args(spec)
+    opt = dataclasses.replace(spec, big_opt="-O1")
+    assert runner.build_key(opt, "verilator") != ver and runner.build_key(opt, "icarus") == ica
+    with pytest.raises(ValueError, match="big_opt: '-O3' not allowed; allowed: -O0, -O1"):
+        dataclasses.replace(spec, big_opt="-O3")
+    monkeypatch.setenv("MEMBOUND_TB_SPEC", flat.to_env())
+    assert runner.TbSpec.from_env() == flat  # the cocotb process sees every field
     monkeypatch.setattr(runner, "VERILATOR_ARGS", [*runner.VERILATOR_ARGS, "-Wno-WIDTH"])
     assert runner.build_key(spec, "verilator") != ver
     assert runner.build_key(spec, "icarus") == ica

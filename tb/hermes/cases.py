@@ -354,14 +354,15 @@ SPECS = [
 # min, 7 of them elaboration, verilation and C++ (2026-11-24; on 2026-11-26, stage by stage: Amaranth's RTLIL 368 s,
 # Yosys 41 s, Verilator 178 s after tb.runner.merge_identical_modules (252 before), C++ at -O0 287 s, simulation 216
 # s; RTLIL 327 s on 2026-11-27 after Operands' beat became one assignment; 49 s, 57 s with Yosys, once hw/share.py
-# built each FP datapath and the multiplier once: 10 min 9 s cold in make sim). The 256-lane activation unit: 4.9
+# built each FP datapath and the multiplier once: 10 min 9 s cold in make sim; its model's C++ at -O1, big_opt: its
+# tests 103 s instead of 233 s, for 2 more minutes of compiling). The 256-lane activation unit: 4.9
 # min, 2.5 of them elaboration (26 MB of Verilog; 28 s with hw/share.py: 5.5 min cold in make sim), 2 verilating
 # (without merge-cond: tb/runner.BIG_VERILATOR_ARGS) and compiling, 33 s of simulation; on Icarus it did not
 # finish compiling in 11 min. The 8-lane multiplier streams its
 # 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
 FULL_SPECS = [
     TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
-    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator"),
+    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator", big_opt="-O1"),
     TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator"),
 ]
 # The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32

@@ -271,10 +271,15 @@ SPECS = [
     TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": REDUCED.banks, "d_head": REDUCED.d_head, "max_tokens": 64}),
 ]
 # the paper's rank: 8 chips x 16 banks, d_head 128 (make sim only: pytest marker "full"), on Verilator: its three
-# tests simulate in 49 s there, against 552 s on Icarus (about 34,000 cycles at 96 per second)
+# tests simulate in 49 s there, against 552 s on Icarus (about 34,000 cycles at 96 per second). Flattened: with its
+# bank PUs' shared datapaths left as instances (hw/share.py) its tests ran 165 s instead of ~90 (2026-11-27)
 FULL_SPECS = [
     TbSpec(
-        "l3_rank", "hw.l3.rank:Rank", {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64}, sim="verilator"
+        "l3_rank",
+        "hw.l3.rank:Rank",
+        {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64},
+        sim="verilator",
+        flatten=True,
     )
 ]
 # Table 5's four units at the paper's parameters for `make area`; the softmax unit holds one chunk of its
