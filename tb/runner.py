@@ -49,8 +49,10 @@ VERILATOR_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # ran its three tests in 33 s (22 s at the default). The DECA PE (2 MB) stays optimized.
 BIG_VERILOG_BYTES = 4_000_000
 # The C++ optimisation of a big design's model, per spec (TbSpec.big_opt): its fast path (OPT_FAST; the slow path,
-# construction and settling, stays -O0). The 2048-lane Hermes GEMV at -O1 (2026-11-27, its generated C++ compiled
-# -j2 without ccache): 3 min 49 s instead of 1 min 54 s, its four tests 103 s instead of 233 s
+# construction and settling, stays -O0). -O1 where the run outweighs the compile (2026-11-27, generated C++ compiled
+# without ccache): the 2048-lane Hermes GEMV 6 min 55 s of CPU instead of 3 min 14 s, its four tests 103 s instead
+# of 233 s; the Duplex GEMM module and the Hermes activation unit (figures beside their specs). Not the flattened
+# L3 rank: -O0 2 min 7 s, -O1 over 5 min (stopped), for ~75 s of tests
 BIG_OPTS = ("-O0", "-O1")
 # ... and verilates without the merge-conditionals pass, a pure optimization: on the 64-lane Duplex activation unit
 # (5.3 MB) it took 248 of the 265 s verilating; without it 22 s (Verilator --stats)
