@@ -29,6 +29,30 @@ def test_libxsmm_counts_are_the_transcribed_sequences() -> None:
         libxsmm.instructions_per_tile("q4_sparse")
 
 
+def test_avx_scaling_rule_keeps_memory_operations() -> None:
+    """§8.1's 4x AVX rule: per loop iteration, memory operations stay and the rest is divided by 4; the call's
+    set-up stays. BF16-sparse: 10 of 21 are memory (2 mask loads, 4 prefetches, 2 expand-loads, 2 stores);
+    BF8-sparse 6 of 31; MXFP4 8 of 43 (2 loads, 2 prefetches, 4 stores)."""
+    from sysmodel.deca import libxsmm
+
+    assert libxsmm.instructions_per_tile("q16_sparse", 4)["all"] == 8 * (10 + 11 / 4) + 7
+    assert libxsmm.instructions_per_tile("q8_sparse", 4)["all"] == 8 * (6 + 25 / 4) + 6
+    assert libxsmm.instructions_per_tile("q4_dense", 4)["all"] == 4 * (8 + 35 / 4) + 5.5
+    with pytest.raises(ValueError, match="vector_scale: 0 not allowed"):
+        libxsmm.instructions_per_tile("q8_dense", 0)
+
+
+def test_fig14_scaled_avx_lies_between_software_and_deca() -> None:
+    """Fig. 14: the 4x AVX core is never slower than Software-only nor faster than DECA, equals DECA where it is
+    memory-bound, and falls short of it on the most compressed kernel (the paper: "far below DECA's")."""
+    rows = deca.vector_scaling_speedups()
+    scaled = deca.FIG14_SYSTEMS[0]
+    for r in rows:
+        assert r["Software-only"] <= r[scaled] * (1 + 1e-12) and r[scaled] <= r["DECA"] * (1 + 1e-12)
+    assert rows[0][scaled] == pytest.approx(rows[0]["DECA"])  # BF16_50%: memory-bound everywhere
+    assert rows[-1]["kernel"] == "BF8_5%" and rows[-1]["DECA"] > 1.5 * rows[-1][scaled]
+
+
 def test_derived_vo_predicts_bf16_sparse() -> None:
     """One constant fitted on BF8-sparse predicts BF16-sparse's VO (Table 2's 23.0 TFLOPS) within 3%."""
     k = deca.Kernel("q16", 0.2)

@@ -55,6 +55,9 @@ VECTOR = frozenset(
         "VPBLENDMW",
     }
 )
+MEMORY = frozenset(  # instructions with a memory operand (VPEXPANDW/B expand straight from the compressed stream)
+    {"KMOVD_LD", "KMOVQ_LD", "PREFETCHT0", "VPEXPANDW", "VPEXPANDB", "VMOVUPS", "VMOVDQU8"}
+)
 LOOP = Counter({"ADD": 1, "CMP": 1, "JMP": 1})  # the generator's loop footer
 LUT_CVT = {"VMOVDQU64": 3, "VPERMT2B": 3, "VPANDD": 1, "VPXORD": 1}  # one 32-output 8-bit -> BF16 lookup
 
@@ -76,12 +79,18 @@ class Sequence:
     setup: Counter
     setup_outputs: int
 
-    def per_tile(self) -> dict[str, float]:
+    def per_tile(self, vector_scale: int = 1) -> dict[str, float]:
+        """Dynamic instructions per tile, ``all`` and ``vector``; ``vector_scale``: the loop body's
+        non-memory instructions divided by it (§8.1's AVX-scaling rule, module docstring)."""
+        if vector_scale < 1:
+            raise ValueError(f"vector_scale: {vector_scale} not allowed; allowed: an integer >= 1")
         scale_b, scale_s = TILE / self.outputs, TILE / self.setup_outputs
-        total = scale_b * sum(self.body.values()) + scale_s * sum(self.setup.values())
-        vector = scale_b * sum(v for k, v in self.body.items() if k in VECTOR) + scale_s * sum(
-            v for k, v in self.setup.items() if k in VECTOR
-        )
+
+        def count(mix: Counter, keep: frozenset[str] | None = None) -> float:
+            return sum(v if k in MEMORY else v / vector_scale for k, v in mix.items() if keep is None or k in keep)
+
+        total = scale_b * count(self.body) + scale_s * sum(self.setup.values())
+        vector = scale_b * count(self.body, VECTOR) + scale_s * sum(v for k, v in self.setup.items() if k in VECTOR)
         return {"all": total, "vector": vector}
 
 
@@ -173,7 +182,7 @@ SEQUENCES = {
 }
 
 
-def instructions_per_tile(family: str) -> dict[str, float]:
+def instructions_per_tile(family: str, vector_scale: int = 1) -> dict[str, float]:
     if family not in SEQUENCES:
         raise ValueError(f"family: no libxsmm sequence for {family!r}; known: {sorted(SEQUENCES)}")
-    return SEQUENCES[family].per_tile()
+    return SEQUENCES[family].per_tile(vector_scale)

@@ -133,11 +133,13 @@ INSTR_PER_VO = instructions_per_tile(CALIBRATION_FAMILY)["all"] / SW_VO_FITTED[C
 # §4 footnote 1), so one scale from instructions to VO is fitted, on BF8-sparse (5 VEC-bound cells).
 
 
-def sw_vo_per_tile(k: Kernel) -> float:
-    """VO per tile of the software-only kernel: libxsmm's dynamic instructions per tile / INSTR_PER_VO."""
+def sw_vo_per_tile(k: Kernel, vector_scale: int = 1) -> float:
+    """VO per tile of the software-only kernel: libxsmm's dynamic instructions per tile / INSTR_PER_VO.
+    ``vector_scale`` = 4: on a core with 4x more or 4x wider AVX units by §8.1's rule (libxsmm module
+    docstring); INSTR_PER_VO stays, as the core's issue width and L1 ports are not scaled (§8.1)."""
     fam = k.family()
     try:
-        return instructions_per_tile(fam)["all"] / INSTR_PER_VO
+        return instructions_per_tile(fam, vector_scale)["all"] / INSTR_PER_VO
     except ValueError:
         raise ValueError(f"kernel: no software VO/tile source for {fam}; known: {sorted(SEQUENCES)}") from None
 
@@ -310,24 +312,27 @@ def fc_weight_tiles(model: str = "llama2-70b", n: int = 1) -> int:
     return total
 
 
-def fc_seconds(m: Machine, k: Kernel, n: int, deca: bool, tiles: int, optimal: bool = False) -> float:
+def fc_seconds(
+    m: Machine, k: Kernel, n: int, deca: bool, tiles: int, optimal: bool = False, vector_scale: int = 1
+) -> float:
     """FC GeMM time: per weight tile the slowest of memory (bytes / (ETA_MEM x MBW)), decompression
     (VO / (ETA_AVX x VOS) in software, measured PE cycles / VOS with DECA; a tile is decompressed once for
     every N) and the TMUL (ceil(N/16) operations / MOS). ``optimal``: no decompression cost (§7's Optimal:
-    every VEC overhead hidden)."""
+    every VEC overhead hidden); ``vector_scale``: the software core's AVX units scaled (:func:`sw_vo_per_tile`)."""
     mem = k.tile_bytes() / (ETA_MEM * m.mbw)
     if optimal or (k.scheme == "q16" and not k.sparse):
         vec = 0.0
     elif deca:
         vec = deca_cycles_per_tile(k) / m.vos_deca
     else:
-        vec = sw_vo_per_tile(k) / (ETA_AVX * m.vos_sw)
+        vec = sw_vo_per_tile(k, vector_scale) / (ETA_AVX * m.vos_sw)
     return tiles * max(mem, vec, math.ceil(n / TILE_ROWS) / m.mos)
 
 
 # --- compressed GeMMs (§8.1, Figs. 11-13) ---------------------------------------------------------------
 
 GEMM_SYSTEMS = ("Software-only", "DECA", "Optimal")
+BY_COMPRESSION = sorted(TABLE2_KERNELS, key=lambda k: -k.tile_bytes())  # Figs. 11-12 and 14's x axis
 
 
 def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
@@ -335,7 +340,6 @@ def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
     Software-only, DECA and Optimal over Baseline (dense BF16, no decompression), per weight tile by
     :func:`fc_seconds` (Table 4's achieved fractions; the same tiles in every system)."""
     base = fc_seconds(m, Kernel("q16"), n, False, 1)
-    kernels = sorted(TABLE2_KERNELS, key=lambda k: -k.tile_bytes())
     return [
         {
             "kernel": k.label,
@@ -344,7 +348,28 @@ def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
             "DECA": base / fc_seconds(m, k, n, True, 1),
             "Optimal": base / fc_seconds(m, k, n, False, 1, optimal=True),
         }
-        for k in kernels
+        for k in BY_COMPRESSION
+    ]
+
+
+AVX_SCALE = 4  # Fig. 14: 4x more (More AVX Units) or 4x wider (AVX2048, Wider AVX Units) vector units, §8.1
+FIG14_SYSTEMS = ("More / Wider AVX Units", "DECA")
+
+
+def vector_scaling_speedups(m: Machine = SPR_HBM, n: int = 1) -> list[dict]:
+    """Fig. 14: speedup over Baseline of Software-only, of a core with 4x more or 4x wider AVX units, and of
+    DECA, per Table 2 kernel in increasing compression factor. §8.1 models both scaled cores by one rule
+    (3 of 4 loop iterations' instructions removed, memory operations kept, issue width and L1 ports
+    unchanged), so the bounds model gives them one column."""
+    base = fc_seconds(m, Kernel("q16"), n, False, 1)
+    return [
+        {
+            "kernel": k.label,
+            "Software-only": base / fc_seconds(m, k, n, False, 1),
+            FIG14_SYSTEMS[0]: base / fc_seconds(m, k, n, False, 1, vector_scale=AVX_SCALE),
+            "DECA": base / fc_seconds(m, k, n, True, 1),
+        }
+        for k in BY_COMPRESSION
     ]
 
 

@@ -143,6 +143,15 @@ FIG13_CORES = Claim(
     ratio=True,
     above=True,
 )
+FIG14_SCALING = Claim(
+    float("nan"),
+    "deca",
+    "§8.1, Fig. 14",
+    "DECA over 4x More / 4x Wider AVX Units, geomean speedup over Baseline across the schemes",
+    "FC GeMM cascade, SPR-HBM, N=1",
+    ratio=True,
+    above=True,  # "the performance of conventional vector scaling methods is far below DECA's"
+)
 SPEEDUP = tuple(
     Claim(
         v,
