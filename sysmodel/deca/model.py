@@ -329,7 +329,7 @@ def fc_seconds(
     return tiles * max(mem, vec, math.ceil(n / TILE_ROWS) / m.mos)
 
 
-# --- compressed GeMMs (§8.1, Figs. 11-13) ---------------------------------------------------------------
+# --- compressed GeMMs (§8.1, Figs. 11-14) ---------------------------------------------------------------
 
 GEMM_SYSTEMS = ("Software-only", "DECA", "Optimal")
 BY_COMPRESSION = sorted(TABLE2_KERNELS, key=lambda k: -k.tile_bytes())  # Figs. 11-12 and 14's x axis
