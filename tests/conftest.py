@@ -1,4 +1,6 @@
-"""Hypothesis profiles: the default keeps `make test` quick; `make fuzz` uses --hypothesis-profile=fuzz."""
+"""Shared pytest set-up: the Hypothesis profiles (the default keeps `make test` quick; `make fuzz` uses
+--hypothesis-profile=fuzz), the order the testbenches run in under `pytest -n`, and the ``icarus_prints``
+fixture."""
 
 import os
 import subprocess

@@ -100,7 +100,7 @@ def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
         runner.fastest(md, pick="warm")
     assert runner.fastest(tmp_path / "missing.md") == {}
     assert runner.fastest() == runner.FASTEST
-    assert runner.FASTEST["deca_pe"] == "verilator"  # 102 s vs over 307 s (stopped) in the committed table
+    assert runner.FASTEST["deca_pe"] == "verilator"  # 62 s vs over 185 s (stopped) in the committed table
 
 
 def _monitor_trace(steps: list[tuple[int, int, int, int]]) -> list[int]:
