@@ -1,13 +1,14 @@
 """Results cached under a key of everything that determines them, so the default report reads its long
 serving grids instead of rerunning them, and knows when it must not.
 
-A key is the SHA-256 of: the cache entry's name, its inputs (JSON), the source of every membound module the
+A key is the SHA-256 of: the cache entry's name, its inputs (JSON), the code of every membound module the
 computation can reach — the *import closure* of the modules named, found from their import statements
 (:func:`closure`; lazy imports inside functions count) — and the data it reads (the model zoo and the
-characterization snapshot). Change any of those and the key changes. Presentation modules (:data:`PRESENTATION`:
-how the report is written, captions, plots, progress bars) are left out of closures: they shape no number, and
-a caption's wording should not force a rerun. The slow grids live in modules of their own
-(``sysmodel/<paper>/grids.py``) for the same reason.
+characterization snapshot). Change any of those and the key changes. A module counts by its syntax tree
+without docstrings (:func:`code`), so editing a comment or a docstring keeps the key: they compute nothing.
+Presentation modules (:data:`PRESENTATION`: how the report is written, captions, plots, progress bars) are
+left out of closures: they shape no number, and a caption's wording should not force a rerun. The slow grids
+live in modules of their own (``sysmodel/<paper>/grids.py``) for the same reason.
 
 * :data:`COMMITTED` (``sysmodel/data/report_cache/``, in git): the report's serving grids. ``membound report``
   uses an entry whose key matches, recomputes (and rewrites) one that does not, and ``--full`` recomputes
@@ -89,9 +90,29 @@ def closure(modules: Iterable[str]) -> list[Path]:
     return sorted(set(seen.values()))
 
 
+def code(source: str) -> str:
+    """What of a module's source computes: its syntax tree (comments and layout gone) with the docstrings of
+    the module, its classes and its functions removed."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def key(name: str, inputs: Any, modules: Iterable[str]) -> str:
     h = hashlib.sha256(json.dumps([name, inputs], sort_keys=True, default=str).encode())
-    for path in (*closure(modules), *DATA):
+    for path in closure(modules):
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(code(path.read_text()).encode())
+    for path in DATA:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()

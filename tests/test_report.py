@@ -93,3 +93,11 @@ def test_cache_key_follows_the_import_closure(tmp_path) -> None:
     assert value == again == {"a": [1, 2]} and calls == [1]
     cache.cached("t", [2], ["sysmodel.energy"], lambda: calls.append(1) or {}, where=tmp_path)
     assert calls == [1, 1]  # other inputs: recomputed
+
+
+def test_cache_key_ignores_comments_and_docstrings_not_code() -> None:
+    src = 'def f(x):\n    """Doc."""\n    return x + 1  # why\n'
+    assert cache.code(src) == cache.code('"""Module doc."""\n\n\ndef f(x):\n    return x + 1\n')
+    assert cache.code(src) != cache.code("def f(x):\n    return x + 2\n")
+    assert cache.code('def f():\n    """Only a doc."""\n') == cache.code("def f():\n    pass\n")
+    assert cache.code("X = 'not a docstring'\n") != cache.code("X = 'other'\n")
