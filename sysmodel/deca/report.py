@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from pathlib import Path
 
 import numpy as np
@@ -547,7 +548,7 @@ def scaling_lines() -> list[str]:
     rows = vector_scaling_speedups()
     scaled = FIG14_SYSTEMS[0]
     cols = ("Software-only", scaled, "DECA")
-    geo = {c: math.exp(sum(math.log(r[c]) for r in rows) / len(rows)) for c in cols}
+    geo = {c: statistics.geometric_mean(r[c] for r in rows) for c in cols}
     ledger.record(paper.FIG14_SCALING, geo["DECA"] / geo[scaled])
     even = [r["kernel"] for r in rows if r[scaled] >= r["DECA"] * (1 - 1e-9)]
     gain = {r["kernel"]: r["DECA"] / r[scaled] for r in rows}
@@ -573,33 +574,32 @@ def scaling_lines() -> list[str]:
     ]
 
 
+def _speedup_bars(ax, rows: list[dict], systems: tuple[str, ...], title: str) -> None:
+    """Figs. 11, 12 and 14's panel: one bar per system for each kernel, in increasing compression."""
+    x = np.arange(len(rows))
+    for i, s in enumerate(systems):
+        ax.bar(x + (i - 1) * 0.27, [r[s] for r in rows], 0.27, label=s)
+    ax.set_xticks(x, [r["kernel"] for r in rows], rotation=60, fontsize=7)
+    ax.set(xlabel="compression scheme (increasing compression)", ylabel="speedup over Baseline (BF16)", title=title)
+    ax.legend(fontsize=7)
+
+
 def plot_gemm(path: Path, sweep: list[dict]) -> Path:
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(13, 8.4))
     axes = axes.ravel()
     for ax, m, fig_no in ((axes[0], SPR_DDR, 11), (axes[1], SPR_HBM, 12)):
-        rows = gemm_speedups(m)
-        x = np.arange(len(rows))
-        for i, s in enumerate(GEMM_SYSTEMS):
-            ax.bar(x + (i - 1) * 0.27, [r[s] for r in rows], 0.27, label=s)
-        ax.set_xticks(x, [r["kernel"] for r in rows], rotation=60, fontsize=7)
-        ax.set(
-            xlabel="compression scheme (increasing compression)",
-            ylabel="speedup over Baseline (BF16)",
-            title=f"Fig. {fig_no} (model): {m.name}, N=1",
-        )
-        ax.legend(fontsize=7)
+        _speedup_bars(ax, gemm_speedups(m), GEMM_SYSTEMS, f"Fig. {fig_no} (model): {m.name}, N=1")
     ax = axes[2]
     for s in ("Software-only", "DECA"):
         ax.plot([r["cores"] for r in sweep], [r[s] for r in sweep], marker="o", label=s)
     ax.set(xlabel="cores", ylabel="TFLOPS (mean over schemes)", title="Fig. 13 (model): SPR-DDR5, N=4")
     ax.legend(fontsize=7)
-    ax, rows = axes[3], vector_scaling_speedups()
-    x, cols = np.arange(len(rows)), ("Software-only", *FIG14_SYSTEMS)
-    for i, s in enumerate(cols):
-        ax.bar(x + (i - 1) * 0.27, [r[s] for r in rows], 0.27, label=s)
-    ax.set_xticks(x, [r["kernel"] for r in rows], rotation=60, fontsize=7)
-    ax.set(ylabel="speedup over Baseline (BF16)", title="Fig. 14 (model): 4x AVX vs DECA, SPR-HBM, N=1")
-    ax.legend(fontsize=7)
+    _speedup_bars(
+        axes[3],
+        vector_scaling_speedups(),
+        ("Software-only", *FIG14_SYSTEMS),
+        "Fig. 14 (model): 4x AVX vs DECA, SPR-HBM, N=1",
+    )
     fig.tight_layout()
     return save(fig, plt, path)
