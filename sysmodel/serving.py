@@ -9,7 +9,8 @@ or closed loop (``concurrency`` requests in the system; a finished one is replac
 ``output_tokens``); a bad row is an error naming its line and field.
 
 **Stages** (:func:`simulate`): every iteration runs the admitted requests a scheduler policy picks
-(:mod:`sysmodel.scheduling`: ``vllm``, the default, ``reserve``, ``orca``, ``sarathi``). It is *mixed*
+(:mod:`sysmodel.scheduling`: ``vllm``, the default, ``reserve``, ``orca``, ``orca-reserve``,
+``sarathi``). It is *mixed*
 when it holds prefill work (whole prompts, or chunks under a token budget) with the decodes riding along
 (``vllm`` runs prompts alone), and *decode-only* otherwise. A request's first output token comes at the
 end of the stage that finishes its prompt; each later stage it is in gives it one more.
@@ -52,7 +53,7 @@ from sysmodel.models import StageShape
 from sysmodel.outputs import atomic
 from sysmodel.plots import pyplot, save
 from sysmodel.progress import progress as make_progress
-from sysmodel.scheduling import BLOCK_SIZE, HOST_LINK, PREEMPT, WATERMARK, Blocks, get_scheduler
+from sysmodel.scheduling import BLOCK_SIZE, HOST_LINK, PREEMPT, SCHEDULERS, WATERMARK, Blocks, get_scheduler
 from sysmodel.systems import Area, Provenance, System
 
 # --- requests ------------------------------------------------------------------------------------------
@@ -516,22 +517,24 @@ def simulate(
     block_size: int = BLOCK_SIZE,
     watermark: float = WATERMARK,
     preempt: str = "recompute",
+    max_batched_tokens: int | None = None,
 ) -> Result:
     """Run ``trace`` on ``system`` (module docstring) under a scheduler policy of
     :data:`sysmodel.scheduling.SCHEDULERS` (``block_size``, ``watermark``, ``preempt``: its paged cache).
     ``concurrency``: closed loop with that many requests in the system (the trace's arrival times are
     ignored). ``prefill_budget``: tokens per stage (``reserve``: prompt tokens, default the system's
     ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded; ``sarathi``: prompt and
-    decode tokens, default 512; ``orca`` and ``vllm`` run whole prompts)."""
+    decode tokens, default 512; ``orca`` and ``orca-reserve`` run whole prompts). ``max_batched_tokens``
+    (``vllm`` only): prompt tokens one prefill iteration admits, default vLLM's 2048."""
     pol = get_scheduler(scheduler)
     if max_batch < 1:
         raise ValueError(f"max_batch: {max_batch} not allowed; must be >= 1")
-    if prefill_budget is not None and prefill_budget < 1:
-        raise ValueError(f"prefill_budget: {prefill_budget} not allowed; must be >= 1 token")
-    if prefill_budget is not None and pol.paged and not pol.chunked:
-        raise ValueError(
-            f"prefill_budget: not allowed with scheduler {pol.name} (whole prompts); allowed with reserve and sarathi"
-        )
+    for option, value in (("prefill_budget", prefill_budget), ("max_batched_tokens", max_batched_tokens)):
+        if value is not None and value < 1:
+            raise ValueError(f"{option}: {value} not allowed; must be >= 1 token")
+        if value is not None and pol.budget_option != option:
+            takers = [s.name for s in SCHEDULERS.values() if s.budget_option == option]
+            raise ValueError(f"{option}: not allowed with scheduler {pol.name}; allowed with {' and '.join(takers)}")
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency: {concurrency} not allowed; must be >= 1")
     if oversize not in OVERSIZE:
@@ -542,7 +545,12 @@ def simulate(
     per_tok, cap = system.kv_bytes_per_token, system.kv_capacity()
     blocks = Blocks.of(max(cap, 0.0), per_tok, len(trace), block_size, watermark) if pol.paged else None
     room = cap if blocks is None else (blocks.total - blocks.watermark) * block_size * per_tok
-    fits = (trace.prompt + trace.output) * per_tok <= room
+    longest = int(trace.output.max())  # orca-reserve's max_tokens (scheduling.py)
+
+    def reserved(p: np.ndarray, o: np.ndarray) -> np.ndarray:
+        return (p + (longest if pol.reserve_longest else o)) * per_tok
+
+    fits = reserved(trace.prompt, trace.output) <= room
     rejected = 0
     if oversize == "reject" and fits.any() and not fits.all():
         rejected = int((~fits).sum())
@@ -550,13 +558,15 @@ def simulate(
         blocks = Blocks.of(cap, per_tok, len(trace), block_size, watermark) if pol.paged else None
     n = len(trace)
     prompt, out = trace.prompt, trace.output
-    need = (prompt + out) * per_tok
+    need = reserved(prompt, out)
+    allowed = pol.budget(max_batched_tokens if pol.budget_option == "max_batched_tokens" else prefill_budget)
     if cap <= 0:
         raise Infeasible(f"{system.name}: no room for a KV cache: its weights fill its memory ({system.hardware()})")
     if (need > room).any():
         i = int(np.argmax(need > room))
         raise Infeasible(
-            f"{system.name}: request {i} ({prompt[i]} + {out[i]} tokens) needs {need[i] / 1e9:.1f} GB "
+            f"{system.name}: request {i} ({prompt[i]} + {need[i] / per_tok - prompt[i]:.0f} tokens) needs "
+            f"{need[i] / 1e9:.1f} GB "
             f"of KV cache; the system holds {room / 1e9:.1f} GB next to its weights"
         )
     link_bw = getattr(system, "host_link_bw", None) or get_link(HOST_LINK).bw
@@ -610,6 +620,14 @@ def simulate(
         t_last[rs] = end
         return int(late.sum())
 
+    def token_room() -> tuple[float, bool]:
+        """(Tokens of the iteration's budget the running requests leave, whether none of them prefills)."""
+        r = np.array(running, np.int64)
+        left = (target[r] - done_pf[r]).clip(0)
+        if allowed is None:
+            return math.inf, not left.any()
+        return allowed - int(left.sum()) - (int((left == 0).sum()) if pol.budget_counts_decode else 0), not left.any()
+
     def preempt_one() -> None:
         nonlocal preemptions, recomputed, swap_bytes, link_s
         victim = max(running)  # the latest arrived (vLLM's victim)
@@ -651,9 +669,17 @@ def simulate(
                 swap_bytes += moved
                 link_s += moved / link_bw
                 running.append(r)
-            while not swapped and waiting and len(running) < max_batch and blocks.can_admit(int(target[waiting[0]])):
+            room, empty = token_room()
+            while (
+                not swapped
+                and waiting
+                and len(running) < max_batch
+                and blocks.can_admit(int(target[waiting[0]]))
+                and pol.admits(room, int(target[waiting[0]]), empty)
+            ):
                 r = waiting.popleft()
                 running.append(r)
+                room, empty = room - int(target[r]), False
                 if np.isnan(admitted[r]):
                     admitted[r] = t
                 blocks.grow(np.array([r]), target[r])
@@ -675,11 +701,10 @@ def simulate(
         in_sys = len(running) + len(waiting) + len(swapped)
         if len(pre):  # a stage with prefill work; decodes ride along unless the policy runs prompts alone
             ride = dec if pol.mixed else dec[:0]
-            allowed = pol.budget(prefill_budget)
-            budget: float = math.inf if allowed is None else allowed
+            budget: float = math.inf if allowed is None or not pol.chunked else allowed
             if pol.budget_counts_decode:
                 budget -= len(ride)
-            elif prefill_budget is None and not pol.paged and hasattr(system, "prefill_budget"):
+            elif allowed is None and pol.chunked and hasattr(system, "prefill_budget"):  # reserve's default
                 budget = system.prefill_budget(len(ride), int((prompt[ride] + gen[ride]).sum()))
             chunk = np.zeros(len(pre), np.int64)
             for j, r in enumerate(pre):  # FCFS in admission order

@@ -32,9 +32,9 @@ def test_steps_that_fit_is_the_last_step_whose_new_blocks_are_free(kv, size, fre
 
 
 def test_registry() -> None:
-    assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "vllm", "sarathi"]
+    assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "orca-reserve", "vllm", "sarathi"]
     assert all(s.source for s in scheduling.SCHEDULERS.values())
-    with pytest.raises(ValueError, match="scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"):
+    with pytest.raises(ValueError, match="unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi"):
         simulate(trace([0], [1], [1]), ConstantSystem(1.0), scheduler="fifo")
 
 
@@ -126,6 +126,73 @@ def test_vllm_runs_new_prompts_alone() -> None:
     r = simulate(tr, ConstantSystem(1.0), scheduler="orca")
     np.testing.assert_array_equal(r.finish, [3, 3])
     assert len(r.stall_tbt) == 0
+
+
+class Recording(ConstantSystem):
+    """1 s per stage; keeps each priced stage's token count (prefill stages are priced one by one)."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+        self.tokens: list[int] = []
+
+    def stage_times(self, shape):
+        self.tokens += np.atleast_1d(shape.tokens).tolist()
+        return super().stage_times(shape)
+
+
+def test_vllm_max_batched_tokens_by_hand() -> None:
+    """Cap 8, prompts 3, 3, 3, 10, 2 (one token out each): 0 and 1 fill 6 of the 8 (2's 3 would pass it),
+    2 runs next, then 10 > 8 is admitted into an empty iteration and runs alone, then 4. vLLM's default cap
+    (2048) takes all five in one iteration."""
+    tr = trace(np.zeros(5), [3, 3, 3, 10, 2], [1] * 5)
+    s = Recording()
+    r = simulate(tr, s, scheduler="vllm", max_batched_tokens=8)
+    np.testing.assert_array_equal(r.admitted, [0, 0, 1, 2, 3])
+    np.testing.assert_array_equal(r.first_token, [1, 1, 2, 3, 4])
+    assert s.tokens == [6, 3, 10, 2]
+    assert scheduling.VLLM_MAX_BATCHED_TOKENS == 2048
+    np.testing.assert_array_equal(simulate(tr, ConstantSystem(1.0)).first_token, [1] * 5)
+    with pytest.raises(ValueError, match="max_batched_tokens: not allowed with scheduler sarathi; allowed with vllm"):
+        simulate(tr, ConstantSystem(1.0), scheduler="sarathi", max_batched_tokens=8)
+    with pytest.raises(ValueError, match="max_batched_tokens: 0 not allowed; must be >= 1 token"):
+        simulate(tr, ConstantSystem(1.0), max_batched_tokens=0)
+
+
+def test_sarathi_admits_only_while_the_budget_has_room() -> None:
+    """Budget 8, ten prompts of 3 tokens at t=0, two tokens out each. Stage 1: 0, 1 and 2 (2 of its 3) fill
+    the budget; the rest wait outside (before, all ten were admitted and held their blocks). Stage k >= 2:
+    the two requests prefilled last decode (2 tokens), the split prompt ends (1), two more are admitted (3 +
+    2). So two requests are admitted a second, none waits admitted without a chunk, and each finishes one
+    stage after its first token."""
+    s = Recording()
+    r = simulate(trace(np.zeros(10), [3] * 10, [2] * 10), s, scheduler="sarathi", prefill_budget=8)
+    np.testing.assert_array_equal(r.admitted, [0, 0, 0, 1, 1, 2, 2, 3, 3, 4])
+    np.testing.assert_array_equal(r.first_token, [1, 1, 2, 2, 3, 3, 4, 4, 5, 5])
+    np.testing.assert_array_equal(r.finish, [2, 2, 3, 3, 4, 4, 5, 5, 6, 6])
+    assert s.tokens[:5] == [8, 8, 8, 8, 6]  # stage 5: 2 decodes, 1 + 3 prompt tokens; then 2 decodes
+
+
+def test_watermark_rounds_down_as_vllm() -> None:
+    """1% of 27,950 blocks is 279.5: vLLM keeps int(279.5) = 279 free, not 280."""
+    b = scheduling.Blocks.of(27_950 * 16, 1.0, 1, size=16, watermark=0.01)
+    assert (b.total, b.watermark) == (27_950, 279)
+    assert b.can_admit((27_950 - 279) * 16) and not b.can_admit((27_950 - 279) * 16 + 1)
+
+
+def test_orca_reserve_reserves_the_longest_output() -> None:
+    """Prompts of 4, outputs 2 and 8, a 20-token cache. reserve holds 4 + 2 and 4 + 8 = 18: both run, 1
+    finishes at 8. orca-reserve holds 4 + 8 for each (the trace's longest output): 1 waits for 0 (done at
+    2), takes its first token at 3 and its last at 10; paged orca runs both."""
+    tr = trace([0, 0], [4, 4], [2, 8])
+    sys_ = ConstantSystem(1.0, capacity=20)
+    np.testing.assert_array_equal(simulate(tr, sys_, scheduler="reserve").finish, [2, 8])
+    r = simulate(tr, sys_, scheduler="orca-reserve")
+    np.testing.assert_array_equal(r.admitted, [0, 2])
+    np.testing.assert_array_equal(r.finish, [2, 10])
+    assert "preemptions" not in r.meta
+    np.testing.assert_array_equal(simulate(tr, sys_, scheduler="orca", block_size=4, watermark=0).finish, [2, 8])
+    with pytest.raises(ValueError, match="prefill_budget: not allowed with scheduler orca-reserve"):
+        simulate(tr, sys_, scheduler="orca-reserve", prefill_budget=4)
 
 
 def test_paged_admits_more_than_reserve_when_kv_binds() -> None:
@@ -229,7 +296,7 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, vllm, sarathi"),
+        (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi"),
         (["--preempt", "drop"], "--preempt: 'drop' not allowed; allowed: recompute, swap"),
         (["--watermark", "1.5"], "--watermark: 1.5 not allowed"),
         (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),
@@ -261,7 +328,7 @@ def test_random_runs_keep_the_invariants(name, preempt, seed, n, block, watermar
     rng = np.random.default_rng(seed)
     prompt, output = rng.integers(1, 40, n), rng.integers(1, 40, n)
     tr = trace(np.sort(rng.random(n) * 5), prompt, output)
-    blocks = -(-(prompt + output).max() // block) + 1
+    blocks = -(-(prompt.max() + output.max()) // block) + 1  # orca-reserve holds the longest output
     cap = float(block * max(blocks, int(np.ceil(blocks / (1 - watermark))) + 1) * rng.integers(1, 3))
     r = simulate(
         tr,
