@@ -221,7 +221,13 @@ def _scheduling(a: argparse.Namespace) -> dict:
         raise ValueError(f"--preempt: {a.preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
     if not 0 <= a.watermark < 1:
         raise ValueError(f"--watermark: {a.watermark} not allowed; a share of the blocks in [0, 1)")
-    return {"scheduler": a.scheduler, "block_size": a.block_size, "watermark": a.watermark, "preempt": a.preempt}
+    return {
+        "scheduler": a.scheduler,
+        "block_size": a.block_size,
+        "watermark": a.watermark,
+        "preempt": a.preempt,
+        "max_batched_tokens": a.max_batched_tokens,
+    }
 
 
 def _parallel(a: argparse.Namespace) -> dict:
@@ -410,7 +416,12 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         "--scheduler",
         default="vllm",
         help="vllm (paged, preempting; the default), reserve (whole KV "
-        "reserved at admission, output lengths known), orca, sarathi (sysmodel/scheduling.py)",
+        "reserved at admission, output lengths known), orca, orca-reserve, sarathi (sysmodel/scheduling.py)",
+    )
+    p.add_argument(
+        "--max-batched-tokens",
+        type=positive_int,
+        help="vllm: prompt tokens one prefill iteration admits (default vLLM's 2048; a longer prompt runs alone)",
     )
     p.add_argument("--block-size", type=positive_int, default=16, help="paged schedulers: tokens per KV block")
     p.add_argument(
@@ -486,8 +497,8 @@ def parser() -> Parser:
     sv.add_argument(
         "--profile",
         type=Path,
-        help="measured iteration times (CSV: decode_reqs, decode_ctx, "
-        "prefill_tokens, seconds) replacing the system's stage times (sysmodel/profile.py)",
+        help="measured iteration times replacing the system's stage times (CSV: per operator class, "
+        "or decode_reqs, decode_ctx, prefill_tokens, seconds; sysmodel/profile.py)",
     )
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")

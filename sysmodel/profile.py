@@ -1,25 +1,37 @@
 """A user's measured iteration times as a system's stage times — the form Vidur and LLMServingSim take
-profiles in — for ``membound serve --profile FILE``.
+profiles in — for ``membound serve --profile FILE``. A profile is not extrapolated: a stage outside the
+measured range is refused (``Infeasible`` naming it). Everything else — KV capacity, energy (at the
+profiled times), area — is the wrapped system's. The file is a CSV in one of two forms, told by its header.
 
-The file is a CSV with the header ``decode_reqs,decode_ctx,prefill_tokens,seconds``: one row per measured
-iteration (``decode_ctx``: context tokens the decode requests attend to, summed; ``prefill_tokens``: prompt
-tokens the iteration computes). Rows with no prefill form the decode table, rows with no decodes the
-prefill table (each needs at least one row). A stage's time is
+**Per operator class** (header :data:`COLUMNS`), one row per measured iteration, its time split by operator
+class as a profiler (Vidur's, PyTorch's) reports it:
 
-    t = t_decode(decode_reqs, decode_ctx) + t_prefill(prefill_tokens)
+* ``decode_reqs``, ``decode_ctx``: decode requests and the context tokens they attend to, summed;
+* ``prefill_tokens``: prompt tokens the iteration computes; ``prefill_pairs``: the (query, key) pairs of its
+  prefill attention, summed over the prompts' chunks — a chunk of c tokens after p already computed has
+  c x p + c(c + 1)/2 (causal), so tokens already computed and the way a prefill splits across prompts count;
+* ``linear_s``: every operator whose work grows with the tokens through the layers (projections, FFN,
+  norms, LM head), at ``decode_reqs + prefill_tokens`` tokens;
+* ``prefill_attention_s``: prefill attention, at ``prefill_pairs`` pairs (0 without prefill);
+* ``decode_attention_s``: decode attention, at ``decode_reqs`` requests over ``decode_ctx`` (0 without decodes).
 
-— the decode part linear in both variables between the measured points (a Delaunay triangulation when
-the points span a plane, else along the one line they lie on), the prefill part linear between measured
-token counts — an additive approximation of a mixed iteration, stated here because piggybacked decodes
-can cost less than alone. A stage outside the measured range is refused (``Infeasible`` naming it): a
-profile is not extrapolated. Everything else — KV capacity, energy (at the profiled times), area — is
-the wrapped system's.
+A stage costs linear(tokens) + prefill attention(pairs) + decode attention(requests, context): linear
+between measured token counts (repeated counts averaged) and between measured pair counts, the decode
+part linear in both variables (a Delaunay triangulation when the points span a plane, else along the one
+line they lie on). A mixed iteration (Sarathi's chunks beside decodes) is priced by what it computes.
+
+**Two tables** (header :data:`LEGACY`: ``decode_reqs,decode_ctx,prefill_tokens,seconds``), the earlier form:
+whole-iteration times; rows with no prefill form the decode table, rows with no decodes the prefill table
+(each needs at least one row); t = t_decode(decode_reqs, decode_ctx) + t_prefill(prefill_tokens). This
+additive form counts the weights' pass twice in a mixed iteration and cannot see tokens already computed
+(too expensive on Sarathi-style iterations: issue 52 measured 12%); it still loads.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +40,16 @@ from sysmodel.cost import Infeasible
 from sysmodel.models import StageShape
 from sysmodel.systems import Area, Provenance, System
 
-COLUMNS = ("decode_reqs", "decode_ctx", "prefill_tokens", "seconds")
+LEGACY = ("decode_reqs", "decode_ctx", "prefill_tokens", "seconds")
+COLUMNS = (
+    "decode_reqs",
+    "decode_ctx",
+    "prefill_tokens",
+    "prefill_pairs",
+    "linear_s",
+    "prefill_attention_s",
+    "decode_attention_s",
+)
 
 
 class ProfiledSystem:
@@ -36,16 +57,8 @@ class ProfiledSystem:
 
     def __init__(self, base: System, path: Path):
         self.base, self.path = base, Path(path)
-        rows = load(self.path)
-        dec, pre = rows[rows[:, 2] == 0], rows[rows[:, 0] == 0]
-        if not len(dec) or not len(pre):
-            raise ValueError(
-                f"profile: {path} needs rows with prefill_tokens 0 (decode) and rows with decode_reqs 0 "
-                f"(prefill); it has {len(dec)} and {len(pre)}"
-            )
-        self._decode = _plane(dec[:, :2], dec[:, 3], path)
-        order = np.argsort(pre[:, 2])
-        self._pre_x, self._pre_y = pre[order, 2], pre[order, 3]
+        header, rows = load(self.path)
+        self._terms = _legacy_terms(rows, self.path) if header == LEGACY else _operator_terms(rows, self.path)
         self.name = f"{base.name} (profile {self.path.name})"
         self.kv_bytes_per_token = base.kv_bytes_per_token
         self.max_batch = getattr(base, "max_batch", None) or 1 << 30
@@ -55,29 +68,17 @@ class ProfiledSystem:
         return self.base.kv_capacity()
 
     def stage_times(self, shape: StageShape) -> np.ndarray:
-        reqs, ctx = np.broadcast_arrays(np.asarray(shape.decode_reqs, float), np.asarray(shape.decode_ctx, float))
-        pre = np.broadcast_to(np.asarray(shape.tokens, float) - reqs, reqs.shape)
+        reqs, ctx, tokens, pairs = (
+            np.asarray(v, float)
+            for v in np.broadcast_arrays(shape.decode_reqs, shape.decode_ctx, shape.tokens, shape.prefill_pairs)
+        )
+        variables = {"decode": (reqs, ctx), "prefill": (tokens - reqs,), "linear": (tokens,), "pairs": (pairs,)}
         t = np.zeros(reqs.shape)
-        d = reqs > 0
-        if d.any():
-            td = self._decode(reqs[d], ctx[d])
-            if np.isnan(td).any():
-                i = int(np.flatnonzero(np.isnan(td))[0])
-                raise Infeasible(
-                    f"profile: {self.path.name} has no measurement around {reqs[d][i]:g} decode requests "
-                    f"with {ctx[d][i]:g} context tokens (it is not extrapolated)"
-                )
-            t[d] += td
-        p = pre > 0
-        if p.any():
-            lo, hi = self._pre_x[0], self._pre_x[-1]
-            out = (pre[p] < lo) | (pre[p] > hi)
-            if out.any():
-                raise Infeasible(
-                    f"profile: {self.path.name} measures prefill of {lo:g}-{hi:g} tokens, not "
-                    f"{pre[p][out][0]:g} (it is not extrapolated)"
-                )
-            t[p] += np.interp(pre[p], self._pre_x, self._pre_y)
+        for name, price in self._terms:
+            args = variables[name]
+            on = args[0] > 0  # a term costs nothing in a stage without its work
+            if on.any():
+                t[on] += price(*(a[on] for a in args))
         return t
 
     def energy(self, shape: StageShape, seconds: np.ndarray | None = None) -> np.ndarray:
@@ -95,27 +96,112 @@ class ProfiledSystem:
         return p
 
 
-def load(path: Path) -> np.ndarray:
-    """The profile's rows as floats (columns :data:`COLUMNS`); a bad row is an error naming its line."""
+Term = tuple[str, Callable[..., np.ndarray]]  # (the stage variables it is priced on, its price)
+
+
+def _legacy_terms(rows: np.ndarray, path: Path) -> list[Term]:
+    dec, pre = rows[rows[:, 2] == 0], rows[rows[:, 0] == 0]
+    if not len(dec) or not len(pre):
+        raise ValueError(
+            f"profile: {path} needs rows with prefill_tokens 0 (decode) and rows with decode_reqs 0 "
+            f"(prefill); it has {len(dec)} and {len(pre)}"
+        )
+    return [
+        ("decode", _Plane(dec[:, :2], dec[:, 3], path)),
+        ("prefill", _Line(pre[:, 2], pre[:, 3], path, "prefill of")),
+    ]
+
+
+def _operator_terms(rows: np.ndarray, path: Path) -> list[Term]:
+    dec, pre = rows[rows[:, 0] > 0], rows[rows[:, 2] > 0]
+    if not len(dec) or not len(pre):
+        raise ValueError(
+            f"profile: {path} needs rows with decodes (decode_reqs > 0) and rows with prefill "
+            f"(prefill_tokens > 0); it has {len(dec)} and {len(pre)}"
+        )
+    return [
+        ("linear", _Line(rows[:, 0] + rows[:, 2], rows[:, 4], path, "linear layers at")),
+        ("pairs", _Line(pre[:, 3], pre[:, 5], path, "prefill attention at", "(query, key) pairs")),
+        ("decode", _Plane(dec[:, :2], dec[:, 6], path)),
+    ]
+
+
+def load(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
+    """The profile's header (:data:`COLUMNS` or :data:`LEGACY`) and rows as floats; a bad row is an error
+    naming its line and field."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"profile: {path} does not exist")
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
-        if reader.fieldnames is None or [c.strip() for c in reader.fieldnames] != list(COLUMNS):
-            raise ValueError(f"profile: {path} needs the header {','.join(COLUMNS)}")
+        header = tuple(c.strip() for c in reader.fieldnames or ())
+        if header not in (COLUMNS, LEGACY):
+            raise ValueError(f"profile: {path} needs the header {','.join(COLUMNS)} (or {','.join(LEGACY)})")
         rows = []
         for line, r in enumerate(reader, start=2):
             try:
-                v = [float(r[c]) for c in COLUMNS]
+                v = [float(r[c]) for c in reader.fieldnames or ()]
             except (TypeError, ValueError):
                 raise ValueError(f"profile: {path} line {line}: every column needs a number") from None
-            if not (all(np.isfinite(v)) and min(v[:3]) >= 0 and v[3] > 0):
-                raise ValueError(f"profile: {path} line {line}: counts >= 0 and seconds > 0 needed")
+            problem = _row_problem(dict(zip(header, v, strict=True)))
+            if problem:
+                raise ValueError(f"profile: {path} line {line}: {problem}")
             rows.append(v)
     if not rows:
         raise ValueError(f"profile: {path} has no rows")
-    return np.array(rows)
+    return header, np.array(rows)
+
+
+def _row_problem(r: dict[str, float]) -> str:
+    """What is wrong with one row (empty: nothing)."""
+    if not all(np.isfinite(list(r.values()))) or min(r.values()) < 0:
+        return "counts >= 0 and seconds > 0 needed"
+    if "seconds" in r:
+        return "" if r["seconds"] > 0 else "counts >= 0 and seconds > 0 needed"
+    if r["decode_reqs"] + r["prefill_tokens"] < 1 or r["linear_s"] <= 0:
+        return "an iteration has tokens (decode_reqs + prefill_tokens >= 1) and linear_s > 0"
+    if r["decode_ctx"] < r["decode_reqs"] or (r["decode_reqs"] > 0) != (r["decode_attention_s"] > 0):
+        return "decode_ctx >= decode_reqs, and decode_attention_s > 0 exactly when decode_reqs > 0"
+    if r["prefill_pairs"] < r["prefill_tokens"] or (r["prefill_tokens"] > 0) != (r["prefill_pairs"] > 0):
+        return "prefill_pairs >= prefill_tokens (a chunk of c has at least c(c + 1)/2), 0 without prefill"
+    if (r["prefill_tokens"] > 0) != (r["prefill_attention_s"] > 0):
+        return "prefill_attention_s > 0 exactly when prefill_tokens > 0"
+    return ""
+
+
+class _Line:
+    """y linear in x between the measured x (a repeated x: its times averaged); outside them Infeasible."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, path: Path, what: str, unit: str = "tokens"):
+        self.x, inv = np.unique(x, return_inverse=True)
+        self.y = np.bincount(inv, y) / np.bincount(inv)
+        self.name, self.what, self.unit = path.name, what, unit
+
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        out = (v < self.x[0]) | (v > self.x[-1])
+        if out.any():
+            raise Infeasible(
+                f"profile: {self.name} measures {self.what} {self.x[0]:g}-{self.x[-1]:g} {self.unit}, not "
+                f"{v[out][0]:g} (it is not extrapolated)"
+            )
+        return np.interp(v, self.x, self.y)
+
+
+class _Plane:
+    """Decode time over (requests, context tokens) between the measured points; outside them Infeasible."""
+
+    def __init__(self, xy: np.ndarray, y: np.ndarray, path: Path):
+        self.f, self.name = _plane(xy, y, path), path.name
+
+    def __call__(self, reqs: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+        t = self.f(reqs, ctx)
+        if np.isnan(t).any():
+            i = int(np.flatnonzero(np.isnan(t))[0])
+            raise Infeasible(
+                f"profile: {self.name} has no measurement around {reqs[i]:g} decode requests "
+                f"with {ctx[i]:g} context tokens (it is not extrapolated)"
+            )
+        return t
 
 
 def _plane(xy: np.ndarray, y: np.ndarray, path: Path):

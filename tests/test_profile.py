@@ -6,7 +6,7 @@ import pytest
 
 from sysmodel.cost import Infeasible
 from sysmodel.models import StageShape
-from sysmodel.profile import ProfiledSystem
+from sysmodel.profile import COLUMNS, LEGACY, ProfiledSystem
 from sysmodel.serving import ConstantSystem, Trace, simulate
 
 
@@ -23,6 +23,86 @@ def write(path, batches=(1, 8, 64), ctx_per_req=(128, 4096, 32768), prefill=(1, 
     rows += [f"{b},{b * c},0,{float(decode_time(b, b * c))!r}" for b in batches for c in ctx_per_req]
     rows += [f"0,0,{p},{float(prefill_time(p))!r}" for p in prefill]
     path.write_text("\n".join(rows) + "\n")
+
+
+HEADER = ",".join(COLUMNS)
+
+
+def linear_s(tokens):
+    return 0.01 + 1e-4 * np.asarray(tokens)
+
+
+def attention_s(pairs):
+    return 1e-8 * np.asarray(pairs)
+
+
+def decode_attention_s(reqs, ctx):
+    return 1e-3 * np.asarray(reqs) + 1e-6 * np.asarray(ctx)
+
+
+def write_operators(path, batches=(1, 8, 64), ctx_per_req=(128, 4096), chunks=((1, 0), (512, 0), (4096, 0))) -> None:
+    """Decode-only rows at each batch and context, prefill-only rows of a chunk after ``done`` tokens."""
+    rows = [HEADER]
+    for b in batches:
+        for c in ctx_per_req:
+            rows.append(f"{b},{b * c},0,0,{float(linear_s(b))!r},0,{float(decode_attention_s(b, b * c))!r}")
+    for c, done in chunks:
+        pairs = c * done + c * (c + 1) / 2
+        rows.append(f"0,0,{c},{pairs!r},{float(linear_s(c))!r},{float(attention_s(pairs))!r},0")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_operator_profile_prices_a_mixed_iteration_by_hand(tmp_path) -> None:
+    """A Sarathi-style iteration: 4 decodes over 4,000 context tokens beside a 256-token chunk of a prompt
+    512 of whose tokens are computed. Linear layers at 260 tokens: 0.01 + 0.026 = 0.036 s; prefill
+    attention at 256 x 512 + 256 x 257 / 2 = 163,968 pairs: 1.63968 ms; decode attention 4 ms + 4 ms: in
+    all 45.63968 ms. The two-table form of the same measurements adds a decode iteration (0.01 + 0.0004 +
+    0.008) and a 256-token prefill (0.01 + 0.0256 + attention of 32,896 pairs from scratch): 54.33 ms, the
+    weights' pass counted twice and the 512 computed tokens missed."""
+    path = tmp_path / "ops.csv"
+    write_operators(path, chunks=((1, 0), (512, 0), (512, 3584), (4096, 0)))
+    s = ProfiledSystem(ConstantSystem(1.0), path)
+    mixed = StageShape.prefill(1, 256, 512)
+    shape = StageShape(
+        tokens=mixed.tokens + 4,
+        decode_reqs=4,
+        decode_ctx=4000,
+        prefill_pairs=mixed.prefill_pairs,
+        prefill_kv=mixed.prefill_kv,
+    )
+    assert mixed.prefill_pairs == 163_968
+    assert s.stage_times(shape)[()] == pytest.approx(0.036 + 1.63968e-3 + 0.008, rel=1e-12)
+    legacy = tmp_path / "legacy.csv"
+    rows = [",".join(LEGACY)]
+    rows += [
+        f"{b},{b * c},0,{float(linear_s(b) + decode_attention_s(b, b * c))!r}" for b in (1, 8, 64) for c in (128, 4096)
+    ]
+    rows += [f"0,0,{c},{float(linear_s(c) + attention_s(c * (c + 1) / 2))!r}" for c in (1, 256, 512)]
+    legacy.write_text("\n".join(rows) + "\n")
+    old = ProfiledSystem(ConstantSystem(1.0), legacy).stage_times(shape)[()]
+    assert old == pytest.approx(0.0184 + 0.01 + 0.0256 + 3.2896e-4, rel=1e-9)
+    with pytest.raises(Infeasible, match="measures prefill attention at 1-8.39066e[+]06 [(]query, key[)] pairs"):
+        s.stage_times(StageShape.prefill(1, 4096, 4096))
+    with pytest.raises(Infeasible, match="measures linear layers at 1-4096 tokens, not 5000"):
+        s.stage_times(StageShape(tokens=5000, prefill_pairs=10_000))
+
+
+def test_default_scheduler_serves_on_a_profile_measured_to_4096_tokens(tmp_path, capsys) -> None:
+    """Issue 52's done-when: 200 prompts of 512 tokens at t=0 under vllm's default 2,048-token cap run as
+    prefill iterations of 2,048 tokens, inside a profile measured to 4,096 (before the cap: one iteration of
+    102,400 tokens, refused); in both profile forms."""
+    from sysmodel.cli import main
+
+    ops, legacy = tmp_path / "ops.csv", tmp_path / "legacy.csv"
+    write_operators(ops, batches=(1, 64, 256), ctx_per_req=(1, 2048))
+    write(legacy, batches=(1, 64, 256), ctx_per_req=(1, 2048), prefill=(1, 4096))
+    for path in (ops, legacy):
+        argv = ["serve", "--model", "llama2-7b", "--requests", "200", "--prompt", "512", "--output", "16"]
+        assert main([*argv, "--profile", str(path), "--out", str(tmp_path / path.stem)]) == 0
+        assert f"(profile {path.name})" in capsys.readouterr().out
+        big = ["--max-batched-tokens", "8192", "--out", str(tmp_path / "x")]
+        assert main([*argv, "--profile", str(path), *big]) == 2
+        assert "8192" in capsys.readouterr().err
 
 
 def test_linear_profile_is_reproduced_exactly_and_never_extrapolated(tmp_path) -> None:
@@ -71,12 +151,18 @@ def test_serving_on_a_profile_equals_the_constant_system_it_measured(tmp_path) -
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("a,b,c,d\n1,2,3,4\n", "needs the header decode_reqs,decode_ctx,prefill_tokens,seconds"),
+        ("a,b,c,d\n1,2,3,4\n", f"needs the header {','.join(COLUMNS)} (or {','.join(LEGACY)})"),
         ("decode_reqs,decode_ctx,prefill_tokens,seconds\n", "has no rows"),
         ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,x,0,1\n", "line 2: every column needs a number"),
         ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,-1\n", "line 2: counts >= 0 and seconds > 0"),
         ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n2,2,0,1\n", "(prefill); it has 2 and 0"),
         ("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n0,0,5,1\n", "at least two distinct decode points"),
+        (f"{HEADER}\n0,0,4,6,1,1,0\n", "it has 0 and 1"),
+        (f"{HEADER}\n0,0,4,3,1,1,0\n", "line 2: prefill_pairs >= prefill_tokens"),
+        (f"{HEADER}\n2,1,0,0,1,0,1\n", "line 2: decode_ctx >= decode_reqs"),
+        (f"{HEADER}\n2,8,0,0,1,0,0\n", "line 2: decode_ctx >= decode_reqs, and decode_attention_s > 0"),
+        (f"{HEADER}\n0,0,0,0,1,0,0\n", "line 2: an iteration has tokens"),
+        (f"{HEADER}\n0,0,4,10,1,0,0\n", "line 2: prefill_attention_s > 0 exactly when prefill_tokens > 0"),
     ],
 )
 def test_bad_profiles_are_named(text, needle, tmp_path) -> None:
