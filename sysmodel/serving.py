@@ -10,15 +10,17 @@ or closed loop (``concurrency`` requests in the system; a finished one is replac
 
 **Stages** (:func:`simulate`): every iteration runs the admitted requests a scheduler policy picks
 (:mod:`sysmodel.scheduling`: ``vllm``, the default, ``reserve``, ``orca``, ``orca-reserve``,
-``sarathi``). It is *mixed*
-when it holds prefill work (whole prompts, or chunks under a token budget) with the decodes riding along
-(``vllm`` runs prompts alone), and *decode-only* otherwise. A request's first output token comes at the
+``sarathi``). It is *mixed* when it holds prefill work (whole prompts, or chunks under a token budget) with
+the decodes riding along (``vllm`` runs prompts alone, at most ``max_batched_tokens`` of them), and
+*decode-only* otherwise. A request's first output token comes at the
 end of the stage that finishes its prompt; each later stage it is in gives it one more.
 **Admission** is FCFS up to ``max_batch`` requests. Under ``reserve`` a request is admitted only when its
 whole KV cache — (prompt + output tokens) x the system's bytes per token — fits next to what admitted
-requests reserved (never over-commit, never preempt; it needs output lengths in advance: an idealisation).
+requests reserved (never over-commit, never preempt; it needs output lengths in advance: an idealisation;
+``orca-reserve`` reserves the trace's longest output instead of the request's own).
 The paged policies hold KV in blocks allocated as tokens are produced, admit by free blocks above a
-watermark, and preempt (recompute or swap) when a block is missing; they learn a request is done when it
+watermark and, under ``vllm`` and ``sarathi``, only while the iteration's token budget has room, and
+preempt (recompute or swap) when a block is missing; they learn a request is done when it
 emits its last token. A request that could never fit is :class:`~sysmodel.cost.Infeasible`, or with
 ``oversize="reject"`` is dropped before the run (vLLM rejects a request longer than its KV cache) and
 counted in the result's ``meta["rejected"]``.

@@ -302,6 +302,8 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
         (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),
         (["--slo-tbt", "-1"], "--slo-tbt: '-1' is not a number > 0"),
         (["--scheduler", "orca", "--prefill-budget", "64"], "prefill_budget: not allowed with scheduler orca"),
+        (["--scheduler", "sarathi", "--max-batched-tokens", "64"], "max_batched_tokens: not allowed with scheduler"),
+        (["--max-batched-tokens", "0"], "--max-batched-tokens: '0' is not a whole number >= 1"),
     ],
 )
 def test_scheduler_mistakes(args, needle, tmp_path, capsys) -> None:
