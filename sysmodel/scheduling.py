@@ -51,7 +51,8 @@ import numpy as np
 PREEMPT = ("recompute", "swap")
 BLOCK_SIZE = 16  # tokens per KV block (vLLM's default)
 WATERMARK = 0.01  # vLLM's default free-block watermark for admission
-# vLLM's max_num_batched_tokens default, input: vllm/config.py _DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+# vLLM's max_num_batched_tokens default, input: vllm/config.py (vllm-project/vllm c0c2335)
+# _DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
 # ("a balance between ITL and TTFT"); without chunked prefill SchedulerConfig takes max(max_model_len, 2048).
 # membound's traces carry no max_model_len (a generated trace's lengths are not bounded by a model's
 # context), so the engine takes the 2048 floor; --max-batched-tokens sets a deployment's value.
@@ -164,7 +165,8 @@ class Blocks:
         if not 0 <= watermark < 1:
             raise ValueError(f"watermark: {watermark} not allowed; a share of the blocks in [0, 1)")
         total = int(min(capacity_bytes / (size * bytes_per_token), 2**62))  # an unbounded cache: 2^62 blocks
-        # the watermark rounds down as vLLM v0's SelfAttnBlockSpaceManager (vllm/core/block_manager.py) does
+        # the watermark rounds down as vLLM v0's SelfAttnBlockSpaceManager does: int(watermark * num_gpu_blocks)
+        # (vllm/core/block_manager.py, vllm-project/vllm 006a839; Vidur's schedulers alike)
         return cls(total, size, int(watermark * total), np.zeros(n, np.int64), total)
 
     def need(self, tokens) -> np.ndarray:
