@@ -32,6 +32,8 @@ LUT_ENTRIES = 256  # one big LUT: 256 BF16 entries ...
 SUB_LUTS, SUB_LUT_DEPTH = 4, 64  # ... as four 64-entry sub-LUTs with one read port each
 W_CHOICES = (8, 16, 32, 64)  # output lanes per vOp
 W, LANES = 32, 8  # the paper's design point {W, L} = {32, 8} (§8.2): every unit's and model's default
+# §8.2's design-space exploration: under-provisioned, the paper's choice, over-provisioned {W, L}
+DESIGN_POINTS = {"{8,4} under": (8, 4), "{32,8} best": (W, LANES), "{64,64} over": (64, 64)}
 LANE_CHOICES = (1, 2, 4, 8, 16, 32, 64)  # big LUTs (L)
 SQQ_READ_VALUES_RAW = LINE_BITS // RAW_BITS  # raw BF16 values read per cycle: one SQQ entry (our choice)
 

@@ -56,11 +56,11 @@ AREA_PAPERS = ("deca", "hermes", "l3", "duplex")
 def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
     """{design: (spec, point fields)} of the units whose area a paper reports."""
     if paper == "deca":
-        from sysmodel.deca.model import DSE_POINTS
+        from golden.deca_spec import DESIGN_POINTS
 
         return {
             name: (TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
-            for name, (w, lanes) in DSE_POINTS.items()
+            for name, (w, lanes) in DESIGN_POINTS.items()
         }
     if paper == "l3":
         from tb.l3.cases import AREA_SPECS

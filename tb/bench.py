@@ -1,6 +1,7 @@
-"""`make bench`: the performance figures membound records in BENCH.md so regressions show.
+"""`make bench`: the performance figures membound records so regressions show: the measurements in
+``tb/bench.json`` (committed; :data:`BENCH_JSON`), BENCH.md rendered from it (:func:`render`).
 
-Parts (``python -m tb.cli bench --part ...``; each rewrites only its own section of BENCH.md):
+Parts (``python -m tb.cli bench --part ...``; each replaces only its own entry of the JSON):
 
 * ``rtl``: for every testbench and installed simulator, a cold build, then a run of its tests under
   `make test`'s conditions; simulated cycles per second of wall time (cocotb and the golden model included).
@@ -24,7 +25,6 @@ import dataclasses
 import json
 import os
 import platform
-import re
 import signal
 import subprocess
 import sys
@@ -38,6 +38,7 @@ from tb.charz import record_path
 from tb.registry import all_specs
 
 PARTS = ("rtl", "harness", "sysmodel")
+BENCH_JSON = runner.BENCH_JSON  # the measurements; BENCH.md is rendered from them
 
 
 def machine() -> str:
@@ -120,7 +121,7 @@ def _md_row(r: dict) -> str:
     )
 
 
-def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
+def bench_rtl(vectors: int) -> dict:
     """Per testbench, a cold build and a run on each installed simulator (Verilator first, the other stopped
     past STOP_FACTOR x its time) under `make test`'s conditions: ``vectors`` random vectors, the DECA PE's
     default tiles. The paper-size testbenches (marker ``full``: minutes of build each, on the simulator
@@ -137,24 +138,28 @@ def bench_rtl(vectors: int) -> tuple[list[dict], list[str]]:
             results.append(row)
             print(json.dumps(row))
     results.sort(key=lambda r: r["simulator"])  # the table lists one simulator, then the other
+    return {"vectors": vectors, "stop_factor": STOP_FACTOR, "results": results}
+
+
+def render_rtl(d: dict) -> list[str]:
     lines = [
         f"Per testbench and simulator, a cold build (a fresh build root and an empty ccache, as on a CI "
-        f"machine), then a run under `make test`'s conditions: {vectors} random vectors, the DECA PE's "
+        f"machine), then a run under `make test`'s conditions: {d['vectors']} random vectors, the DECA PE's "
         f"default tiles per format and density (the paper-size arrays are `make sim`'s only). A run is stopped "
-        f"once it takes {STOP_FACTOR:g}x the other simulator's build + run (its time then a lower bound). "
+        f"once it takes {d['stop_factor']:g}x the other simulator's build + run (its time then a lower bound). "
         "cycles/s is simulated cycles of the vector test per second of wall time (cocotb + golden model "
-        "included). tb.runner.FASTEST reads this table: by build + run for `make test`, by run for `make sim`.",
+        "included). tb.runner.FASTEST reads these rows: by build + run for `make test`, by run for `make sim`.",
         "",
         "| testbench | simulator | build s | run s | build+run s | simulated cycles/s |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
-    return results, lines + [_md_row(r) for r in results]
+    return lines + [_md_row(r) for r in d["results"]]
 
 
 SERVING_BUDGET_S = 10.0  # issue 8: 1,000 L3-trace requests in under 10 s on this 2-core machine
 
 
-def bench_sysmodel() -> tuple[list[dict], list[str]]:
+def bench_sysmodel() -> dict:
     from sysmodel import serving, sweep
     from sysmodel.baselines import GpuOnly
 
@@ -216,9 +221,14 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     results.append(bench_flash())
     results += bench_targets()
     results += bench_dram()
+    return {"serving_budget_s": SERVING_BUDGET_S, "old_engine": OLD_ENGINE, "results": results}
+
+
+def render_sysmodel(d: dict) -> list[str]:
+    results = d["results"]
     lines = [
         "The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
-        f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {SERVING_BUDGET_S:g} s per "
+        f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {d['serving_budget_s']:g} s per "
         "1,000-request L3 run.",
         "",
         "| run | requests | output tokens | stages | wall s | stages/s |",
@@ -245,7 +255,7 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
     lines += [
         "",
         "The DRAM timing engine (sysmodel/memory.py, numba) against the pure-Python engine it replaced "
-        f"(commit {OLD_ENGINE}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
+        f"(commit {d['old_engine']}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
         "",
         "| trace | requests | engine req/s | old engine req/s (its requests) | speed-up | same cycles |",
         "| --- | ---: | ---: | ---: | ---: | --- |",
@@ -263,7 +273,7 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
         "| --- | ---: | --- | ---: | ---: | ---: |",
         f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | {f['mb_per_s']} |",
     ]
-    return results, lines
+    return lines
 
 
 def bench_targets() -> list[dict]:
@@ -437,18 +447,36 @@ def bench_flash() -> dict:
 TITLES = {"rtl": "RTL simulation", "harness": "Transaction-level harness", "sysmodel": "System model"}
 
 
-def write_section(md: Path, part: str, lines: list[str]) -> None:
-    """Replace (or append) ``part``'s section of BENCH.md, keeping the others."""
-    begin, end = f"<!-- bench:{part} -->", f"<!-- /bench:{part} -->"
-    block = "\n".join([begin, f"## {TITLES[part]} ({machine()})", "", *lines, end])
-    text = md.read_text() if md.exists() else ""
-    if begin in text:
-        text = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _m: block, text, flags=re.S)
-    else:
-        if not text.startswith("# "):
-            text = "# membound benchmarks\n\nWritten by `make bench` (tb/bench.py); each section by its own part.\n"
-        text = text.rstrip() + "\n\n" + block
-    md.write_text(text.rstrip() + "\n")
+def render(data: dict) -> str:
+    """BENCH.md from the measurements: each part's section (headed by the machine and date it ran on), then the
+    measurement history of the suites' wall times and the notes measured by hand."""
+    out = [
+        "# membound benchmarks",
+        "",
+        f"Rendered by `make bench` (tb/bench.py) from `{BENCH_JSON.relative_to(runner.ROOT)}`, "
+        "which each part rewrites for itself.",
+        "",
+    ]
+    renderers = {"rtl": render_rtl, "sysmodel": render_sysmodel, "harness": render_harness}
+    for part, fn in renderers.items():
+        if part in data:
+            out += [f"## {TITLES[part]} ({data[part]['machine']})", "", *fn(data[part]), ""]
+    if data.get("history"):
+        out += [
+            "## History",
+            "",
+            "The suites' wall times as measured on fresh clones (newest first).",
+            "",
+            "| date | commit | target | figure | conditions |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        out += [
+            f"| {h['date']} | {h['commit']} | {h['target']} | {h['figure']} | {h['conditions']} |"
+            for h in data["history"]
+        ]
+        out.append("")
+    out += [*data.get("notes", [])]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def harness_workloads(scale: int = 1) -> list[tuple[str, runner.TbSpec, list]]:
@@ -509,7 +537,7 @@ REPEATS = 3  # each driver runs the batches this many times; the fastest counts 
 TXN_TARGET = 3.0  # issue 35: transaction-level cocotb within 3x of the C++ main
 
 
-def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], list[str]]:
+def bench_harness(scale: int = 1, only: int | None = None) -> dict:
     """Per workload: per-cycle cocotb, transaction-level cocotb and the C++ main on the same batches."""
 
     from tb import harness_main
@@ -551,11 +579,15 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
         )
         results.append(row)
         print(json.dumps(row))
+    return {"repeats": REPEATS, "txn_target": TXN_TARGET, "results": results}
+
+
+def render_harness(d: dict) -> list[str]:
     lines = [
         "One harness build per unit on Verilator; the same batches through each driver. Batch cycles per second "
-        f"of simulation wall time, the fastest of {REPEATS} runs of the same batches per driver (stimulus "
+        f"of simulation wall time, the fastest of {d['repeats']} runs of the same batches per driver (stimulus "
         "generation and golden models excluded; load and drain included). `limit / x`: how many times slower "
-        f"than the C++ main; the target is transaction-level within {TXN_TARGET:g}x of it. All three produce the "
+        f"than the C++ main; the target is transaction-level within {d['txn_target']:g}x of it. All three produce the "
         "same outputs; the two harness drivers the same cycle stamps (checked).",
         "",
         "| workload | batch cycles | per-cycle cocotb cycles/s | transaction-level cocotb cycles/s | "
@@ -565,20 +597,20 @@ def bench_harness(scale: int = 1, only: int | None = None) -> tuple[list[dict], 
     ]
     lines += [
         f"| {r['workload']} | {r['cycles']} | {r['per_cycle_cycles_per_s']} | {r['txn_cycles_per_s']} | "
-        f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | < {TXN_TARGET:g} | "
+        f"{r['cxx_cycles_per_s']} | {r['per_cycle_vs_limit']} | {r['txn_vs_limit']} | < {d['txn_target']:g} | "
         f"{r['txn_speedup']} |"
-        for r in results
+        for r in d["results"]
     ]
-    return results, lines
+    return lines
 
 
 def run(parts: tuple[str, ...], out_json: Path, out_md: Path, vectors: int) -> int:
-    out_json.parent.mkdir(parents=True, exist_ok=True)
+    """Measure ``parts`` into ``out_json`` (each replacing its own entry), then render ``out_md`` from it."""
+    data = json.loads(out_json.read_text()) if out_json.exists() else {}
+    bench = {"rtl": lambda: bench_rtl(vectors), "harness": bench_harness, "sysmodel": bench_sysmodel}
     for part in parts:
-        results, lines = {"rtl": lambda: bench_rtl(vectors), "harness": bench_harness, "sysmodel": bench_sysmodel}[
-            part
-        ]()
-        (out_json.parent / f"{part}.json").write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
-        write_section(out_md, part, lines)
-        print(f"wrote the {part} section of {out_md}")
+        data[part] = {"machine": machine(), **bench[part]()}
+        out_json.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        out_md.write_text(render(data))
+        print(f"wrote the {part} part of {out_json} and {out_md}")
     return 0

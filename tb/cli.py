@@ -6,7 +6,7 @@
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
 * area: Yosys cell counts of the DECA PE design points, L3's Table 5 units and Duplex's GEMM module and
   softmax unit into sysmodel/data/area.json.
-* bench: the performance figures of `make bench` (tb/bench.py) into BENCH.md and build/bench/.
+* bench: the performance figures of `make bench` (tb/bench.py) into tb/bench.json, and BENCH.md rendered from it.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("verilog")
     v.add_argument("--out", type=Path, default=runner.BUILD / "verilog")
     b = sub.add_parser("bench")
-    b.add_argument("--json", type=Path, default=runner.BUILD / "bench" / "results.json")
+    b.add_argument("--json", type=Path, default=runner.BENCH_JSON)
     b.add_argument("--md", type=Path, default=runner.ROOT / "BENCH.md")
     b.add_argument("--vectors", type=int, default=10000)
     b.add_argument(

@@ -35,6 +35,7 @@ from tb import clock
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("MEMBOUND_BUILD", ROOT / "build"))  # the bench points it elsewhere
+BENCH_JSON = ROOT / "tb" / "bench.json"  # `make bench`'s measurements (BENCH.md is rendered from them)
 CHARZ_DIR = BUILD / "characterization"
 SIMULATORS = ("icarus", "verilator")
 # Not --flatten for every build: it inlines hw/share.py's instances again (measured 2026-11-27: the paper-size L3
@@ -150,25 +151,22 @@ def available_simulators() -> list[str]:
 PICKS = ("build+run", "run")
 
 
-def fastest(bench_md: Path | None = None, margin: float = 0.9, pick: str = "build+run") -> dict[str, str]:
-    """Per unit, the simulator ``make bench`` measured faster in BENCH.md's RTL table under `make test`'s
-    conditions, summed over the unit's testbenches (the name before the first ``-``): cold build + run, or
-    the run alone (``pick``, :data:`PICKS`; a run the bench stopped counts its time so far, ``>t``, a lower
-    bound). Verilator only where that is below ``margin`` x Icarus's: for small units the two are within
-    run-to-run noise, and Icarus needs no C++ build. Units the table does not list fall back to Icarus."""
+def fastest(bench_json: Path | None = None, margin: float = 0.9, pick: str = "build+run") -> dict[str, str]:
+    """Per unit, the simulator ``make bench`` measured faster in its RTL part (:data:`BENCH_JSON`) under
+    `make test`'s conditions, summed over the unit's testbenches (the name before the first ``-``): cold
+    build + run, or the run alone (``pick``, :data:`PICKS`; a run the bench stopped counts its time so far,
+    a lower bound). Verilator only where that is below ``margin`` x Icarus's: for small units the two are
+    within run-to-run noise, and Icarus needs no C++ build. Units the bench does not list fall back to Icarus."""
     if pick not in PICKS:
         raise ValueError(f"MEMBOUND_PICK: {pick!r} not allowed; allowed: {', '.join(PICKS)}")
-    path = bench_md or ROOT / "BENCH.md"
-    text = path.read_text() if path.exists() else ""
-    section = text.split("## RTL simulation", 1)[1].split("\n## ", 1)[0] if "## RTL simulation" in text else ""
+    path = bench_json or BENCH_JSON
+    rows = json.loads(path.read_text()).get("rtl", {}).get("results", []) if path.exists() else []
     totals: dict[str, dict[str, float]] = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 6 and cells[1] in ("icarus", "verilator"):
-            with contextlib.suppress(ValueError):
-                t = float(cells[4].removeprefix(">")) - (float(cells[2]) if pick == "run" else 0.0)  # >: stopped
-                unit = totals.setdefault(cells[0].split("-")[0], {})
-                unit[cells[1]] = unit.get(cells[1], 0.0) + t
+    for r in rows:
+        build = r["build_s"] or 0.0
+        t = r.get("run_s", r.get("stopped_s", 0.0) - build) + (build if pick == "build+run" else 0.0)
+        unit = totals.setdefault(r["testbench"].split("-")[0], {})
+        unit[r["simulator"]] = unit.get(r["simulator"], 0.0) + t
     return {
         u: "verilator"
         for u, t in totals.items()
@@ -176,7 +174,7 @@ def fastest(bench_md: Path | None = None, margin: float = 0.9, pick: str = "buil
     }
 
 
-# The faster simulator per unit, from `make bench`'s measurements (BENCH.md).
+# The faster simulator per unit, from `make bench`'s measurements (tb/bench.json).
 FASTEST = fastest(pick=os.environ.get("MEMBOUND_PICK", "build+run"))
 
 

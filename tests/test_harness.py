@@ -76,31 +76,37 @@ def test_cxx_main_matches_cocotb_and_golden(tmp_path) -> None:
     assert caps[2].cycles_run > 3 * caps[0].cycles_run
 
 
-def test_fastest_simulator_comes_from_the_bench_table(tmp_path) -> None:
-    """tb.runner.FASTEST is derived from BENCH.md's RTL table (build + run per unit, or the run alone for
-    `make sim`; Verilator only when 10% faster), not hand-listed."""
+def test_fastest_simulator_comes_from_the_bench_measurements(tmp_path) -> None:
+    """tb.runner.FASTEST is derived from `make bench`'s RTL measurements in tb/bench.json (build + run per
+    unit, or the run alone for `make sim`; Verilator only when 10% faster), not hand-listed."""
+    import json
+
     from tb import runner
 
-    md = tmp_path / "BENCH.md"
-    md.write_text(
-        "# x\n\n## RTL simulation (today)\n\n"
-        "| testbench | simulator | build s | run s | build+run s | c/s |\n"
-        "| --- | --- | ---: | ---: | ---: | ---: |\n"
-        "| big-a | icarus | 1 | 99 | 100 | 1 |\n| big-a | verilator | 10 | 20 | 30 | 9 |\n"
-        "| big-b | icarus | 1 | 99 | 100 | 1 |\n| big-b | verilator | 10 | 20 | 30 | 9 |\n"
-        "| close | icarus | 1 | 9 | 10 | 1 |\n| close | verilator | 5 | 4.5 | 9.5 | 2 |\n"
-        "| small | icarus | 1 | 1 | 2 | 1 |\n| small | verilator | 9 | 1 | 10 | 2 |\n"
-        "| slow | icarus | 1 | stopped | >90.5 | - |\n| slow | verilator | 10 | 20 | 30 | 9 |\n"
-        "| alone | icarus | 1 | 1 | 2 | 1 |\n\n## Other section\n\n| big | verilator | 1 | 1 | 1 | 1 |\n"
-    )
-    assert runner.fastest(md) == {"big": "verilator", "slow": "verilator"}
+    def row(tb: str, sim: str, build: float, run: float | None, stopped: float | None = None) -> dict:
+        timing = {"run_s": run} if stopped is None else {"stopped_s": stopped}
+        return {"testbench": tb, "simulator": sim, "build_s": build, **timing}
+
+    rows = [
+        *(row(f"big-{x}", s, b, r) for x in "ab" for s, b, r in (("icarus", 1, 99), ("verilator", 10, 20))),
+        row("close", "icarus", 1, 9),
+        row("close", "verilator", 5, 4.5),
+        row("small", "icarus", 1, 1),
+        row("small", "verilator", 9, 1),
+        row("slow", "icarus", 1, None, 90.5),
+        row("slow", "verilator", 10, 20),
+        row("alone", "icarus", 1, 1),
+    ]
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"rtl": {"machine": "today", "results": rows}, "sysmodel": {"results": []}}))
+    assert runner.fastest(path) == {"big": "verilator", "slow": "verilator"}
     # make sim's pick (builds cached): the runs alone, a stopped run's lower bound less its build
-    assert runner.fastest(md, pick="run") == {"big": "verilator", "close": "verilator", "slow": "verilator"}
+    assert runner.fastest(path, pick="run") == {"big": "verilator", "close": "verilator", "slow": "verilator"}
     with pytest.raises(ValueError, match="MEMBOUND_PICK: 'warm' not allowed; allowed: build\\+run, run"):
-        runner.fastest(md, pick="warm")
-    assert runner.fastest(tmp_path / "missing.md") == {}
+        runner.fastest(path, pick="warm")
+    assert runner.fastest(tmp_path / "missing.json") == {}
     assert runner.fastest() == runner.FASTEST
-    assert runner.FASTEST["deca_pe"] == "verilator"  # 62 s vs over 185 s (stopped) in the committed table
+    assert runner.FASTEST["deca_pe"] == "verilator"  # 62 s vs over 185 s (stopped) in the committed measurements
 
 
 def _monitor_trace(steps: list[tuple[int, int, int, int]]) -> list[int]:
@@ -343,3 +349,12 @@ def test_build_key_follows_the_rewrites_and_flags(monkeypatch) -> None:
     assert code_changed != ica
     monkeypatch.setattr(runner, "_YOSYS_TRIGGER", re.compile("changed"))  # a rewrite's pattern, code as it was
     assert runner.build_key(spec, "icarus") != code_changed
+
+
+def test_bench_md_is_rendered_from_the_measurements() -> None:
+    """BENCH.md is what tb/bench.py renders from the committed tb/bench.json: edit the data, not the page."""
+    import json
+
+    from tb import bench, runner
+
+    assert (runner.ROOT / "BENCH.md").read_text() == bench.render(json.loads(bench.BENCH_JSON.read_text()))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from golden.duplex_spec import FULL
-from hw.duplex import gemm_module
+from hw.duplex.cycles import gemm_txn_cycles
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import model as dm
 from sysmodel.duplex import paper
@@ -26,7 +26,7 @@ def test_peaks_are_derived() -> None:
 
 def test_pim_gemm_cycles_follow_the_module() -> None:
     m, k, n = FULL.rows * 4, FULL.rows * 8, FULL.lanes  # fits one module's buffer: one transaction
-    assert dm.pim_gemm_cycles(m, k, n, modules=1) == gemm_module.txn_cycles(m, k, n, FULL)
+    assert dm.pim_gemm_cycles(m, k, n, modules=1) == gemm_txn_cycles(m, k, n, FULL)
     one = dm.pim_gemm_cycles(4096, 4096, 8)
     assert dm.pim_gemm_cycles(4096, 4096, 16) > one  # two token groups: compute-bound
     assert dm.pim_gemm_cycles(4096, 4096, 1) <= one  # idle lanes: memory-bound, no faster than 8 tokens
@@ -104,10 +104,10 @@ def test_routing_table_is_checked_and_used(tmp_path) -> None:
 
 
 def test_softmax_cycles_follow_the_unit() -> None:
-    from hw.duplex import softmax_unit
+    from hw.duplex.cycles import softmax_row_cycles
 
     beats = 64  # one request of 64 x 64 scores per head, 8 heads: 8 rows over the 5 stacks' units
-    want = 8 * softmax_unit.row_cycles(beats, normalize=False) / dm.STACKS
+    want = 8 * softmax_row_cycles(beats, normalize=False) / dm.STACKS
     assert dm.softmax_cycles(1, beats * 64 - 32, 8) == pytest.approx(want)
 
 

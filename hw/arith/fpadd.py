@@ -18,12 +18,13 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.fp import FloatFormat, get_format
+from hw.arith import cycles
 from hw.arith.fpcore import check_ieee, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
 from hw.share import shared_op
 
-LATENCY = 2
+LATENCY = cycles.FPADD
 GRS = 3  # guard, round and sticky bits kept below the significand during alignment
 
 

@@ -17,12 +17,13 @@ from amaranth.lib.wiring import In, Out
 
 from golden.arith import EXP_PARAMS
 from golden.fp import FloatFormat, get_format
+from hw.arith import cycles
 from hw.arith.fpcore import EXP_BITS, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
 from hw.share import shared_op
 
-LATENCY = 3
+LATENCY = cycles.FPEXP
 
 
 def cycle_model(**_params) -> CycleModel:

@@ -14,12 +14,12 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.fp import get_format
-from hw.arith import fpadd, fpmul
+from hw.arith import cycles, fpadd, fpmul
 from hw.arith.fpcore import check_ieee
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, delay
 
-LATENCY = fpmul.LATENCY + fpadd.LATENCY
+LATENCY = cycles.FPMAC
 
 
 def cycle_model(**_params) -> CycleModel:

@@ -15,12 +15,13 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from golden.fp import FloatFormat, get_format
+from hw.arith import cycles
 from hw.arith.fpcore import EXP_BITS, check_ieee, leading_zeros, round_pack, special, unpack
 from hw.cycles import CycleModel
 from hw.pipeline import PipelineCtl, stage
 from hw.share import shared_op
 
-LATENCY = 3
+LATENCY = cycles.FPRECIP
 
 
 def cycle_model(**_params) -> CycleModel:

@@ -18,9 +18,10 @@ from golden.duplex_spec import ACT_LANES, ELEM_BITS
 from golden.fp import FP16
 from hw.arith import fpadd, fpexp, fpmul, fprecip
 from hw.cycles import CycleModel
+from hw.duplex.cycles import ACTIVATION_LATENCY
 from hw.pipeline import PipelineCtl, delay
 
-LATENCY = fpexp.LATENCY + fpadd.LATENCY + fprecip.LATENCY + 2 * fpmul.LATENCY
+LATENCY = ACTIVATION_LATENCY
 
 
 def cycle_model(**_params) -> CycleModel:

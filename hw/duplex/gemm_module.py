@@ -30,10 +30,10 @@ from golden.fp import FP16, FP32
 from hw.arith import fpadd, fpmul
 from hw.common.commands import CommandFront
 from hw.cycles import CycleModel
+from hw.duplex.cycles import FLUSH, MAC_DEPTH
+from hw.duplex.cycles import gemm_txn_cycles as txn_cycles
 from hw.pipeline import PipelineCtl, delay
 
-MAC_DEPTH = fpmul.LATENCY + fpadd.LATENCY  # issue -> accumulator write
-FLUSH = MAC_DEPTH + 1  # last issue -> first combine read (the write lands the cycle after)
 ERR = data.StructLayout(ERR_FIELDS)
 DESC = data.StructLayout(DESC_FIELDS)  # a DESC item's data (golden.duplex.pack_desc)
 
@@ -44,18 +44,6 @@ def item_layout(g: Geometry) -> data.StructLayout:
 
 def out_layout(g: Geometry) -> data.StructLayout:
     return data.StructLayout({"y": data.ArrayLayout(ACC_BITS, g.modules * g.rows), "last": 1, "error": ERR})
-
-
-def txn_cycles(m: int, k: int, n: int, g: Geometry = FULL) -> int:
-    """First item (DESC) accepted -> last output accepted, for a valid GEMM into a ready sink."""
-    groups, blocks = g.groups(n), m // g.rows
-    compute, weight_beats = k * groups, k  # per row block; 128 B per cycle = one beat
-    return 1 + n * k // g.rows + blocks * (max(compute, weight_beats) + n + FLUSH) + fpadd.LATENCY - 1
-
-
-def error_cycles(items: int) -> int:
-    """A flagged transaction of ``items`` items read back to back: its error item 2 cycles after the last."""
-    return items + fpadd.LATENCY
 
 
 def timing_shape(g: Geometry) -> tuple[int, int, int]:

@@ -14,12 +14,6 @@ from hw.common import softmax
 from hw.cycles import CycleModel
 
 
-def row_cycles(
-    beats: int, lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True
-) -> int:
-    return softmax.row_cycles(beats, lanes, buffer_bytes, normalize)
-
-
 def cycle_model(
     lanes: int = SOFTMAX_LANES, buffer_bytes: int = SOFTMAX_BUFFER_BYTES, normalize: bool = True, **_params
 ) -> CycleModel:

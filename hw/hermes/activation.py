@@ -32,35 +32,13 @@ from golden.softmax import NEG_INF
 from hw.arith import fpadd, fpmul
 from hw.common import softmax as softmax_unit
 from hw.cycles import CycleModel
+from hw.hermes.cycles import ACT_ELEM_LATENCY as ELEM_LATENCY
+from hw.hermes.cycles import act_check_params as check_params
+from hw.hermes.cycles import act_max_scores as max_scores
+from hw.hermes.cycles import act_txn_cycles as txn_cycles
 from hw.pipeline import PipelineCtl, delay
 
 ERR = data.StructLayout(ACT_ERR_FIELDS)
-ELEM_LATENCY = max(fpadd.LATENCY, fpmul.LATENCY)
-IN_REG = 1  # the input register in front of the softmax unit
-
-
-def check_params(lanes: int, buffer_bytes: int) -> None:
-    softmax_unit.check_params(lanes, buffer_bytes)
-
-
-def max_scores(lanes: int = ACT_LANES, buffer_bytes: int = ACT_BUFFER_BYTES) -> int:
-    return softmax_unit.max_beats(lanes, buffer_bytes) * lanes
-
-
-def txn_cycles(op: int, n: int, lanes: int = ACT_LANES, buffer_bytes: int = ACT_BUFFER_BYTES) -> int:
-    """First beat accepted -> last output accepted, for a transaction that runs, into a ready sink."""
-    beats = -(-n // lanes)
-    if op == ActOp.SOFTMAX:
-        return IN_REG + softmax_unit.row_cycles(beats, lanes, buffer_bytes)
-    return beats - 1 + ELEM_LATENCY
-
-
-def error_cycles(beats: int) -> int:
-    """A flagged transaction of ``beats`` beats read back to back (nothing forwarded): its error item
-    the cycle after the last."""
-    return beats
-
-
 TIMING = (ActOp.SOFTMAX, 3)  # beats of the transaction the cycle test streams back to back
 
 

@@ -19,10 +19,10 @@ from golden.fp import FP16
 from golden.l3_spec import CHIPS, ELEM_BITS, Mode
 from hw.arith import fpadd
 from hw.cycles import CycleModel
+from hw.l3.cycles import ADDER_LATENCY, ADDER_LEVELS
 from hw.pipeline import PipelineCtl, delay
 
-LEVELS = (CHIPS - 1).bit_length()  # 3
-LATENCY = LEVELS * fpadd.LATENCY
+LEVELS, LATENCY = ADDER_LEVELS, ADDER_LATENCY
 IN = data.StructLayout({"mode": 1, "x": data.ArrayLayout(ELEM_BITS, CHIPS)})
 
 

@@ -27,10 +27,11 @@ from golden.fp import FP16
 from golden.l3_spec import ELEM_BITS, ELEMS_PER_RD, V_GROUPS, Mode
 from hw.arith import fpadd, fpmul
 from hw.cycles import CycleModel
+from hw.l3.cycles import BANK_PU_LATENCY
 
 WORD = data.ArrayLayout(ELEM_BITS, ELEMS_PER_RD)
 STEP = data.StructLayout({"mode": 1, "a": WORD, "b": WORD, "en": 1, "last": 1})
-LATENCY = {Mode.SCORE: fpmul.LATENCY + 3 * fpadd.LATENCY, Mode.CONTEXT: fpmul.LATENCY + fpadd.LATENCY}
+LATENCY = BANK_PU_LATENCY
 
 
 def cycle_model(mode: str = "score", **_params) -> CycleModel:

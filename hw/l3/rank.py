@@ -53,9 +53,10 @@ from golden.l3_spec import (
     Op,
 )
 from hw.cycles import CycleModel
-from hw.l3 import adder_unit, bank_pu, relayout, softmax_unit
+from hw.l3 import relayout
 from hw.l3.adder_unit import AdderUnit
 from hw.l3.bank_pu import WORD, BankPU
+from hw.l3.cycles import head_cycles, run_cycles
 from hw.l3.relayout import Relayout
 from hw.l3.softmax_unit import SoftmaxUnit
 
@@ -475,44 +476,6 @@ class Rank(wiring.Component):
         m.d.comb += clear.eq(self.o.valid & self.o.ready & self.o.payload.last)
         with m.If(clear):
             m.d.sync += [phase.eq(_Phase.IDLE), d_in.eq(0), d_out.eq(0), err.eq(0)]
-
-
-# --- cycle model ---------------------------------------------------------------------------------------------
-
-RUN_WAIT = relayout.LATENCY + 1  # last write beat accepted -> RUN accepted: it leaves the re-layout unit, pops
-START = 2  # RUN accepted -> first RD: the error check
-SCORE_TO_SU = 1 + bank_pu.LATENCY[Mode.SCORE] + 2 + adder_unit.LATENCY + 1  # RD -> score offered to the SU
-# (PU step a cycle after the RD, its latency, result buffer and feed registers, adder tree, the queue)
-CTX_TO_OUT = 1 + bank_pu.LATENCY[Mode.CONTEXT] + 2 + adder_unit.LATENCY  # last V RD -> first output
-
-
-def score_arrivals(n: int, g: Geometry) -> list[int]:
-    """When each score reaches the softmax unit, from the first K RD: step s's scores leave the adder unit
-    one per cycle after its last RD."""
-    return [RD_INTERVAL * ((t // g.banks) * g.bursts + g.bursts - 1) + SCORE_TO_SU + t % g.banks for t in range(n)]
-
-
-def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = None) -> int:
-    """Cycles from a valid RUN item's acceptance to the head's last output accepted (ready sink): RDs one
-    per RD_INTERVAL, the softmax unit replayed on the scores' arrival times (``stalls`` receives its
-    refusals; its n probabilities leave one per cycle), context RDs from the first full S word on, then
-    d_head outputs one per cycle through the adder unit."""
-    arrivals = score_arrivals(n, g)
-    su_last = arrivals[0] + softmax_unit.head_cycles(
-        n, g.chunk, max_tokens, [a - arrivals[0] for a in arrivals], stalls
-    )
-    su_first = su_last - (n - 1)
-    # RD j waits for S word j (written by cycle su_first + 4j + 3) and RD_INTERVAL after RD j - 1: the
-    # softmax unit writes 4 probabilities per 4 cycles, the RDs take 8, so only the first word waits
-    ctx_rds = math.ceil(n / V_GROUPS)
-    return START + su_first + min(V_GROUPS, n) + RD_INTERVAL * (ctx_rds - 1) + CTX_TO_OUT + g.d_head - 1
-
-
-def head_cycles(n: int, g: Geometry, max_tokens: int, error: bool = False) -> int:
-    """A lone head from its first K beat accepted to its last output accepted, inputs offered back to back:
-    (2n + 1) x R bursts of writes, the wait for them to land, then the run (or the error item)."""
-    beats = (2 * n + 1) * g.bursts * BEATS_PER_BURST
-    return beats - 1 + RUN_WAIT + (START if error else run_cycles(n, g, max_tokens))
 
 
 def cycle_model(banks: int = 16, d_head: int = 128, max_tokens: int = 256, **_params) -> CycleModel:

@@ -21,8 +21,9 @@ from amaranth.lib.wiring import In, Out
 
 from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, WINDOW_BEATS
 from hw.cycles import CycleModel
+from hw.l3.cycles import RELAYOUT_LATENCY
 
-LATENCY = 3
+LATENCY = RELAYOUT_LATENCY
 BEAT = data.StructLayout({"data": BEAT_BITS, "last": 1})
 BEAT_OUT = data.StructLayout({"data": BEAT_BITS, "last": 1, "error": 1})
 

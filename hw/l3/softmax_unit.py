@@ -19,8 +19,6 @@ cycles) never stalls the input: the SU keeps up with score production ("bubble-f
 
 from __future__ import annotations
 
-import math
-
 from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -32,69 +30,14 @@ from golden.softmax import NEG_INF
 from hw.arith import fpadd, fpexp, fpmul, fprecip
 from hw.arith.maxtree import fp_max
 from hw.cycles import CycleModel
+from hw.l3.cycles import MAX_LAT, NORM_DEPTH, UPDATE, chunk_depth
+from hw.l3.cycles import su_check_params as check_params
+from hw.l3.cycles import su_head_cycles as head_cycles
 from hw.pipeline import PipelineCtl, delay
 
 ERR = data.StructLayout(ERR_FIELDS)
 SCORE = data.StructLayout({"s": ELEM_BITS, "last": 1})
 PROB = data.StructLayout({"p": ELEM_BITS, "last": 1, "error": ERR})
-MAX_LAT = 1  # fp_max: one register per tree level
-# the running fold: operands registered, then max, subtract, exp, multiply, add
-UPDATE = 1 + MAX_LAT + fpadd.LATENCY + fpexp.LATENCY + fpmul.LATENCY + fpadd.LATENCY  # 11
-NORM_DEPTH = 1 + fpadd.LATENCY + fpexp.LATENCY + 2 * fpmul.LATENCY  # buffer read, sub, exp, two products
-
-
-def chunk_depth(chunk: int) -> int:
-    """ChunkStats' pipeline: max tree, subtract, exp, add tree."""
-    levels = chunk.bit_length() - 1
-    return levels * MAX_LAT + fpadd.LATENCY + fpexp.LATENCY + levels * fpadd.LATENCY
-
-
-def check_params(chunk: int, max_tokens: int) -> None:
-    if chunk < 2 or chunk & (chunk - 1) or chunk > 64:
-        raise ValueError(f"chunk: {chunk} not allowed; a power of two from 2 to 64")
-    if max_tokens < chunk or max_tokens % chunk:
-        raise ValueError(f"max_tokens: {max_tokens} not allowed; a multiple of chunk ({chunk})")
-
-
-def head_cycles(
-    n: int,
-    chunk: int = 16,
-    max_tokens: int = MAX_TOKENS,
-    arrivals: list[int] | None = None,
-    stalls: list[int] | None = None,
-) -> int:
-    """Cycles from the first score accepted to the last output accepted for a head of ``n`` scores offered
-    one per cycle into a ready sink: a replay of the unit's control, register for register (collector,
-    the stall-all ChunkStats pipeline held while the fold is busy, the fold, the reciprocal, pass 2).
-    With ``arrivals`` (the cycle, from 0, at which score i is first offered) the result counts from cycle
-    0; ``stalls`` (a list to append to) receives the cycles in which an offered score was refused."""
-    check_params(chunk, max_tokens)
-    valid = [False] * chunk_depth(chunk)  # ChunkStats stage valid bits
-    lane = fed = left = taken = 0
-    cvalid = head_done = False
-    n_chunks, t = math.ceil(n / chunk), 0
-    while not (head_done and left == 0):  # the cycle phase 0 ends
-        take = valid[-1] and left == 0
-        en = not valid[-1] or left == 0
-        moving = cvalid and en
-        offered = fed < n and (arrivals is None or arrivals[fed] <= t)
-        completing = offered and (fed == n - 1 or lane == chunk - 1)
-        accept = offered and (not completing or not cvalid or moving)
-        if offered and not accept and stalls is not None:
-            stalls.append(t)
-        if en:
-            valid = [moving] + valid[:-1]
-        cvalid = (cvalid and not moving) or (accept and completing)
-        if accept:
-            fed, lane = fed + 1, 0 if completing else lane + 1
-        left = left - 1 if left else 0
-        if take:
-            left = UPDATE if taken else 0
-            taken += 1
-            head_done = taken == n_chunks
-        t += 1
-    pass2 = t + 1 + fprecip.LATENCY  # phase 1 waits for the reciprocal
-    return pass2 if n > max_tokens else pass2 + (n - 1) + 1 + NORM_DEPTH - 1
 
 
 def cycle_model(chunk: int = 16, max_tokens: int = MAX_TOKENS, **_params) -> CycleModel:

@@ -25,7 +25,7 @@ import numpy as np
 
 from golden import deca as gdeca
 from golden.deca import format_cmd
-from golden.deca_spec import LANES, MASK_BYTES, TILE, TILE_COLS, TILE_ROWS, W
+from golden.deca_spec import DESIGN_POINTS, LANES, MASK_BYTES, TILE, TILE_COLS, TILE_ROWS, W
 from hw.deca import cycles as dcycles
 from sysmodel.cost import Infeasible
 from sysmodel.deca import paper
@@ -252,7 +252,7 @@ def table2(m: Machine = SPR_HBM) -> list[dict]:
 
 # --- W/L design-space exploration (§8.2) -----------------------------------------------------------------
 
-DSE_POINTS = {"{8,4} under": (8, 4), "{32,8} best": (32, 8), "{64,64} over": (64, 64)}
+DSE_POINTS = DESIGN_POINTS  # golden/deca_spec.py: the RTL's area runs and testbenches use the same points
 
 
 def dse(m: Machine = SPR_HBM, n: int = N_TABLE2) -> dict[str, dict]:

@@ -5,7 +5,7 @@ on the HBM3 logic die, as a serving system (:class:`sysmodel.serving.System`) un
   Peak FLOP/s and bandwidth are derived (:func:`logic_pim_peaks`), not typed in: 32 x 512 MACs x 2 x 650 MHz
   and 32 x the bank-bundle bandwidth of ``sysmodel.memory.pim_view(HBM3, "bank_bundle")``.
 * **A GEMM on Logic-PIM** (:func:`pim_gemm_cycles`) is the module's cycle model
-  (``hw.duplex.gemm_module.txn_cycles``, asserted cycle-exact against the RTL by tb/duplex): the weight rows
+  (``hw.duplex.cycles.gemm_txn_cycles``, asserted cycle-exact against the RTL by tb/duplex): the weight rows
   split over every module of the device, K tiled to what the 8 KB input buffer holds for the tokens, tokens
   beyond the buffer in further passes; derated by the bank bundle's DRAM efficiency (ACT/PRE, refresh)
   measured with the memory engine (:func:`dram_efficiency`).
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
-from hw.duplex import gemm_module, softmax_unit
+from hw.duplex.cycles import gemm_txn_cycles, softmax_row_cycles
 from sysmodel import memory
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device, get_link
@@ -96,8 +96,8 @@ def pim_gemm_cycles(m: int, k: int, n: int, modules: int = MODULES, g: Geometry 
         units = math.ceil(blocks * tiles / modules)  # units per module
         per_txn = min(units, blocks)
         txns, rest = divmod(units, per_txn)
-        total += txns * gemm_module.txn_cycles(g.rows * per_txn, kt, nc, g)
-        total += gemm_module.txn_cycles(g.rows * rest, kt, nc, g) if rest else 0
+        total += txns * gemm_txn_cycles(g.rows * per_txn, kt, nc, g)
+        total += gemm_txn_cycles(g.rows * rest, kt, nc, g) if rest else 0
     return total
 
 
@@ -120,11 +120,11 @@ def attention_cycles(g_heads: int, d: int) -> tuple[float, float]:
 def softmax_cycles(reqs, ctx, heads: int, lanes: int = SOFTMAX_LANES):
     """Softmax-unit cycles per stack-set of one device for ``reqs`` requests holding ``ctx`` cached tokens in
     all: one row of L scores per request and query head, each row on one of the STACKS units by the unit's
-    cycle model with deferred normalization (``hw.duplex.softmax_unit.row_cycles``: 2 cycles per beat of
+    cycle model with deferred normalization (``hw.duplex.cycles.softmax_row_cycles``: 2 cycles per beat of
     ``lanes`` scores plus a fixed drain), a request's last beat half full on average. The paper gives no lane
     count: SOFTMAX_LANES (64) is the RTL's default, and the report sweeps it."""
-    per_beat = softmax_unit.row_cycles(2, normalize=False) - softmax_unit.row_cycles(1, normalize=False)
-    fixed = softmax_unit.row_cycles(1, normalize=False) - per_beat
+    per_beat = softmax_row_cycles(2, normalize=False) - softmax_row_cycles(1, normalize=False)
+    fixed = softmax_row_cycles(1, normalize=False) - per_beat
     beats = np.asarray(ctx, float) / lanes + 0.5 * np.asarray(reqs, float)
     return heads * (per_beat * beats + fixed * np.asarray(reqs, float)) / STACKS
 
@@ -366,7 +366,7 @@ class DuplexSystem:
                 lanes=SOFTMAX_LANES,
             )
             p.cycle_model(
-                "gemm_module.txn_cycles, softmax_unit.row_cycles",
+                "gemm_txn_cycles, softmax_row_cycles",
                 "hw/duplex/gemm_module.py",
                 "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records",
             )

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.duplex_spec import FULL, MODULES_PER_STACK, REDUCED, SOFTMAX_LANES, STACKS
-from hw.duplex import gemm_module
+from hw.duplex.cycles import gemm_txn_cycles
 from sysmodel import characterization, ledger, results
 from sysmodel.duplex import paper
 from sysmodel.duplex.grids import SYSTEMS, fig11, fig12, fig13, fig14, fig14_lanes
@@ -317,7 +317,7 @@ def unit_lines() -> list[str]:
     lines += [
         "",
         f"GEMM module cycle model at the paper's size, a {m} x {k} tile with {n} tokens: "
-        f"{gemm_module.txn_cycles(m, k, n, FULL)} cycles against {m // FULL.rows * k} of compute "
+        f"{gemm_txn_cycles(m, k, n, FULL)} cycles against {m // FULL.rows * k} of compute "
         f"(reduced {REDUCED.rows} x {REDUCED.lanes} module in make test).",
     ]
     return lines

@@ -27,7 +27,7 @@ import numpy as np
 from golden import hermes as gh
 from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
-from hw.hermes import activation
+from hw.hermes.cycles import act_txn_cycles
 from sysmodel import characterization, memory
 from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
@@ -48,7 +48,7 @@ def softmax_cycles(n: int) -> float:
     """Cycles of one softmax over ``n`` scores on the 256-lane activation unit: its cycle model, which its
     testbenches assert at 4 lanes (`make test`) and at the paper's 256 (`make sim`; records
     ``hermes_activation``)."""
-    return activation.txn_cycles(ActOp.SOFTMAX, n, lanes=hs.ACT_LANES)
+    return act_txn_cycles(ActOp.SOFTMAX, n, lanes=hs.ACT_LANES)
 
 
 @dataclass(frozen=True)

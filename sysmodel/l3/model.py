@@ -3,7 +3,7 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
 (:class:`sysmodel.serving.System`); the baselines built from the same parts.
 
 * **One head on one rank** takes :func:`head_cycles` PU cycles: the rank's cycle model
-  (``hw.l3.rank.run_cycles``, asserted cycle-exact against the RTL by tb/l3 and recorded in the
+  (``hw.l3.cycles.run_cycles``, asserted cycle-exact against the RTL by tb/l3 and recorded in the
   characterization snapshot) — affine in the tokens: 4 cycles per token (K and V, 512 B, at 128 B per
   cycle) plus the softmax tail and readout. The PU clock is tCK and the rank issues one all-bank RD per
   tCCD_L (``golden.l3_spec.RD_INTERVAL``).
@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
-from hw.l3 import rank
+from hw.l3.cycles import run_cycles
 from sysmodel import memory
 from sysmodel.cost import ACT_BYTES, ATTACC, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device
@@ -52,7 +52,7 @@ def head_cycles() -> tuple[float, float]:
     """(cycles per token, fixed cycles) of one head of the paper's geometry on one rank, from the rank's
     cycle model at whole chunks; affinity checked on three lengths."""
     n = (256, 512, 1024)
-    c = [rank.run_cycles(k, FULL, MAX_TOKENS) for k in n]
+    c = [run_cycles(k, FULL, MAX_TOKENS) for k in n]
     slope = (c[1] - c[0]) / (n[1] - n[0])
     if c[2] - c[1] != slope * (n[2] - n[1]):
         raise AssertionError(f"rank cycles not affine in tokens: {c}")

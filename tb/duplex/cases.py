@@ -13,6 +13,7 @@ from golden.duplex_spec import ACT_LANES, FULL, REDUCED, SOFTMAX_BUFFER_BYTES, S
 from golden.softmax import NEG_INF, softmax
 from hw.common import softmax as softmax_hw
 from hw.duplex import activation, gemm_module, softmax_unit
+from hw.duplex import cycles as dcycles
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -102,7 +103,7 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         lambda items: duplex.module_run(items, g),
         layout,
         lambda *shape: gemm_module.txn_cycles(*shape, g),
-        gemm_module.error_cycles,
+        dcycles.gemm_error_cycles,
         directed,
         gemm_module.cycle_model(**spec.params),
         timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)),
@@ -204,7 +205,7 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
         directed,
         softmax_unit.cycle_model(**p),
         items,
-        lone_cycles=lambda t: softmax_unit.row_cycles(t["beats"], **p),
+        lone_cycles=lambda t: dcycles.softmax_row_cycles(t["beats"], **p),
         timing=lambda rng: row([random_value(rng, F, exp_span=4) for _ in range(softmax_hw.TIMING_BEATS * lanes)]),
         ii_per="txn",
         burst_txns=8,

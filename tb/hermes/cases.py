@@ -13,6 +13,7 @@ from golden import hermes
 from golden.fp import FP16
 from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
 from hw.hermes import activation, bitserial, core, gemv
+from hw.hermes import cycles as hcycles
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -197,7 +198,7 @@ def _activation_case(spec: TbSpec) -> StreamCase:
             return activation.txn_cycles(t["op"], t["n"], **p)
         # flagged: a bound (the beat that closes a malformed transaction still runs its path; only timeouts use it)
         beats = t["beats"]
-        return activation.error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
+        return hcycles.act_error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
 
     rng = random.Random(11)
     directed = [

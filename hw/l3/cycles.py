@@ -1,0 +1,116 @@
+"""Cycle models of L3's rank PU units (L3 §4.3, §6.4), in plain Python: the re-layout unit, the bank PU,
+the adder unit, the chunk softmax unit (SU) and the rank that composes them.
+
+The RTL (``hw/l3/*.py``) sizes its pipelines from these depths, the testbenches assert the functions cycle
+for cycle, and the system model (``sysmodel/l3/model.py``) prices a head with :func:`run_cycles` without
+loading Amaranth.
+"""
+
+from __future__ import annotations
+
+import math
+
+from golden.l3_spec import BEATS_PER_BURST, CHIPS, MAX_TOKENS, RD_INTERVAL, V_GROUPS, Geometry, Mode
+from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
+
+RELAYOUT_LATENCY = 3  # the re-layout unit: beat in, transposed beat out
+BANK_PU_LATENCY = {Mode.SCORE: FPMUL + 3 * FPADD, Mode.CONTEXT: FPMUL + FPADD}
+ADDER_LEVELS = (CHIPS - 1).bit_length()  # 3: one FP16 adder level per halving of the chips
+ADDER_LATENCY = ADDER_LEVELS * FPADD
+
+# --- the chunk softmax unit (hw/l3/softmax_unit.py) ------------------------------------------------------------
+
+MAX_LAT = 1  # fp_max: one register per tree level
+# the running fold: operands registered, then max, subtract, exp, multiply, add
+UPDATE = 1 + MAX_LAT + FPADD + FPEXP + FPMUL + FPADD  # 11
+NORM_DEPTH = 1 + FPADD + FPEXP + 2 * FPMUL  # buffer read, sub, exp, two products
+
+
+def chunk_depth(chunk: int) -> int:
+    """ChunkStats' pipeline: max tree, subtract, exp, add tree."""
+    levels = chunk.bit_length() - 1
+    return levels * MAX_LAT + FPADD + FPEXP + levels * FPADD
+
+
+def su_check_params(chunk: int, max_tokens: int) -> None:
+    if chunk < 2 or chunk & (chunk - 1) or chunk > 64:
+        raise ValueError(f"chunk: {chunk} not allowed; a power of two from 2 to 64")
+    if max_tokens < chunk or max_tokens % chunk:
+        raise ValueError(f"max_tokens: {max_tokens} not allowed; a multiple of chunk ({chunk})")
+
+
+def su_head_cycles(
+    n: int,
+    chunk: int = 16,
+    max_tokens: int = MAX_TOKENS,
+    arrivals: list[int] | None = None,
+    stalls: list[int] | None = None,
+) -> int:
+    """Cycles from the first score accepted to the last output accepted for a head of ``n`` scores offered
+    one per cycle into a ready sink: a replay of the unit's control, register for register (collector,
+    the stall-all ChunkStats pipeline held while the fold is busy, the fold, the reciprocal, pass 2).
+    With ``arrivals`` (the cycle, from 0, at which score i is first offered) the result counts from cycle
+    0; ``stalls`` (a list to append to) receives the cycles in which an offered score was refused."""
+    su_check_params(chunk, max_tokens)
+    valid = [False] * chunk_depth(chunk)  # ChunkStats stage valid bits
+    lane = fed = left = taken = 0
+    cvalid = head_done = False
+    n_chunks, t = math.ceil(n / chunk), 0
+    while not (head_done and left == 0):  # the cycle phase 0 ends
+        take = valid[-1] and left == 0
+        en = not valid[-1] or left == 0
+        moving = cvalid and en
+        offered = fed < n and (arrivals is None or arrivals[fed] <= t)
+        completing = offered and (fed == n - 1 or lane == chunk - 1)
+        accept = offered and (not completing or not cvalid or moving)
+        if offered and not accept and stalls is not None:
+            stalls.append(t)
+        if en:
+            valid = [moving] + valid[:-1]
+        cvalid = (cvalid and not moving) or (accept and completing)
+        if accept:
+            fed, lane = fed + 1, 0 if completing else lane + 1
+        left = left - 1 if left else 0
+        if take:
+            left = UPDATE if taken else 0
+            taken += 1
+            head_done = taken == n_chunks
+        t += 1
+    pass2 = t + 1 + FPRECIP  # phase 1 waits for the reciprocal
+    return pass2 if n > max_tokens else pass2 + (n - 1) + 1 + NORM_DEPTH - 1
+
+
+# --- the rank (hw/l3/rank.py) -----------------------------------------------------------------------------------
+
+RUN_WAIT = RELAYOUT_LATENCY + 1  # last write beat accepted -> RUN accepted: it leaves the re-layout unit, pops
+START = 2  # RUN accepted -> first RD: the error check
+SCORE_TO_SU = 1 + BANK_PU_LATENCY[Mode.SCORE] + 2 + ADDER_LATENCY + 1  # RD -> score offered to the SU
+# (PU step a cycle after the RD, its latency, result buffer and feed registers, adder tree, the queue)
+CTX_TO_OUT = 1 + BANK_PU_LATENCY[Mode.CONTEXT] + 2 + ADDER_LATENCY  # last V RD -> first output
+
+
+def score_arrivals(n: int, g: Geometry) -> list[int]:
+    """When each score reaches the softmax unit, from the first K RD: step s's scores leave the adder unit
+    one per cycle after its last RD."""
+    return [RD_INTERVAL * ((t // g.banks) * g.bursts + g.bursts - 1) + SCORE_TO_SU + t % g.banks for t in range(n)]
+
+
+def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = None) -> int:
+    """Cycles from a valid RUN item's acceptance to the head's last output accepted (ready sink): RDs one
+    per RD_INTERVAL, the softmax unit replayed on the scores' arrival times (``stalls`` receives its
+    refusals; its n probabilities leave one per cycle), context RDs from the first full S word on, then
+    d_head outputs one per cycle through the adder unit."""
+    arrivals = score_arrivals(n, g)
+    su_last = arrivals[0] + su_head_cycles(n, g.chunk, max_tokens, [a - arrivals[0] for a in arrivals], stalls)
+    su_first = su_last - (n - 1)
+    # RD j waits for S word j (written by cycle su_first + 4j + 3) and RD_INTERVAL after RD j - 1: the
+    # softmax unit writes 4 probabilities per 4 cycles, the RDs take 8, so only the first word waits
+    ctx_rds = math.ceil(n / V_GROUPS)
+    return START + su_first + min(V_GROUPS, n) + RD_INTERVAL * (ctx_rds - 1) + CTX_TO_OUT + g.d_head - 1
+
+
+def head_cycles(n: int, g: Geometry, max_tokens: int, error: bool = False) -> int:
+    """A lone head from its first K beat accepted to its last output accepted, inputs offered back to back:
+    (2n + 1) x R bursts of writes, the wait for them to land, then the run (or the error item)."""
+    beats = (2 * n + 1) * g.bursts * BEATS_PER_BURST
+    return beats - 1 + RUN_WAIT + (START if error else run_cycles(n, g, max_tokens))
