@@ -12,6 +12,8 @@ import subprocess
 import sys
 import termios
 import tracemalloc
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +122,65 @@ def test_progress_shows_from_the_start_on_a_terminal():
     stages += ["placing neurons (ILP): ", "Hermes: "]
     at = [err.find(s.encode()) for s in stages]
     assert -1 not in at and at == sorted(at) and at[0] < err.find(b"\r", 1), (stages, at)
+
+
+def _write_npz(path: Path, **arrays) -> None:
+    np.savez(path, **arrays)
+
+
+def _write_text(path: Path) -> None:
+    path.write_text("layer0_attn,layer0_mlp\n1,0\n")
+
+
+def _write_npy(path: Path) -> None:
+    with path.open("wb") as f:
+        np.save(f, np.zeros((1, 4, 4096), bool))
+
+
+def _write_zip(path: Path) -> None:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("prefill.npy", "not an array")
+
+
+ATTN, MLP = np.zeros((1, 8, 4096), bool), np.zeros((1, 8, 11008), bool)  # llama2-7b's widths
+
+
+@pytest.mark.parametrize(
+    "write, needle",
+    [
+        (
+            lambda p: _write_npz(p, prefill=4, layer0_attn=ATTN[:0], layer0_mlp=MLP[:0]),
+            "layer0_attn is bool (0, 8, 4096); bool (batch, tokens, neurons), batch >= 1",
+        ),
+        (
+            lambda p: _write_npz(p, prefill=4, layer0_attn=ATTN, layer0_mlp=MLP, parents_layerX_mlp=np.zeros((2, 2))),
+            "key 'parents_layerX_mlp' not allowed; prefill, layer<l>_<block>, parents_layer<l>_<block>",
+        ),
+        (
+            lambda p: _write_npz(p, prefill=4, layer0_attn=np.array([[[None]]]), layer0_mlp=MLP),
+            "layer0_attn is not an array of numbers or bools",
+        ),
+        (
+            lambda p: _write_npz(p, prefill=4, layer0_attn=ATTN, layer0_mlp=MLP, notes=np.zeros(1)),
+            "key 'notes' not allowed",
+        ),
+        (_write_text, "not an .npz archive (numpy.savez writes one)"),
+        (lambda p: p.write_bytes(b""), "not an .npz archive"),
+        (_write_npy, "one .npy array, not an .npz archive"),
+        (_write_zip, "prefill is not an array of numbers or bools"),
+    ],
+    ids=["batch0", "parents-key", "object-array", "unknown-key", "text", "empty", "npy", "zip"],
+)
+def test_malformed_trace_files_are_one_line_naming_the_key_or_file(write, needle, tmp_path, capsys):
+    path = tmp_path / "t.npz"
+    write(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy or scipy warning on the way
+        assert main(["hermes", "--model", "llama2-7b", "--trace", str(path)]) == 2
+    err = _one_line(capsys, needle)
+    assert str(path) in err and "pickle" not in err
+
+
+def test_a_missing_trace_file_is_named(tmp_path, capsys):
+    assert main(["hermes", "--model", "llama2-7b", "--trace", str(tmp_path / "none.npz")]) == 2
+    _one_line(capsys, f"trace: cannot read {tmp_path / 'none.npz'}: No such file or directory")
