@@ -34,7 +34,7 @@ def deep_trace(path: Path, layers: int) -> Path:
     """A generated trace of ``layers`` layers of DEEP's widths without parents, so loading it computes
     every layer's correlation table (the path that kept ~1 GB per layer)."""
     tr = wl.generate({"attn": DEEP.hidden, "mlp": DEEP.intermediate}, layers, TOKENS, PREFILL, seed=1)
-    return wl.Trace(tr.acts, PREFILL).save(path)
+    return tr.save(path, parents=False)
 
 
 def peak_bytes(trace: Path) -> int:

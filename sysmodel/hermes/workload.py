@@ -171,9 +171,10 @@ class Trace:
     def tokens(self) -> int:
         return next(iter(self.acts.values())).shape[1]
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, parents: bool = True) -> Path:
+        """The trace as a file :func:`load_trace` reads; without ``parents``, loading profiles them."""
         arrays = {f"layer{layer}_{b}": a for (layer, b), a in self.acts.items()}
-        arrays |= {f"parents_layer{layer}_{b}": p for (layer, b), p in self.parents.items()}
+        arrays |= {f"parents_layer{layer}_{b}": p for (layer, b), p in self.parents.items() if parents}
         np.savez_compressed(path, prefill=self.prefill, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its bool options
         return path
 
