@@ -283,9 +283,9 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     (the imports, solving the statistics and the placement ILP take seconds before the first token)."""
     from sysmodel.progress import progress
 
-    if a.trace and (a.batch or a.seed) is not None:
+    if a.trace and (a.batch is not None or a.seed is not None):
         raise ValueError("--batch, --seed: for generated traces; a trace file has its own sequences")
-    with progress(None, "hermes: loading the model") as bar:
+    with progress(0, "hermes: loading the model") as bar:
         from sysmodel.hermes import model as hm
         from sysmodel.hermes import workload as wl
         from sysmodel.models import load_model
@@ -503,13 +503,21 @@ def parser() -> Parser:
     hm_.add_argument(
         "--trace",
         type=Path,
-        help="activation trace .npz (sysmodel/hermes/workload.py); generated from the paper's statistics when absent",
+        help="activation trace .npz (sysmodel/hermes/workload.py): at most the model's layers, fewer standing for "
+        "all of them; generated from the paper's statistics when absent",
     )
-    hm_.add_argument("--batch", type=positive_int, help="sequences of a generated trace, 1-16 (default 1)")
+    hm_.add_argument(
+        "--batch", type=positive_int, help="sequences of a generated trace (default 1; at most the GEMV unit's batch)"
+    )
     hm_.add_argument("--seed", type=int, help="a generated trace's seed (default 1)")
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
-    hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
+    hm_.add_argument(
+        "--multipliers",
+        type=positive_int,
+        default=256,
+        help="GEMV multipliers per NDP core (default 256; at most the paper's DSE's largest)",
+    )
     dr = sub.add_parser("dram", help="one DRAM/HBM channel on a generated trace: bandwidth, refresh, command log")
     dr.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
     dr.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")

@@ -77,6 +77,12 @@ def _one_line(capsys, needle: str) -> str:
     return err
 
 
+def test_generator_options_with_a_trace_file_are_refused(tmp_path, capsys):
+    path = deep_trace(tmp_path / "l2.npz", 2)
+    assert main(["hermes", "--model", DEEP.name, "--trace", str(path), "--batch", "4"]) == 2
+    _one_line(capsys, "--batch, --seed: for generated traces; a trace file has its own sequences")
+
+
 def test_a_moe_model_is_refused_by_both(capsys):
     assert main(["hermes", "--model", "mixtral-8x7b"]) == 2
     _one_line(capsys, "mixtral-8x7b: Hermes splits dense FFN neurons")

@@ -33,7 +33,7 @@ from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
-from sysmodel.hermes.workload import BLOCKS, Trace, stage
+from sysmodel.hermes.workload import BLOCKS, Trace, generate, stage, stats_for
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, load_model
 
 POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation steps, cumulative
@@ -71,7 +71,7 @@ class Hardware:
         if not 1 <= self.multipliers <= paper.MAX_MULTIPLIERS:
             raise ValueError(
                 f"multipliers: {self.multipliers} not allowed; 1 to {paper.MAX_MULTIPLIERS} per NDP core "
-                "(paper.MAX_MULTIPLIERS: the largest the paper's DSE and the RTL GEMV unit build)"
+                "(the largest of the paper's DSE, Hermes §V-E3, and of the RTL GEMV unit)"
             )
 
     @property
@@ -209,8 +209,6 @@ def check_limits(cfg: ModelConfig, batch: int | None = None) -> None:
 def paper_trace(cfg: ModelConfig, batch: int, seed: int, bar: Any = None) -> Trace:
     """A generated trace of ``cfg``'s family (``workload.stats_for``) over the paper's generation, L_IN
     prompt and L_OUT output tokens, on ``paper.SIM_LAYERS`` layers standing for all of the model's."""
-    from sysmodel.hermes.workload import generate, stats_for
-
     neurons = {"attn": cfg.hidden, "mlp": cfg.intermediate}
     return generate(
         neurons, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT, paper.L_IN, batch, stats_for(cfg.name), seed, bar
@@ -560,7 +558,6 @@ class HermesSystem:
         return Area(AREA_PER_CORE_MM2 * self.hw.dimms, "[Q] Hermes §V: 1.23 mm2 per NDP core (7 nm) x DIMMs")
 
     def provenance(self):
-        from sysmodel.hermes.workload import stats_for
         from sysmodel.systems import Provenance
 
         p = Provenance()
