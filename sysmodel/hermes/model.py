@@ -192,9 +192,10 @@ def _placements(
     return dict(zip(keys, maps, strict=True))
 
 
-def check_limits(cfg: ModelConfig, batch: int | None = None) -> None:
+def check_limits(cfg: ModelConfig, batch: int | None = None, field: str = "batch") -> None:
     """The limits of Hermes' model, which `membound hermes` and the `hermes` system both apply (with the
-    multipliers' range, :class:`Hardware`): a dense model, and 1 to ``MAX_BATCH`` sequences."""
+    multipliers' range, :class:`Hardware`): a dense model, and 1 to ``MAX_BATCH`` sequences (``field``
+    names where the batch came from)."""
     if cfg.experts > 1:
         raise Infeasible(
             f"{cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
@@ -202,7 +203,7 @@ def check_limits(cfg: ModelConfig, batch: int | None = None) -> None:
         )
     if batch is not None and not 1 <= batch <= hs.MAX_BATCH:
         raise ValueError(
-            f"batch: {batch} not allowed; 1 to {hs.MAX_BATCH} sequences (the GEMV unit's batch, Hermes §V-A)"
+            f"{field}: {batch} not allowed; 1 to {hs.MAX_BATCH} sequences (the GEMV unit's batch, Hermes §V-A)"
         )
 
 
@@ -228,7 +229,7 @@ def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
 
 def check_trace(cfg: ModelConfig, trace: Trace) -> None:
     """``trace`` fits ``cfg`` (:func:`check_limits`; its blocks' widths; at most the model's layers)."""
-    check_limits(cfg, trace.batch)
+    check_limits(cfg, trace.batch, "trace: batch")
     if trace.sim_layers > cfg.layers:
         raise ValueError(f"trace: {trace.sim_layers} layers; {cfg.name} has {cfg.layers}")
     for (_, b), a in trace.acts.items():

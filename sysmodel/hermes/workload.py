@@ -24,8 +24,9 @@ sample of its layers; more are refused.
 Trace files (``.npz``, :func:`load_trace`): one boolean array per (layer, block) named ``layer{l}_{block}``
 of shape (batch, tokens, neurons) — tokens include the prompt — plus ``prefill`` (prompt tokens, an int)
 and, optionally, ``parents_layer{l}_{block}`` (neurons, 2) ints: each neuron's top-2 correlated neurons
-of the previous layer (computed by :func:`correlation_table` when absent). A loaded trace's offline profile
-(what the partition ILP sees) is its prompts' activation frequencies.
+of the previous layer (computed by :func:`correlation_table` when absent). Any other name is refused, and
+files are read without unpickling (data, never code). A loaded trace's offline profile (what the partition
+ILP sees) is its prompts' activation frequencies.
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ def correlation_table(prev: np.ndarray, cur: np.ndarray, top: int = 2) -> np.nda
     return out[back.reshape(-1)]
 
 
-_KEY = re.compile(r"(parents_)?layer(\d+)_(\w+)")  # the array names of a trace file besides prefill
+_KEY = re.compile(r"(parents_)?layer(0|[1-9]\d*)_(\w+)")  # a trace file's array names besides prefill
 
 
 def _read(path: Path) -> dict[str, np.ndarray]:
