@@ -188,7 +188,9 @@ def test_malformed_trace_files_are_one_line_naming_the_key_or_file(write, needle
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy or scipy warning on the way
         assert main(["hermes", "--model", "llama2-7b", "--trace", str(path)]) == 2
-    assert "pickle" not in _one_line(capsys, needle)  # never a hint at an unsafe load
+    err = _one_line(capsys, needle)
+    assert "pickle" not in err  # never a hint at an unsafe load
+    assert f"trace {path}: " in err or needle.startswith("trace: ")  # the file, or what the model refuses
 
 
 def test_a_missing_trace_file_is_named(tmp_path, capsys):
