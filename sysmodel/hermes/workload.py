@@ -371,6 +371,7 @@ def load_trace(path: Path, check: Callable[[Trace], None] | None = None, bar: An
     """A trace file (module docstring); a wrong key, dtype or shape is a ValueError naming it, as is what
     ``check`` refuses (called before the profiling, which computes the correlation tables a file lacks;
     ``bar``, a progress bar, counts its layers)."""
+    stage(bar, f"reading {path.name}")
     arrays = _read(path)
     acts, parents = _split(arrays, path)
     _check_acts(acts, path)
