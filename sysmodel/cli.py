@@ -285,31 +285,32 @@ def cmd_systems(a: argparse.Namespace) -> int:
 
 
 def cmd_hermes(a: argparse.Namespace) -> int:
-    """One Hermes generation on a generated or user-supplied activation trace."""
-    from sysmodel.hermes import model as hm
-    from sysmodel.hermes import paper as hp
-    from sysmodel.hermes import workload as wl
-    from sysmodel.models import load_model
+    """One Hermes generation on a generated or user-supplied activation trace; the bar shows from the start
+    (the imports, solving the statistics and the placement ILP take seconds before the first token)."""
+    from sysmodel.progress import progress
 
-    cfg = load_model(a.model)
-    if a.policy not in hm.POLICIES:
-        raise ValueError(f"--policy: {a.policy!r} not allowed; allowed: {', '.join(hm.POLICIES)}")
-    if a.trace:
-        tr = wl.load_trace(a.trace)
-        tr.layers = cfg.layers
-    else:
-        tr = wl.generate(
-            {"attn": cfg.hidden, "mlp": cfg.intermediate},
-            hp.SIM_LAYERS,
-            hp.L_IN + hp.L_OUT,
-            hp.L_IN,
-            a.batch,
-            wl.stats_for(cfg.name),
-            seed=a.seed,
-            layers=cfg.layers,
+    if a.trace and (a.batch is not None or a.seed is not None):
+        raise ValueError("--batch, --seed: for generated traces; a trace file has its own sequences")
+    with progress(0, "hermes: loading the model") as bar:
+        from sysmodel.hermes import model as hm
+        from sysmodel.hermes import workload as wl
+        from sysmodel.models import load_model
+
+        cfg = load_model(a.model)
+        if a.policy not in hm.POLICIES:
+            raise ValueError(f"--policy: {a.policy!r} not allowed; allowed: {', '.join(hm.POLICIES)}")
+        hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
+        if a.trace:
+            tr = wl.load_trace(a.trace, lambda t: hm.check_trace(cfg, t), bar)
+        else:
+            hm.check_limits(cfg, a.batch or 1)
+            tr = hm.paper_trace(cfg, a.batch or 1, 1 if a.seed is None else a.seed, bar)
+        run = hm.simulate(cfg, tr, hw, a.policy, host=a.host, bar=bar)
+    if a.trace and tr.sim_layers < cfg.layers:  # a sample of the layers, scaled (workload docstring)
+        print(
+            f"membound hermes: the trace's {tr.sim_layers} layers stand for all {cfg.layers} of {cfg.name}",
+            file=sys.stderr,
         )
-    hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
-    run = hm.simulate(cfg, tr, hw, a.policy, host=a.host, progress=True)
     mean = sum(run.token_s) / len(run.token_s)
     print(
         f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
@@ -513,13 +514,21 @@ def parser() -> Parser:
     hm_.add_argument(
         "--trace",
         type=Path,
-        help="activation trace .npz (sysmodel/hermes/workload.py); generated from the paper's statistics when absent",
+        help="activation trace .npz (sysmodel/hermes/workload.py): at most the model's layers, fewer standing for "
+        "all of them; generated from the paper's statistics when absent",
     )
-    hm_.add_argument("--batch", type=positive_int, default=1, help="sequences (generated traces)")
-    hm_.add_argument("--seed", type=int, default=1)
+    hm_.add_argument(
+        "--batch", type=positive_int, help="sequences of a generated trace (default 1; at most the GEMV unit's batch)"
+    )
+    hm_.add_argument("--seed", type=int, help="a generated trace's seed (default 1)")
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
-    hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
+    hm_.add_argument(
+        "--multipliers",
+        type=positive_int,
+        default=256,
+        help="GEMV multipliers per NDP core (default 256; at most the paper's DSE's largest)",
+    )
     dr = sub.add_parser("dram", help="one DRAM/HBM channel on a generated trace: bandwidth, refresh, command log")
     dr.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
     dr.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")

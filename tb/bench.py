@@ -219,6 +219,7 @@ def bench_sysmodel() -> dict:
         }
     )
     results.append(bench_flash())
+    results += bench_hermes_memory()
     results += bench_targets()
     results += bench_dram()
     return {"serving_budget_s": SERVING_BUDGET_S, "old_engine": OLD_ENGINE, "results": results}
@@ -266,6 +267,19 @@ def render_sysmodel(d: dict) -> list[str]:
         for r in results
         if "req_per_s" in r
     ]
+    lines += [
+        "",
+        "Peak memory of `membound hermes --trace` (issue 50) on generated LLaMA2-13B traces of 12 tokens "
+        "without correlation tables (loading computes them), each run a fresh process:",
+        "",
+        "| run | layers | trace arrays MB | peak RSS MB | wall s |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['what']} | {r['layers']} | {r['trace_mb']} | {r['peak_rss_mb']} | {r['wall_s']} |"
+        for r in results
+        if "peak_rss_mb" in r
+    ]
     f = next(r for r in results if r["what"].startswith("flash"))
     lines += [
         "",
@@ -274,6 +288,48 @@ def render_sysmodel(d: dict) -> list[str]:
         f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | {f['mb_per_s']} |",
     ]
     return lines
+
+
+HERMES_DEPTHS = (4, 8, 40)  # layers of the traces bench_hermes_memory runs (issue 50: ~1.1 GB per layer before)
+# `membound ARGS`, then its peak resident KiB: the process's own (VmHWM), where ru_maxrss would carry the
+# parent's peak across fork and exec
+_PEAK_RUN = (
+    "import sys\nfrom sysmodel.cli import main\nrc = main(sys.argv[1:])\n"
+    "print(next(ln for ln in open('/proc/self/status') if ln.startswith('VmHWM')).split()[1])\nsys.exit(rc)"
+)
+
+
+def bench_hermes_memory(model: str = "llama2-13b", tokens: int = 12, prefill: int = 8) -> list[dict]:
+    """Peak resident memory of `membound hermes --trace`, each in a fresh process, on generated traces of
+    ``model``'s widths (the narrowest zoo model with 40 layers), ``tokens`` tokens and HERMES_DEPTHS layers,
+    saved without correlation tables, so loading computes every layer's."""
+    from sysmodel.hermes import workload as wl
+    from sysmodel.models import load_model
+
+    cfg, out = load_model(model), []
+    with tempfile.TemporaryDirectory(dir=runner.ROOT / "build") as tmp:
+        for layers in HERMES_DEPTHS:
+            tr = wl.generate({"attn": cfg.hidden, "mlp": cfg.intermediate}, layers, tokens, prefill, seed=1)
+            path = tr.save(Path(tmp) / f"deep{layers}.npz", parents=False)
+            t0 = time.perf_counter()
+            run = subprocess.run(
+                [sys.executable, "-c", _PEAK_RUN, "hermes", "--model", model, "--trace", str(path)],
+                cwd=runner.ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            out.append(
+                {
+                    "what": f"membound hermes --trace, {model}, {layers} layers x {tokens} tokens",
+                    "layers": layers,
+                    "trace_mb": round(sum(a.nbytes for a in tr.acts.values()) / 1e6, 1),
+                    "peak_rss_mb": round(int(run.stdout.split()[-1]) / 1024, 1),
+                    "wall_s": round(time.perf_counter() - t0, 2),
+                }
+            )
+            print(json.dumps(out[-1]))
+    return out
 
 
 def bench_targets() -> list[dict]:

@@ -30,7 +30,7 @@ TINY = ModelConfig(
 
 @pytest.fixture(scope="module")
 def trace() -> wl.Trace:
-    return wl.generate({"attn": TINY.hidden, "mlp": 4096}, 2, 192, 64, 2, seed=5, layers=TINY.layers)
+    return wl.generate({"attn": TINY.hidden, "mlp": 4096}, 2, 192, 64, 2, seed=5)
 
 
 def test_generated_statistics_match_the_paper(trace):

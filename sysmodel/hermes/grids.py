@@ -14,17 +14,7 @@ from sysmodel.progress import progress
 
 @lru_cache(maxsize=4)
 def trace(model: str, batch: int, seed: int = 1) -> wl.Trace:
-    cfg = load_model(model)
-    return wl.generate(
-        {"attn": cfg.hidden, "mlp": cfg.intermediate},
-        paper.SIM_LAYERS,
-        paper.L_IN + paper.L_OUT,
-        paper.L_IN,
-        batch,
-        wl.stats_for(model),
-        seed=seed,
-        layers=cfg.layers,
-    )
+    return hm.paper_trace(load_model(model), batch, seed)
 
 
 def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:

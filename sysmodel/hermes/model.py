@@ -33,7 +33,7 @@ from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
-from sysmodel.hermes.workload import BLOCKS, Trace
+from sysmodel.hermes.workload import BLOCKS, Trace, generate, stage, stats_for
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, load_model
 
 POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation steps, cumulative
@@ -66,8 +66,13 @@ class Hardware:
     sync_s: float = paper.T_SYNC
 
     def __post_init__(self) -> None:
-        if self.dimms < 1 or self.multipliers < 1:
-            raise ValueError(f"dimms, multipliers: {self.dimms}, {self.multipliers} not allowed; >= 1 each")
+        if self.dimms < 1:
+            raise ValueError(f"dimms: {self.dimms} not allowed; >= 1")
+        if not 1 <= self.multipliers <= paper.MAX_MULTIPLIERS:
+            raise ValueError(
+                f"multipliers: {self.multipliers} not allowed; 1 to {paper.MAX_MULTIPLIERS} per NDP core "
+                "(the largest of the paper's DSE, Hermes §V-E3, and of the RTL GEMV unit)"
+            )
 
     @property
     def engine(self) -> Engine:
@@ -172,7 +177,8 @@ def _placements(
 ) -> dict[tuple[int, str], sch.Placement]:
     keys = sorted(trace.acts)
     freqs = [trace.freq[k] for k in keys]
-    cs = [costs(cfg, hw, batch, k[1], host) for k in keys]
+    per_block = {b: costs(cfg, hw, batch, b, host) for b in BLOCKS}
+    cs = [per_block[b] for _, b in keys]
     budget = hot_budget(cfg, hw) * trace.sim_layers / cfg.layers
     if budget < 0:
         raise sch.InfeasibleMapping(
@@ -186,6 +192,30 @@ def _placements(
     return dict(zip(keys, maps, strict=True))
 
 
+def check_limits(cfg: ModelConfig, batch: int | None = None, field: str = "batch") -> None:
+    """The limits of Hermes' model, which `membound hermes` and the `hermes` system both apply (with the
+    multipliers' range, :class:`Hardware`): a dense model, and 1 to ``MAX_BATCH`` sequences (``field``
+    names where the batch came from)."""
+    if cfg.experts > 1:
+        raise Infeasible(
+            f"{cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
+            "are outside its model (the paper runs dense models only)"
+        )
+    if batch is not None and not 1 <= batch <= hs.MAX_BATCH:
+        raise ValueError(
+            f"{field}: {batch} not allowed; 1 to {hs.MAX_BATCH} sequences (the GEMV unit's batch, Hermes §V-A)"
+        )
+
+
+def paper_trace(cfg: ModelConfig, batch: int, seed: int, bar: Any = None) -> Trace:
+    """A generated trace of ``cfg``'s family (``workload.stats_for``) over the paper's generation, L_IN
+    prompt and L_OUT output tokens, on ``paper.SIM_LAYERS`` layers standing for all of the model's."""
+    neurons = {"attn": cfg.hidden, "mlp": cfg.intermediate}
+    return generate(
+        neurons, paper.SIM_LAYERS, paper.L_IN + paper.L_OUT, paper.L_IN, batch, stats_for(cfg.name), seed, bar
+    )
+
+
 def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
     """The NDP-DIMMs hold a full copy of the weights (hot neurons are reloaded from them and demoted ones
     computed there): ``Infeasible`` when they do not fit (§V-E1: Falcon-40B's 84 GB needs four 32 GB DIMMs)."""
@@ -197,6 +227,17 @@ def require_dimms(cfg: ModelConfig, hw: Hardware) -> None:
         )
 
 
+def check_trace(cfg: ModelConfig, trace: Trace) -> None:
+    """``trace`` fits ``cfg`` (:func:`check_limits`; its blocks' widths; at most the model's layers)."""
+    check_limits(cfg, trace.batch, "trace: batch")
+    if trace.sim_layers > cfg.layers:
+        raise ValueError(f"trace: {trace.sim_layers} layers; {cfg.name} has {cfg.layers}")
+    for (_, b), a in trace.acts.items():
+        want = cfg.hidden if b == "attn" else cfg.intermediate
+        if a.shape[2] != want:
+            raise ValueError(f"trace: {b} has {a.shape[2]} neurons; {cfg.name} has {want}")
+
+
 def simulate(
     cfg: ModelConfig | str,
     trace: Trace,
@@ -204,22 +245,19 @@ def simulate(
     policy: str = "hermes",
     host: bool = False,
     rule: str = "state-or-correlation",
-    progress: bool = False,
+    bar: Any = None,
 ) -> Run:
     """Hermes (``policy`` one of POLICIES) or Hermes-host (``host``: the CPU computes the cold neurons
-    and attention, as PowerInfer) over ``trace``'s generation (``progress``: a bar over its tokens)."""
-    from sysmodel.progress import progress as progress_bar
-
+    and attention, as PowerInfer) over ``trace``'s generation, its layers standing for all of the model's
+    (their times scaled by model layers / trace layers); ``bar`` (a progress bar) counts its tokens."""
     cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
     if not host:
         require_dimms(cfg, hw)
     if policy not in POLICIES:
         raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
-    for (_, b), a in trace.acts.items():
-        want = cfg.hidden if b == "attn" else cfg.intermediate
-        if a.shape[2] != want:
-            raise ValueError(f"trace: {b} has {a.shape[2]} neurons; {cfg.name} has {want}")
+    check_trace(cfg, trace)
     batch, units = trace.batch, 1 if host else hw.dimms
+    stage(bar, "placing neurons (ILP)")
     maps = _placements(cfg, hw, trace, batch, policy, host)
     state = {k: gh.init_states(a[:, : trace.prefill].mean(axis=(0, 1))) for k, a in trace.acts.items()}
     cs = {b: costs(cfg, hw, batch, b, host) for b in BLOCKS}
@@ -233,10 +271,11 @@ def simulate(
         [],
     )
     activity = {k: np.zeros(a.shape[2]) for k, a in trace.acts.items()}
-    bar = progress_bar(trace.tokens - trace.prefill, run.system, progress)
+    stage(bar, run.system, trace.tokens - trace.prefill)
     for t in range(trace.prefill, trace.tokens):
-        bar.update()
-        total = 0.0
+        if bar is not None:
+            bar.update()
+        total, attn = 0.0, attention_time(cfg, hw, batch, t, host)  # attention: the same every layer
         for layer in range(trace.sim_layers):
             for b in BLOCKS:
                 key, c = (layer, b), cs[b]
@@ -259,7 +298,6 @@ def simulate(
                 state[key] = gh.update_states(state[key], np.asarray(act.any(axis=0)))
                 if policy in ("adjustment", "hermes"):  # reloads ride the O-proj, half of it per block [S]
                     run.reloads += sch.adjust(p, state[key], int(t_o / 2 * hw.pcie.bw // c.bytes))
-            attn = attention_time(cfg, hw, batch, t, host)
             total += attn + t_o
         if policy == "hermes" and not host and (t - trace.prefill + 1) % paper.WINDOW == 0:
             for key, p in maps.items():  # next window's remap, over DIMM-link during its O-proj phases
@@ -267,8 +305,7 @@ def simulate(
                 run.remaps += sch.window_remap(p, activity[key], hw.dimms, cap)
                 activity[key][:] = 0
         run.token_s.append(total * scale + lm)
-        run.attn_s.append(attn * cfg.layers)  # the same every layer
-    bar.close()
+        run.attn_s.append(attn * cfg.layers)
     return run
 
 
@@ -387,11 +424,7 @@ class HermesSystem:
         seed: int = 1,
     ):
         self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
-        if self.cfg.experts > 1:
-            raise Infeasible(
-                f"{self.cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
-                "are outside its model (the paper runs dense models only)"
-            )
+        check_limits(self.cfg)
         if policy not in POLICIES:
             raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
         self.hw, self.policy, self.host, self.seed = (
@@ -431,20 +464,8 @@ class HermesSystem:
     def run(self, batch: int) -> Run:
         """The per-token model at ``batch`` on a generated trace of the paper's 128 + 128 tokens."""
         if batch not in self._runs:
-            from sysmodel.hermes.workload import generate, stats_for
-
-            c = self.cfg
-            tr = generate(
-                {"attn": c.hidden, "mlp": c.intermediate},
-                paper.SIM_LAYERS,
-                paper.L_IN + paper.L_OUT,
-                paper.L_IN,
-                batch,
-                stats_for(c.name),
-                seed=self.seed,
-                layers=c.layers,
-            )
-            self._runs[batch] = simulate(c, tr, self.hw, self.policy, self.host)
+            tr = paper_trace(self.cfg, batch, self.seed)
+            self._runs[batch] = simulate(self.cfg, tr, self.hw, self.policy, self.host)
         return self._runs[batch]
 
     def _per_token(self, reqs: np.ndarray) -> np.ndarray:
@@ -538,7 +559,6 @@ class HermesSystem:
         return Area(AREA_PER_CORE_MM2 * self.hw.dimms, "[Q] Hermes §V: 1.23 mm2 per NDP core (7 nm) x DIMMs")
 
     def provenance(self):
-        from sysmodel.hermes.workload import stats_for
         from sysmodel.systems import Provenance
 
         p = Provenance()

@@ -86,6 +86,9 @@ ABLATION = {
     "hermes": _abl(1.29, "window remap over adjustment"),
 }
 DSE_MODEL, DSE_MULTIPLIERS = "opt-13b", (32, 64, 128, 256, 512)  # §V-E3
+# [S] the most GEMV multipliers per NDP core the model takes: the DSE's largest, which the RTL GEMV unit also
+# builds (golden.hermes_spec.Gemv); the timing is linear in them, so larger ones would be extrapolation
+MAX_MULTIPLIERS = DSE_MULTIPLIERS[-1]
 DSE_SPEEDUP = Claim(
     3.86, "hermes", "§V-E3, Fig. 16", "multipliers 32 -> 512, batch 16", "OPT-13B, batch 16", ratio=True
 )

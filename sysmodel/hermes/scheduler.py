@@ -10,6 +10,7 @@ A placement of one (layer, block) is ``on_gpu`` (bool per neuron: a hot copy in 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,10 +58,12 @@ def lpt(f: np.ndarray, cold: np.ndarray, dimms: int) -> np.ndarray:
     so a neuron the online adjustment later evicts from the GPU lands on a balanced DIMM."""
     dimm = np.zeros(len(f), np.int64)
     for group in (cold, ~cold):
-        load = np.zeros(dimms)
-        for i in np.flatnonzero(group)[np.argsort(-f[group], kind="stable")]:
-            j = int(np.argmin(load))
-            dimm[i], load[j] = j, load[j] + f[i]
+        heap = [(0.0, j) for j in range(dimms)]  # (load, DIMM): the least loaded, ties to the lowest DIMM
+        idx = np.flatnonzero(group)[np.argsort(-f[group], kind="stable")]
+        for i, fi in zip(idx.tolist(), f[idx].tolist(), strict=True):
+            load, j = heap[0]
+            heapq.heapreplace(heap, (load + fi, j))
+            dimm[i] = j
     return dimm
 
 

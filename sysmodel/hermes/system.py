@@ -14,7 +14,7 @@ from sysmodel.systems import Param, register
     "NDP cores, ILP mapping with online adjustment (Hermes §IV-§V; the GEMV unit's measured cycles)",
     (
         Param("dimms", paper.DIMMS, "NDP-DIMMs (32 GB each)", minimum=1, maximum=64),
-        Param("multipliers", MULTIPLIERS, "GEMV multipliers per NDP core", minimum=1, maximum=4096),
+        Param("multipliers", MULTIPLIERS, "GEMV multipliers per NDP core", minimum=1, maximum=paper.MAX_MULTIPLIERS),
         Param(
             "policy",
             "hermes",

@@ -17,30 +17,38 @@ The generator (a Gaussian copula, so every statistic has a closed form the param
 
 Blocks: ``attn`` (the QKV input dimensions behind the ReLU inserted before QKV, ``hidden`` neurons) and
 ``mlp`` (FFN neurons, ``intermediate``). Layers are statistically identical, so a run may generate fewer
-layers than the model has and scale (:class:`Trace.layers`).
+layers than the model has: they stand for all of them (``sysmodel.hermes.model.simulate`` scales their time
+by model layers / trace layers). A trace file's layers are read the same way: fewer than the model's are a
+sample of its layers; more are refused.
 
 Trace files (``.npz``, :func:`load_trace`): one boolean array per (layer, block) named ``layer{l}_{block}``
 of shape (batch, tokens, neurons) — tokens include the prompt — plus ``prefill`` (prompt tokens, an int)
 and, optionally, ``parents_layer{l}_{block}`` (neurons, 2) ints: each neuron's top-2 correlated neurons
-of the previous layer (computed by :func:`correlation_table` when absent). A loaded trace's offline profile
-(what the partition ILP sees) is its prompts' activation frequencies.
+of the previous layer (computed by :func:`correlation_table` when absent). Any other name is refused, and
+files are read without unpickling (data, never code). A loaded trace's offline profile (what the partition
+ILP sees) is its prompts' activation frequencies.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from sysmodel.hermes import paper
 
 BLOCKS = ("attn", "mlp")
 _X = np.linspace(-9, 9, 2001)  # quadrature grid for the N(0, 1) expectations below
-_W = norm.pdf(_X) * (_X[1] - _X[0])
+_W = np.exp(-(_X**2) / 2.0) / np.sqrt(2 * np.pi) * (_X[1] - _X[0])  # N(0, 1) density: scipy.stats' formula
+_SCRATCH = 1 << 21  # elements of one block's (neurons, columns) scratch in correlation_table: 16 MB of int64
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ def _both_above(q: np.ndarray | float, rho: float) -> np.ndarray:
     """P(X > q, Y > q) for standard normals of correlation rho (vectorised over q)."""
     q = np.atleast_1d(np.asarray(q, float))
     s = np.sqrt(max(1 - rho * rho, 1e-12))
-    inner = norm.cdf((rho * _X[None, :] - q[:, None]) / s)
+    inner = ndtr((rho * _X[None, :] - q[:, None]) / s)
     return ((_X[None, :] > q[:, None]) * inner * _W).sum(axis=1)
 
 
@@ -102,15 +110,15 @@ class Solved:
 
 
 def _mu(sigma: float, active: float) -> float:
-    return norm.ppf(active) * np.sqrt(1 + sigma * sigma)
+    return ndtri(active) * np.sqrt(1 + sigma * sigma)
 
 
 @functools.lru_cache(maxsize=16)
 def solve(stats: ActivationStats) -> Solved:
-    active, q_hot = 1 - stats.sparsity, norm.ppf(1 - stats.hot_neurons)
+    active, q_hot = 1 - stats.sparsity, ndtri(1 - stats.hot_neurons)
 
     def share(sigma: float) -> float:
-        p = norm.cdf(_mu(sigma, active) + sigma * _X)
+        p = ndtr(_mu(sigma, active) + sigma * _X)
         return float((p * _W)[q_hot < _X].sum() / (p * _W).sum()) - stats.hot_work
 
     sigma = brentq(share, 1e-3, 50.0)
@@ -119,7 +127,7 @@ def solve(stats: ActivationStats) -> Solved:
     keep = 1 - stats.dynamic_hot
     drift = brentq(lambda d: _both_above(q_hot, np.sqrt(1 - d * d))[0] / stats.hot_neurons - keep, 1e-6, 1 - 1e-9)
     beta = mu + sigma * _X  # per-neuron offsets over the popularity distribution (the sequence's own)
-    p = norm.cdf(beta)
+    p = ndtr(beta)
 
     def similarity(r: float) -> float:  # E|A_t & A_t-1| / E|A_t|: z has the same lag-1 correlation r
         return float((_both_above(-beta, r) * _W).sum() / (p * _W).sum()) - stats.adjacent_similarity
@@ -131,21 +139,26 @@ def solve(stats: ActivationStats) -> Solved:
 def profile_freq(g: np.ndarray, s: Solved) -> np.ndarray:
     """Activation frequency of neurons of profile popularity ``g`` averaged over sequences (what the
     paper's offline profiling on C4/Pile measures): Phi((mu + sigma sqrt(1-d^2) g) / sqrt(1 + sigma^2 d^2))."""
-    return norm.cdf((s.mu + s.sigma * np.sqrt(1 - s.drift**2) * g) / np.sqrt(1 + (s.sigma * s.drift) ** 2))
+    return ndtr((s.mu + s.sigma * np.sqrt(1 - s.drift**2) * g) / np.sqrt(1 + (s.sigma * s.drift) ** 2))
+
+
+def stage(bar: Any, desc: str, total: int | None = None) -> None:
+    """Name the next step on ``bar`` (a tqdm progress bar, or None), counting to ``total`` when it counts."""
+    if bar is not None:
+        bar.set_description_str(desc, refresh=False)
+        bar.reset(total=total)  # and redraw
 
 
 @dataclass
 class Trace:
     """Activations of ``batch`` sequences: ``acts[(layer, block)]`` bool (batch, tokens, neurons), the first
     ``prefill`` tokens being the prompt; ``parents[(layer, block)]`` (neurons, 2) correlation table (layer 0:
-    none); ``freq[(layer, block)]`` offline profile frequencies; ``layers`` the model's layer count the
-    generated ones stand for."""
+    none); ``freq[(layer, block)]`` offline profile frequencies."""
 
     acts: dict[tuple[int, str], np.ndarray]
     prefill: int
     parents: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
     freq: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
-    layers: int = 0
 
     @property
     def sim_layers(self) -> int:
@@ -159,9 +172,10 @@ class Trace:
     def tokens(self) -> int:
         return next(iter(self.acts.values())).shape[1]
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, parents: bool = True) -> Path:
+        """The trace as a file :func:`load_trace` reads; without ``parents``, loading profiles them."""
         arrays = {f"layer{layer}_{b}": a for (layer, b), a in self.acts.items()}
-        arrays |= {f"parents_layer{layer}_{b}": p for (layer, b), p in self.parents.items()}
+        arrays |= {f"parents_layer{layer}_{b}": p for (layer, b), p in self.parents.items() if parents}
         np.savez_compressed(path, prefill=self.prefill, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds as its bool options
         return path
 
@@ -174,16 +188,19 @@ def generate(
     batch: int = 1,
     stats: ActivationStats = ActivationStats(),
     seed: int = 0,
-    layers: int | None = None,
+    bar: Any = None,
 ) -> Trace:
     """Seeded activations of ``batch`` sequences over ``tokens`` tokens (``prefill`` of them the prompt),
-    for ``sim_layers`` layers of blocks sized ``neurons`` ({"attn": hidden, "mlp": intermediate})."""
+    for ``sim_layers`` layers of blocks sized ``neurons`` ({"attn": hidden, "mlp": intermediate});
+    ``bar`` (a progress bar) counts the tokens."""
     if set(neurons) != set(BLOCKS) or min(neurons.values()) < 2:
         raise ValueError(f"neurons: {neurons} not allowed; {{'attn': n, 'mlp': n}} with n >= 2")
     if not 0 < prefill < tokens or batch < 1 or sim_layers < 1:
         raise ValueError("prefill: in [1, tokens); batch, sim_layers: >= 1")
+    stage(bar, "solving the activation statistics")
     s, rng = solve(stats), np.random.default_rng(seed)
-    tr = Trace({}, prefill, layers=layers or sim_layers)
+    stage(bar, "generating activations", tokens)
+    tr = Trace({}, prefill)
     innov, keep = np.sqrt(1 - s.ar**2), np.sqrt(1 - s.coupling**2)
     beta: dict = {}
     y: dict = {}
@@ -202,6 +219,8 @@ def generate(
                 par[same, 1] = (par[same, 1] + 1) % n
                 tr.parents[(layer, b)] = par
     for t in range(tokens):  # token by token, so only one token's latents are held
+        if bar is not None:
+            bar.update()
         for b in BLOCKS:
             z_prev = None
             for layer in range(sim_layers):
@@ -219,83 +238,162 @@ def generate(
     return tr
 
 
+def _distinct_columns(prev: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``prev``'s distinct activation columns in order of their first neuron (so argmax's ties go to the
+    lowest): that neuron's index, and each column's first ``top`` neurons (-1 past its count)."""
+    _, first, group = np.unique(np.packbits(prev, axis=0).T, axis=0, return_index=True, return_inverse=True)
+    rank = np.argsort(first)
+    group = np.argsort(rank)[group.reshape(-1)]
+    order, size = np.argsort(group, kind="stable"), np.bincount(group)
+    at = (np.cumsum(size) - size)[:, None] + np.arange(top)
+    return first[rank], np.where(at < (np.cumsum(size))[:, None], order[np.minimum(at, len(order) - 1)], -1)
+
+
 def correlation_table(prev: np.ndarray, cur: np.ndarray, top: int = 2) -> np.ndarray:
     """Each current-layer neuron's ``top`` previous-layer neurons ranked by P(cur active | prev active) on
     profiling activations ``prev`` (samples, n_prev) and ``cur`` (samples, n_cur); ties by co-activation
-    count (notes §4.2 [S])."""
-    prev, cur = np.asarray(prev, np.float32), np.asarray(cur, np.float32)
-    if prev.ndim != 2 or cur.ndim != 2 or prev.shape[0] != cur.shape[0]:
-        raise ValueError(f"prev, cur: shapes {prev.shape}, {cur.shape} not allowed; (samples, neurons) each")
-    both = cur.T @ prev  # (n_cur, n_prev) co-activation counts
-    cond = both / np.maximum(prev.sum(axis=0), 1)[None, :]
-    return np.lexsort((-both, -cond), axis=-1)[:, :top]
+    count, then by index (notes §4.2 [S]). Previous-layer neurons with the same activation column rank
+    alike for every current neuron, and current neurons with the same column rank alike, so distinct
+    columns are ranked against distinct columns, a block at a time: memory stays at the block's scratch
+    whatever the layer widths, and a short profile (few samples, few distinct columns) is quick."""
+    prev, cur = np.asarray(prev, bool), np.asarray(cur, bool)
+    if prev.ndim != 2 or cur.ndim != 2 or prev.shape[0] != cur.shape[0] or prev.shape[1] < top:
+        raise ValueError(
+            f"prev, cur: shapes {prev.shape}, {cur.shape} not allowed; (samples, neurons) each, >= {top} previous"
+        )
+    first, members = _distinct_columns(prev, top)
+    cols = prev[:, first].astype(np.float32)
+    count = np.maximum(cols.sum(axis=0), 1)
+    # current neurons with the same column get the same parents: rank each distinct column once
+    _, same, back = np.unique(np.packbits(cur, axis=0).T, axis=0, return_index=True, return_inverse=True)
+    cur = cur[:, same]
+    out = np.empty((cur.shape[1], top), np.int64)
+    step = max(1, _SCRATCH // len(first))
+    for lo in range(0, cur.shape[1], step):
+        both = cur[:, lo : lo + step].T.astype(np.float32) @ cols  # co-activation counts, 0..samples
+        # (cond, both) as one integer: a non-negative float32's bits order as it does, and both < samples + 1
+        key = (both / count).view(np.int32).astype(np.int64) * (len(cur) + 1) + both.astype(np.int64)
+        rows, picks = np.arange(len(key))[:, None], []
+        for _ in range(top):  # the best remaining column (argmax: ties to the lowest first neuron)
+            g = key.argmax(axis=1)[:, None]
+            picks.append((members[g[:, 0]], key[rows, g]))
+            key[rows, g] = -1
+        # the top neurons are among these columns' first ones; tied columns interleave by index
+        who, best = (np.concatenate(x, axis=1) for x in zip(*picks, strict=True))
+        best = np.where(who < 0, -2, np.repeat(best, top, axis=1))  # a column's missing members rank last
+        out[lo : lo + step] = np.take_along_axis(who, np.lexsort((who, -best), axis=-1)[:, :top], axis=1)
+    return out[back.reshape(-1)]
 
 
-def load_trace(path: Path) -> Trace:
-    """A trace file (module docstring); a wrong key, dtype or shape is a ValueError naming it."""
+_KEY = re.compile(r"(parents_)?layer(0|[1-9]\d*)_(\w+)")  # a trace file's array names besides prefill
+
+
+def _read(path: Path) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` at ``path``, read without unpickling: a trace file is data, never code."""
     try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"trace: cannot read {path}: {e}") from None
-    if "prefill" not in data:
+        data = np.load(path, allow_pickle=False)
+    except OSError as e:  # missing, unreadable, a directory
+        raise ValueError(f"trace: cannot read {path}: {e.strerror or e}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):  # neither an .npy nor a zip numpy can read
+        raise ValueError(f"trace {path}: not an .npz archive (numpy.savez writes one)") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"trace {path}: one .npy array, not an .npz archive of named arrays (numpy.savez)")
+    with data:
+        return {key: _member(data, key, path) for key in data.files}
+
+
+def _member(data: np.lib.npyio.NpzFile, key: str, path: Path) -> np.ndarray:
+    try:
+        a = data[key]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile):  # Python objects (pickled) or damaged data
+        a = None
+    if not isinstance(a, np.ndarray):
+        raise ValueError(f"trace {path}: {key} is not an array of numbers or bools (objects or damaged data)")
+    return a
+
+
+def _split(arrays: dict[str, np.ndarray], path: Path) -> tuple[dict, dict]:
+    """The activation and parents arrays by (layer, block); any other name than theirs and prefill refused."""
+    acts: dict[tuple[int, str], np.ndarray] = {}
+    parents: dict[tuple[int, str], np.ndarray] = {}
+    for key, a in arrays.items():
+        m = _KEY.fullmatch(key)
+        if key != "prefill" and (m is None or m[3] not in BLOCKS):
+            raise ValueError(
+                f"trace {path}: key {key!r} not allowed; prefill, layer<l>_<block>, parents_layer<l>_<block> "
+                f"(l a layer number, block one of {', '.join(BLOCKS)})"
+            )
+        if m is not None:
+            (parents if m[1] else acts)[(int(m[2]), m[3])] = a
+    if "prefill" not in arrays:
         raise ValueError(f"trace {path}: missing 'prefill' (prompt tokens)")
-    acts, parents = {}, {}
-    for key in data.files:
-        if key.startswith("layer"):
-            name, _, block = key[len("layer") :].partition("_")
-            if block not in BLOCKS or not name.isdigit():
-                raise ValueError(f"trace {path}: key {key!r} not allowed; layer<l>_<block>, block in {BLOCKS}")
-            a = data[key]
-            if a.dtype != bool or a.ndim != 3:
-                raise ValueError(f"trace {path}: {key} is {a.dtype} {a.shape}; bool (batch, tokens, neurons)")
-            acts[(int(name), block)] = a
-        elif key.startswith("parents_layer"):
-            name, _, block = key[len("parents_layer") :].partition("_")
-            parents[(int(name), block)] = data[key]
     if not acts:
         raise ValueError(f"trace {path}: no layer<l>_<block> arrays")
+    return acts, parents
+
+
+def _check_acts(acts: dict[tuple[int, str], np.ndarray], path: Path) -> None:
+    for (layer, b), a in acts.items():
+        if a.dtype != bool or a.ndim != 3 or a.shape[0] < 1 or a.shape[2] < 2:
+            raise ValueError(
+                f"trace {path}: layer{layer}_{b} is {a.dtype} {a.shape}; bool (batch, tokens, neurons), "
+                "batch >= 1, neurons >= 2"
+            )
     layers = 1 + max(layer for layer, _ in acts)
     for b in BLOCKS:
         if any((layer, b) not in acts for layer in range(layers)):
             raise ValueError(f"trace {path}: block {b!r} misses some of layers 0..{layers - 1}")
         shapes = {acts[(layer, b)].shape for layer in range(layers)}
-        if len({(s[0], s[1]) for s in shapes}) != 1 or len(shapes) != 1:
+        if len(shapes) != 1:
             raise ValueError(
                 f"trace {path}: {b} arrays differ in shape {sorted(shapes)}; one (batch, tokens, neurons) per block"
             )
     if len({acts[(0, b)].shape[:2] for b in BLOCKS}) != 1:
         raise ValueError(f"trace {path}: attn and mlp arrays differ in (batch, tokens)")
-    pf = data["prefill"]
-    if pf.ndim != 0 or not np.issubdtype(pf.dtype, np.integer):
-        raise ValueError(f"trace {path}: prefill is {pf.dtype} {pf.shape}; one integer (prompt tokens)")
-    prefill = int(pf)
-    for layer, b in parents:
+
+
+def _check_parents(parents: dict, acts: dict, path: Path) -> None:
+    for (layer, b), p in parents.items():
         if layer == 0 or (layer, b) not in acts:
             raise ValueError(
                 f"trace {path}: parents_layer{layer}_{b} not allowed; parents name a neuron's correlated "
                 "neurons in the previous layer, so only layers >= 1 of the trace's blocks have them"
             )
-    tokens = acts[(0, "mlp")].shape[1]
-    if not 0 < prefill < tokens:
-        raise ValueError(f"trace {path}: prefill {prefill} not allowed; in [1, {tokens - 1}] (tokens {tokens})")
-    tr = Trace(acts, prefill, layers=layers)
-    for (layer, b), a in acts.items():
-        prompt = a[:, :prefill].reshape(-1, a.shape[2])
-        tr.freq[(layer, b)] = prompt.mean(axis=0)
-        if layer:
-            p = parents.get((layer, b))
-            if p is None:
-                prev = acts[(layer - 1, b)][:, :prefill].reshape(-1, acts[(layer - 1, b)].shape[2])
-                p = correlation_table(prev, prompt)
-            elif (
-                p.shape != (a.shape[2], 2)
-                or not np.issubdtype(p.dtype, np.integer)
-                or p.min() < 0
-                or p.max() >= acts[(layer - 1, b)].shape[2]
-            ):
-                raise ValueError(
-                    f"trace {path}: parents_layer{layer}_{b} {p.shape} not allowed; ({a.shape[2]}, 2) "
-                    "indices into the previous layer"
-                )
-            tr.parents[(layer, b)] = p
+        n, n_prev = acts[(layer, b)].shape[2], acts[(layer - 1, b)].shape[2]
+        if p.shape != (n, 2) or not np.issubdtype(p.dtype, np.integer) or p.min() < 0 or p.max() >= n_prev:
+            raise ValueError(
+                f"trace {path}: parents_layer{layer}_{b} {p.dtype} {p.shape} not allowed; ({n}, 2) "
+                f"integer indices into the previous layer's {n_prev} neurons"
+            )
+
+
+def load_trace(path: Path, check: Callable[[Trace], None] | None = None, bar: Any = None) -> Trace:
+    """A trace file (module docstring); a wrong key, dtype or shape is a ValueError naming it, as is what
+    ``check`` refuses (called before the profiling, which computes the correlation tables a file lacks;
+    ``bar``, a progress bar, counts its layers)."""
+    stage(bar, f"reading {path.name}")
+    arrays = _read(path)
+    acts, parents = _split(arrays, path)
+    _check_acts(acts, path)
+    _check_parents(parents, acts, path)
+    pf, tokens = arrays["prefill"], acts[(0, "mlp")].shape[1]
+    if pf.ndim != 0 or not np.issubdtype(pf.dtype, np.integer):
+        raise ValueError(f"trace {path}: prefill is {pf.dtype} {pf.shape}; one integer (prompt tokens)")
+    if not 0 < int(pf) < tokens:
+        raise ValueError(f"trace {path}: prefill {int(pf)} not allowed; in [1, {tokens - 1}] (tokens {tokens})")
+    tr = Trace(acts, int(pf))
+    if check is not None:
+        check(tr)
+    stage(bar, f"profiling {path.name}", tr.sim_layers)
+    for layer in range(tr.sim_layers):
+        for b in BLOCKS:
+            prompt = acts[(layer, b)][:, : tr.prefill].reshape(-1, acts[(layer, b)].shape[2])
+            tr.freq[(layer, b)] = prompt.mean(axis=0)
+            if layer and (layer, b) in parents:
+                tr.parents[(layer, b)] = parents[(layer, b)]
+            elif layer:
+                prev = acts[(layer - 1, b)][:, : tr.prefill].reshape(-1, acts[(layer - 1, b)].shape[2])
+                tr.parents[(layer, b)] = correlation_table(prev, prompt)
+        if bar is not None:
+            bar.update()
     return tr
