@@ -4,14 +4,19 @@ kind and direction, in one table (``ledger.csv`` and ``ledger.parquet`` beside t
 
 * A :class:`Claim` is a paper's number with where it stands (section, table or figure — for a value read off a
   plot's axis, the reading is said), what it measures, on what workload, and its **kind**: ``prediction`` (the
-  model computes it from other inputs), ``fit`` (a constant was fitted to this very number) or ``input`` (the
-  model takes it, or the facts that fix it, as given — shown as a check, never as a reproduction). A claim that
+  model computes it from other inputs), ``fit`` (a constant was fitted to this very number), ``input`` (the
+  model takes it, or the facts that fix it, as given — shown as a check, never as a reproduction) or
+  ``identity`` (equal by construction: zero where the mechanism is absent, an input re-emitted, arithmetic of
+  the stated organisation — it checks the kit's bookkeeping, it predicts nothing). A claim that
   compares two systems (``ratio``: A over B) also states a **direction** (A beats B when above 1).
   Claims are floats, so a paper's module keeps using them as numbers; each lives once, in its ``paper.py``.
 * :func:`record` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
   wrong way, the named cause (the report's ``GAPS``). ``sysmodel.results.row`` records every claim it prints.
 * :func:`summary` gives, per paper: rows, predictions, the share of predictions within 10%, the median
-  |log ratio|, directions right of stated, fits and inputs. Fits and inputs are never counted as reproduced.
+  |log ratio|, directions right of stated, fits, inputs and identities. Only predictions count as reproduced.
+  (The report renders it; this module imports no presentation code.)
+* A prediction whose model value equals the paper's to 4 significant digits must say why it is one
+  (``note``): ``tests/test_ledger.py`` flags it otherwise, since such agreement usually means the value went in.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("prediction", "fit", "input")
+KINDS = ("prediction", "fit", "input", "identity")
 TOLERANCE = 0.1  # a prediction "within 10%": model / paper in [0.9, 1.1]
 COMMITTED = Path(__file__).parent / "data" / "ledger.csv"
 
@@ -38,6 +43,7 @@ class Claim(float):
     kind: str
     ratio: bool
     above: bool
+    note: str
 
     def __new__(
         cls,
@@ -49,20 +55,32 @@ class Claim(float):
         kind: str = "prediction",
         ratio: bool = False,
         above: bool | None = None,
+        note: str = "",
     ) -> Claim:
         """``above``: for a direction the paper states without a number (``value`` NaN, ``ratio`` true), whether
-        A over B is above 1."""
+        A over B is above 1; ``note``: why a prediction that lands on the paper's value is still a prediction."""
         if kind not in KINDS:
             raise ValueError(f"kind: {kind!r} not allowed; allowed: {', '.join(KINDS)}")
         c = super().__new__(cls, value)
         c.paper, c.where, c.quantity, c.workload, c.kind, c.ratio = paper, where, quantity, workload, kind, ratio
         c.above = value > 1 if above is None else above
+        c.note = note
         return c
 
     def __reduce__(self):  # pickles (and so crosses process pools) as the claim it is
         return (
             Claim,
-            (float(self), self.paper, self.where, self.quantity, self.workload, self.kind, self.ratio, self.above),
+            (
+                float(self),
+                self.paper,
+                self.where,
+                self.quantity,
+                self.workload,
+                self.kind,
+                self.ratio,
+                self.above,
+                self.note,
+            ),
         )
 
 
@@ -79,6 +97,7 @@ def claims(paper: str, where: str, workload: str = "", kind: str = "prediction",
             kw.pop("kind", kind),
             kw.pop("ratio", ratio),
             kw.pop("above", None),
+            kw.pop("note", ""),
         )
 
     return make
@@ -98,6 +117,7 @@ class Row:
     direction_agrees: str  # "yes", "no", or "" where no direction is stated
     within: str  # "yes" / "no" for predictions, "" for fits and inputs
     cause: str  # for a prediction outside [0.9, 1.1] or the wrong way: the named modelling difference
+    note: str = ""  # the claim's note (why an exact agreement is still a prediction)
 
 
 _ROWS: list[Row] = []
@@ -149,6 +169,7 @@ def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> 
         agrees,
         within,
         (cause or "unexplained") if missed else "",
+        c.note,
     )
     _ROWS.append(row)
     return row
@@ -167,41 +188,8 @@ def summary(rs: list[Row]) -> dict:
         "directions": len(directions),
         "fits": sum(r.kind == "fit" for r in rs),
         "inputs": sum(r.kind == "input" for r in rs),
+        "identities": sum(r.kind == "identity" for r in rs),
     }
-
-
-SUMMARY_HEAD = [
-    "| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated | fits | inputs |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-]
-
-
-def summary_row(name: str, s: dict) -> str:
-    share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
-    med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
-    return (
-        f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
-        f"{s['directions']} | {s['fits']} | {s['inputs']} |"
-    )
-
-
-def summary_lines(rs: list[Row], papers: list[str] | None = None) -> list[str]:
-    """The summary table: one row per paper (in ``papers`` order) and, for several, the total."""
-    from sysmodel.report import caption
-
-    papers = papers or list(dict.fromkeys(r.paper for r in rs))
-    lines = [
-        caption(
-            "The validation ledger in brief: the papers' numbers the kit computes, how many are "
-            "predictions, how many of those land within 10%, and the directions of stated comparisons "
-            "(fits and inputs are never counted as reproduced)"
-        ),
-        *SUMMARY_HEAD,
-    ]
-    lines += [summary_row(p, summary([r for r in rs if r.paper == p])) for p in papers]
-    if len(papers) > 1:
-        lines.append(summary_row("all", summary(rs)))
-    return lines
 
 
 def write(rs: list[Row], out: Path) -> list[Path]:

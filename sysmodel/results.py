@@ -27,7 +27,7 @@ def gap(
 
 def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", kind: str | None = None) -> str:
     """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the ledger with
-    the model's value (``kind`` overrides the claim's). Fits and inputs say so in the gap column, never
+    the model's value (``kind`` overrides the claim's). Fits, inputs and identities say so in the gap column, never
     "within 10%"."""
     from sysmodel import ledger
 
@@ -35,7 +35,11 @@ def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2
     if isinstance(want, ledger.Claim):
         kind = kind or want.kind
         rec = ledger.record(want, got, gaps.get(name, ""), kind)
-        note = {"fit": "fit (a constant was fitted to this value)", "input": "input (taken as given)"}.get(kind)
+        note = {
+            "fit": "fit (a constant was fitted to this value)",
+            "input": "input (taken as given)",
+            "identity": "identity (equal by construction)",
+        }.get(kind)
         stated = math.isnan(want)  # a direction the paper states without a number: no ratio to print
         text = note or (
             f"wrong direction: {gaps.get(name, 'unexplained')}"

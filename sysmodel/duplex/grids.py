@@ -113,6 +113,23 @@ def fig14(requests: int, lanes: int = SOFTMAX_LANES) -> list[dict]:
     return rows
 
 
+def fig14_models(requests: int) -> dict[str, float]:
+    """§VII-C's out-of-target models: Duplex's mean throughput over Bank-PIM's on Fig. 14's grid, per model."""
+    out = {}
+    for model in paper.BANK_PIM_OTHER:
+        ratios = []
+        for lengths in paper.LENGTHS:
+            for batch in paper.BANK_PIM_BATCHES:
+                d, b = (
+                    serve(lambda pim=pim, m=model: DuplexSystem(m, "duplex", pim=pim), lengths, batch, requests)
+                    for pim in ("logic", "bank")
+                )
+                what = f"§VII-C {model} {lengths} batch {batch}"
+                ratios.append(fits(d, what).throughput / fits(b, what).throughput)
+        out[model] = float(np.mean(ratios))
+    return out
+
+
 SOFTMAX_SWEEP = (16, 32, 64, 128, 256)  # the paper sets no softmax width: Fig. 14's headline across widths
 
 
