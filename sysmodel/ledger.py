@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -118,6 +119,60 @@ class Row:
     within: str  # "yes" / "no" for predictions, "" for fits and inputs
     cause: str  # for a prediction outside [0.9, 1.1] or the wrong way: the named modelling difference
     note: str = ""  # the claim's note (why an exact agreement is still a prediction)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One quantitative statement of a paper as its text makes it (a number with a unit, "X times", "up to",
+    "on average", "similar", "A beats B", "grows with", "every", "at least"), from each paper's catalogue
+    (``sysmodel/<paper>/claims.py``: ``STATEMENTS``, in the paper's order).
+
+    ``where``: section, figure or table, exactly; ``text``: the statement, quoted or closely paraphrased;
+    ``claims``: regular expressions over the ledger's ``quantity`` column (the paper's rows they match are
+    its claims); a statement the kit does not compute has none and names ``reason`` instead (the input the
+    paper does not give, the mechanism the kit does not model)."""
+
+    where: str
+    text: str
+    claims: tuple[str, ...] = ()
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if bool(self.claims) == bool(self.reason):
+            raise ValueError(f"statement {self.where}: {self.text!r}: give ledger claims or a reason, exactly one")
+
+    def matches(self, quantity: str) -> bool:
+        return any(re.fullmatch(c, quantity) for c in self.claims)
+
+
+def claim(where: str, text: str, *quantities: str) -> Statement:
+    """A statement the ledger computes: ``quantities`` are regexes over its rows' quantity."""
+    return Statement(where, text, tuple(quantities))
+
+
+def not_computed(where: str, text: str, reason: str) -> Statement:
+    """A statement the kit does not compute, with why."""
+    return Statement(where, text, reason=reason)
+
+
+def catalogue(paper: str) -> tuple[Statement, ...]:
+    """The paper's statement list (``sysmodel/<paper>/claims.py``), empty where none is written yet."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"sysmodel.{paper}.claims").STATEMENTS
+    except ModuleNotFoundError:
+        return ()
+
+
+def coverage(paper: str) -> dict[str, int]:
+    """The paper's catalogue in counts: statements, those the ledger computes, those it does not."""
+    st = catalogue(paper)
+    return {
+        "statements": len(st),
+        "claimed": sum(bool(x.claims) for x in st),
+        "not_computed": sum(bool(x.reason) for x in st),
+    }
 
 
 _ROWS: list[Row] = []

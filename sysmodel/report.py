@@ -185,38 +185,42 @@ def number(lines: list[str]) -> list[str]:
 
 
 LEDGER_HEAD = [
-    "| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated | fits | inputs "
-    "| identities |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| paper | statements | claimed / not computed | rows | predictions | within 10% | median abs(log ratio) "
+    "| directions right / stated | fits | inputs | identities |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
 ]
 
 
-def _ledger_row(name: str, s: dict) -> str:
+def _ledger_row(name: str, s: dict, c: dict) -> str:
     share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
     med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
+    cat = (c["statements"] or "-", f"{c['claimed']} / {c['not_computed']}" if c["statements"] else "-")
     return (
-        f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
-        f"{s['directions']} | {s['fits']} | {s['inputs']} | {s['identities']} |"
+        f"| {name} | {cat[0]} | {cat[1]} | {s['rows']} | {s['predictions']} | {share} | {med} | "
+        f"{s['directions_right']} / {s['directions']} | {s['fits']} | {s['inputs']} | {s['identities']} |"
     )
 
 
 def ledger_lines(rs: list, papers: list[str] | None = None) -> list[str]:
-    """The ledger's summary table (:func:`sysmodel.ledger.summary`): one row per paper (in ``papers`` order)
-    and, for several, the total."""
-    from sysmodel.ledger import summary
+    """The ledger's summary table (:func:`sysmodel.ledger.summary`, with each paper's statement catalogue,
+    :func:`sysmodel.ledger.coverage`): one row per paper (in ``papers`` order) and, for several, the total."""
+    from sysmodel.ledger import coverage, summary
 
     papers = papers or list(dict.fromkeys(r.paper for r in rs))
     lines = [
         caption(
-            "The validation ledger in brief: the papers' numbers the kit computes, how many are "
-            "predictions, how many of those land within 10%, and the directions of stated comparisons "
-            "(fits, inputs and identities are never counted as reproduced)"
+            "The validation ledger in brief: each paper's quantitative statements (those the ledger computes "
+            "and those it does not, with why), the numbers the kit computes, how many are predictions, how "
+            "many of those land within 10%, and the directions of stated comparisons (fits, inputs and "
+            "identities are never counted as reproduced)"
         ),
         *LEDGER_HEAD,
     ]
-    lines += [_ledger_row(p, summary([r for r in rs if r.paper == p])) for p in papers]
+    cov = {p: coverage(p) for p in papers}
+    lines += [_ledger_row(p, summary([r for r in rs if r.paper == p]), cov[p]) for p in papers]
     if len(papers) > 1:
-        lines.append(_ledger_row("all", summary(rs)))
+        total = {k: sum(c[k] for c in cov.values()) for k in ("statements", "claimed", "not_computed")}
+        lines.append(_ledger_row("all", summary(rs), total))
     return lines
 
 
