@@ -119,6 +119,12 @@ class Row:
     within: str  # "yes" / "no" for predictions, "" for fits and inputs
     cause: str  # for a prediction outside [0.9, 1.1] or the wrong way: the named modelling difference
     note: str = ""  # the claim's note (why an exact agreement is still a prediction)
+    # Where the paper leaves a setting unstated that moves the claim (a baseline's KV policy, ...): the model's
+    # value at each documented alternative too, as [band_low, band_high] around the point, and whether the
+    # paper's value lies inside it; NaN and "" where no such setting was varied
+    band_low: float = math.nan
+    band_high: float = math.nan
+    in_band: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,9 +204,12 @@ def within_tolerance(ratio: float) -> bool:
     return math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
 
 
-def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> Row:
+def record(
+    c: Claim, model: float, cause: str = "", kind: str | None = None, band: tuple[float, ...] | None = None
+) -> Row:
     """Add a claim with the model's value; ``kind`` overrides the claim's (a cell a constant was fitted to);
-    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not)."""
+    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not); ``band``:
+    the model's values under the unstated setting's documented alternatives (the point joins them)."""
     if not isinstance(c, Claim):
         raise TypeError(f"ledger: {c!r} is a bare number; paper values are Claims in the paper's paper.py")
     model = float(model)
@@ -225,9 +234,18 @@ def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> 
         within,
         (cause or "unexplained") if missed else "",
         c.note,
+        *_band(float(c), model, band),
     )
     _ROWS.append(row)
     return row
+
+
+def _band(paper: float, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:
+    if not alternatives or math.isnan(paper):
+        return math.nan, math.nan, ""
+    values = [model, *map(float, alternatives)]
+    lo, hi = min(values), max(values)
+    return lo, hi, "yes" if lo <= paper <= hi else "no"
 
 
 def summary(rs: list[Row]) -> dict:
@@ -244,6 +262,11 @@ def summary(rs: list[Row]) -> dict:
         "fits": sum(r.kind == "fit" for r in rs),
         "inputs": sum(r.kind == "input" for r in rs),
         "identities": sum(r.kind == "identity" for r in rs),
+        "banded": sum(bool(r.in_band) for r in pred),
+        "in_band": sum(r.in_band == "yes" for r in pred),
+        "median_band": float(np.median(widths))
+        if (widths := [math.log(r.band_high / r.band_low) for r in pred if r.in_band and r.band_low > 0])
+        else math.nan,
     }
 
 
@@ -278,7 +301,7 @@ def write_committed(rs: list[Row], path: Path = COMMITTED) -> Path:
 
 def _formatted(r: Row) -> dict:
     d = asdict(r)
-    for k in ("paper_value", "model_value", "ratio"):
+    for k in ("paper_value", "model_value", "ratio", "band_low", "band_high"):
         d[k] = f"{d[k]:.6g}"
     return d
 

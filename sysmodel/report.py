@@ -186,8 +186,8 @@ def number(lines: list[str]) -> list[str]:
 
 LEDGER_HEAD = [
     "| paper | statements | claimed / not computed | rows | predictions | within 10% | median abs(log ratio) "
-    "| directions right / stated | fits | inputs | identities |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| paper inside band / banded | median band width | directions right / stated | fits | inputs | identities |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
 ]
 
 
@@ -195,8 +195,10 @@ def _ledger_row(name: str, s: dict, c: dict) -> str:
     share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
     med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
     cat = (c["statements"] or "-", f"{c['claimed']} / {c['not_computed']}" if c["statements"] else "-")
+    band = f"{s['in_band']} / {s['banded']}" if s["banded"] else "-"
+    width = f"{math.exp(s['median_band']):.2f}x" if math.isfinite(s["median_band"]) else "-"
     return (
-        f"| {name} | {cat[0]} | {cat[1]} | {s['rows']} | {s['predictions']} | {share} | {med} | "
+        f"| {name} | {cat[0]} | {cat[1]} | {s['rows']} | {s['predictions']} | {share} | {med} | {band} | {width} | "
         f"{s['directions_right']} / {s['directions']} | {s['fits']} | {s['inputs']} | {s['identities']} |"
     )
 

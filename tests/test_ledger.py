@@ -72,7 +72,8 @@ def test_record_semantics() -> None:
 def test_readme_quotes_the_current_summary() -> None:
     """README's "How well does it reproduce the papers?" table is the committed ledger's summary."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    rs = [ledger.Row(**{**r, **{k: float(r[k]) for k in ("paper_value", "model_value", "ratio")}}) for r in ROWS]
+    floats = ("paper_value", "model_value", "ratio", "band_low", "band_high")
+    rs = [ledger.Row(**{**r, **{k: float(r[k]) for k in floats}}) for r in ROWS]
     want = [line for line in ledger_lines(rs, ["deca", "hermes", "l3", "duplex", "flash"]) if line.startswith("|")]
     section = readme.split("## How well does it reproduce the papers?")[1].split("\n## ")[0]
     got = [line for line in section.splitlines() if line.startswith("|")]
@@ -143,3 +144,14 @@ def test_fig15_up_to_is_the_grid_maximum() -> None:
 
     grid = energy_reductions("glam-143b")
     assert len(grid) == len(duplex.LENGTHS) * len(duplex.BATCHES) and max(grid) > min(grid)
+
+
+def test_a_band_spans_the_point_and_its_alternatives() -> None:
+    c = ledger.Claim(6.1, "p", "§1", "A over B", ratio=True)
+    row = ledger.record(c, 3.2, "named", band=(7.0,))
+    assert (row.band_low, row.band_high, row.in_band, row.within) == (3.2, 7.0, "yes", "no")
+    assert ledger.record(c, 3.2, "named", band=(4.0,)).in_band == "no"
+    plain = ledger.record(c, 6.0)
+    assert math.isnan(plain.band_low) and plain.in_band == ""
+    s = ledger.summary([row, plain])
+    assert (s["banded"], s["in_band"]) == (1, 1) and s["median_band"] == pytest.approx(math.log(7.0 / 3.2))
