@@ -100,6 +100,14 @@ def table3() -> list[tuple[str, str, str, tuple, lat.Latency, list[str]]]:
     return out
 
 
+def _record_table3(model: str, backend: str, config: str, got: list[float], marks: list[str], status: str) -> None:
+    """A Table 3 row's cells into the ledger, each part with its mark's kind, the total by the row's status."""
+    cause = GAPS.get(f"{model} {backend} {config}", "")
+    total = "prediction" if status == "predicted" else ("fit" if "fit" in marks else "input")
+    for part, kind in enumerate([*({"pred": "prediction"}.get(m, m) for m in marks), total]):
+        ledger.record(paper.table3(model, backend, config, part), got[part] * 1e3, cause, kind)
+
+
 def table3_lines(rows: list) -> list[str]:
     cal = lat.calibration()
     lines = [
@@ -126,20 +134,7 @@ def table3_lines(rows: list) -> list[str]:
         if status == "predicted":
             predicted += 1
             within += ledger.within_tolerance(ratio)
-        cause = GAPS.get(f"{model} {backend} {config}", "")
-        for part, mark in enumerate(marks):
-            ledger.record(
-                paper.table3(model, backend, config, part),
-                parts[part] * 1e3,
-                cause,
-                {"pred": "prediction"}.get(mark, mark),
-            )
-        ledger.record(
-            paper.table3(model, backend, config, 3),
-            got.total * 1e3,
-            cause,
-            "prediction" if status == "predicted" else ("fit" if "fit" in marks else "input"),
-        )
+        _record_table3(model, backend, config, [*parts, got.total], marks, status)
         gap = results.gap(GAPS, f"{model} {backend} {config}", ratio)
         if not ledger.within_tolerance(ratio):
             gap = f"outside 10%: {gap}"
