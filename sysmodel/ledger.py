@@ -4,26 +4,32 @@ kind and direction, in one table (``ledger.csv`` and ``ledger.parquet`` beside t
 
 * A :class:`Claim` is a paper's number with where it stands (section, table or figure — for a value read off a
   plot's axis, the reading is said), what it measures, on what workload, and its **kind**: ``prediction`` (the
-  model computes it from other inputs), ``fit`` (a constant was fitted to this very number) or ``input`` (the
-  model takes it, or the facts that fix it, as given — shown as a check, never as a reproduction). A claim that
+  model computes it from other inputs), ``fit`` (a constant was fitted to this very number), ``input`` (the
+  model takes it, or the facts that fix it, as given — shown as a check, never as a reproduction) or
+  ``identity`` (equal by construction: zero where the mechanism is absent, an input re-emitted, arithmetic of
+  the stated organisation — it checks the kit's bookkeeping, it predicts nothing). A claim that
   compares two systems (``ratio``: A over B) also states a **direction** (A beats B when above 1).
   Claims are floats, so a paper's module keeps using them as numbers; each lives once, in its ``paper.py``.
 * :func:`record` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
   wrong way, the named cause (the report's ``GAPS``). ``sysmodel.results.row`` records every claim it prints.
 * :func:`summary` gives, per paper: rows, predictions, the share of predictions within 10%, the median
-  |log ratio|, directions right of stated, fits and inputs. Fits and inputs are never counted as reproduced.
+  |log ratio|, directions right of stated, fits, inputs and identities. Only predictions count as reproduced.
+  (The report renders it; this module imports no presentation code.)
+* A prediction whose model value equals the paper's to 4 significant digits must say why it is one
+  (``note``): ``tests/test_ledger.py`` flags it otherwise, since such agreement usually means the value went in.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
-KINDS = ("prediction", "fit", "input")
+KINDS = ("prediction", "fit", "input", "identity")
 TOLERANCE = 0.1  # a prediction "within 10%": model / paper in [0.9, 1.1]
 COMMITTED = Path(__file__).parent / "data" / "ledger.csv"
 
@@ -38,6 +44,7 @@ class Claim(float):
     kind: str
     ratio: bool
     above: bool
+    note: str
 
     def __new__(
         cls,
@@ -49,20 +56,32 @@ class Claim(float):
         kind: str = "prediction",
         ratio: bool = False,
         above: bool | None = None,
+        note: str = "",
     ) -> Claim:
         """``above``: for a direction the paper states without a number (``value`` NaN, ``ratio`` true), whether
-        A over B is above 1."""
+        A over B is above 1; ``note``: why a prediction that lands on the paper's value is still a prediction."""
         if kind not in KINDS:
             raise ValueError(f"kind: {kind!r} not allowed; allowed: {', '.join(KINDS)}")
         c = super().__new__(cls, value)
         c.paper, c.where, c.quantity, c.workload, c.kind, c.ratio = paper, where, quantity, workload, kind, ratio
         c.above = value > 1 if above is None else above
+        c.note = note
         return c
 
     def __reduce__(self):  # pickles (and so crosses process pools) as the claim it is
         return (
             Claim,
-            (float(self), self.paper, self.where, self.quantity, self.workload, self.kind, self.ratio, self.above),
+            (
+                float(self),
+                self.paper,
+                self.where,
+                self.quantity,
+                self.workload,
+                self.kind,
+                self.ratio,
+                self.above,
+                self.note,
+            ),
         )
 
 
@@ -79,6 +98,7 @@ def claims(paper: str, where: str, workload: str = "", kind: str = "prediction",
             kw.pop("kind", kind),
             kw.pop("ratio", ratio),
             kw.pop("above", None),
+            kw.pop("note", ""),
         )
 
     return make
@@ -98,6 +118,67 @@ class Row:
     direction_agrees: str  # "yes", "no", or "" where no direction is stated
     within: str  # "yes" / "no" for predictions, "" for fits and inputs
     cause: str  # for a prediction outside [0.9, 1.1] or the wrong way: the named modelling difference
+    note: str = ""  # the claim's note (why an exact agreement is still a prediction)
+    # Where the paper leaves a setting unstated that moves the claim (a baseline's KV policy, ...): the model's
+    # value at each documented alternative too, as [band_low, band_high] around the point, and whether the
+    # paper's value lies inside it; NaN and "" where no such setting was varied
+    band_low: float = math.nan
+    band_high: float = math.nan
+    in_band: str = ""
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One quantitative statement of a paper as its text makes it (a number with a unit, "X times", "up to",
+    "on average", "similar", "A beats B", "grows with", "every", "at least"), from each paper's catalogue
+    (``sysmodel/<paper>/claims.py``: ``STATEMENTS``, in the paper's order).
+
+    ``where``: section, figure or table, exactly; ``text``: the statement, quoted or closely paraphrased;
+    ``claims``: regular expressions over the ledger's ``quantity`` column (the paper's rows they match are
+    its claims); a statement the kit does not compute has none and names ``reason`` instead (the input the
+    paper does not give, the mechanism the kit does not model)."""
+
+    where: str
+    text: str
+    claims: tuple[str, ...] = ()
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if bool(self.claims) == bool(self.reason):
+            raise ValueError(f"statement {self.where}: {self.text!r}: give ledger claims or a reason, exactly one")
+
+    def matches(self, quantity: str) -> bool:
+        return any(re.fullmatch(c, quantity) for c in self.claims)
+
+
+def claim(where: str, text: str, *quantities: str) -> Statement:
+    """A statement the ledger computes: ``quantities`` are regexes over its rows' quantity."""
+    return Statement(where, text, tuple(quantities))
+
+
+def not_computed(where: str, text: str, reason: str) -> Statement:
+    """A statement the kit does not compute, with why."""
+    return Statement(where, text, reason=reason)
+
+
+def catalogue(paper: str) -> tuple[Statement, ...]:
+    """The paper's statement list (``sysmodel/<paper>/claims.py``), empty where none is written yet."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"sysmodel.{paper}.claims").STATEMENTS
+    except ModuleNotFoundError:
+        return ()
+
+
+def coverage(paper: str) -> dict[str, int]:
+    """The paper's catalogue in counts: statements, those the ledger computes, those it does not."""
+    st = catalogue(paper)
+    return {
+        "statements": len(st),
+        "claimed": sum(bool(x.claims) for x in st),
+        "not_computed": sum(bool(x.reason) for x in st),
+    }
 
 
 _ROWS: list[Row] = []
@@ -123,9 +204,12 @@ def within_tolerance(ratio: float) -> bool:
     return math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
 
 
-def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> Row:
+def record(
+    c: Claim, model: float, cause: str = "", kind: str | None = None, band: tuple[float, ...] | None = None
+) -> Row:
     """Add a claim with the model's value; ``kind`` overrides the claim's (a cell a constant was fitted to);
-    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not)."""
+    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not); ``band``:
+    the model's values under the unstated setting's documented alternatives (the point joins them)."""
     if not isinstance(c, Claim):
         raise TypeError(f"ledger: {c!r} is a bare number; paper values are Claims in the paper's paper.py")
     model = float(model)
@@ -149,9 +233,19 @@ def record(c: Claim, model: float, cause: str = "", kind: str | None = None) -> 
         agrees,
         within,
         (cause or "unexplained") if missed else "",
+        c.note,
+        *_band(float(c), model, band),
     )
     _ROWS.append(row)
     return row
+
+
+def _band(paper: float, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:
+    if not alternatives or math.isnan(paper):
+        return math.nan, math.nan, ""
+    values = [model, *map(float, alternatives)]
+    lo, hi = min(values), max(values)
+    return lo, hi, "yes" if lo <= paper <= hi else "no"
 
 
 def summary(rs: list[Row]) -> dict:
@@ -167,41 +261,13 @@ def summary(rs: list[Row]) -> dict:
         "directions": len(directions),
         "fits": sum(r.kind == "fit" for r in rs),
         "inputs": sum(r.kind == "input" for r in rs),
+        "identities": sum(r.kind == "identity" for r in rs),
+        "banded": sum(bool(r.in_band) for r in pred),
+        "in_band": sum(r.in_band == "yes" for r in pred),
+        "median_band": float(np.median(widths))
+        if (widths := [math.log(r.band_high / r.band_low) for r in pred if r.in_band and r.band_low > 0])
+        else math.nan,
     }
-
-
-SUMMARY_HEAD = [
-    "| paper | rows | predictions | within 10% | median abs(log ratio) | directions right / stated | fits | inputs |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-]
-
-
-def summary_row(name: str, s: dict) -> str:
-    share = f"{s['within']} ({s['within'] / s['predictions']:.0%})" if s["predictions"] else "-"
-    med = f"{s['median_abs_log']:.3f}" if math.isfinite(s["median_abs_log"]) else "-"
-    return (
-        f"| {name} | {s['rows']} | {s['predictions']} | {share} | {med} | {s['directions_right']} / "
-        f"{s['directions']} | {s['fits']} | {s['inputs']} |"
-    )
-
-
-def summary_lines(rs: list[Row], papers: list[str] | None = None) -> list[str]:
-    """The summary table: one row per paper (in ``papers`` order) and, for several, the total."""
-    from sysmodel.report import caption
-
-    papers = papers or list(dict.fromkeys(r.paper for r in rs))
-    lines = [
-        caption(
-            "The validation ledger in brief: the papers' numbers the kit computes, how many are "
-            "predictions, how many of those land within 10%, and the directions of stated comparisons "
-            "(fits and inputs are never counted as reproduced)"
-        ),
-        *SUMMARY_HEAD,
-    ]
-    lines += [summary_row(p, summary([r for r in rs if r.paper == p])) for p in papers]
-    if len(papers) > 1:
-        lines.append(summary_row("all", summary(rs)))
-    return lines
 
 
 def write(rs: list[Row], out: Path) -> list[Path]:
@@ -235,7 +301,7 @@ def write_committed(rs: list[Row], path: Path = COMMITTED) -> Path:
 
 def _formatted(r: Row) -> dict:
     d = asdict(r)
-    for k in ("paper_value", "model_value", "ratio"):
+    for k in ("paper_value", "model_value", "ratio", "band_low", "band_high"):
         d[k] = f"{d[k]:.6g}"
     return d
 

@@ -25,17 +25,30 @@ def gap(
     return within if within_tolerance(ratio) or not math.isfinite(ratio) else gaps.get(name, unexplained)
 
 
-def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2f", kind: str | None = None) -> str:
+def row(
+    gaps: dict[str, str],
+    name: str,
+    want: float,
+    got: float,
+    fmt: str = ".2f",
+    kind: str | None = None,
+    band: tuple[float, ...] | None = None,
+) -> str:
     """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the ledger with
-    the model's value (``kind`` overrides the claim's). Fits and inputs say so in the gap column, never
-    "within 10%"."""
+    the model's value (``kind`` overrides the claim's; ``band``: the model's values under an unstated setting's
+    alternatives, shown with whether the paper lies inside). Fits, inputs and identities say so in the gap
+    column, never "within 10%"."""
     from sysmodel import ledger
 
     ratio = got / want
     if isinstance(want, ledger.Claim):
         kind = kind or want.kind
-        rec = ledger.record(want, got, gaps.get(name, ""), kind)
-        note = {"fit": "fit (a constant was fitted to this value)", "input": "input (taken as given)"}.get(kind)
+        rec = ledger.record(want, got, gaps.get(name, ""), kind, band)
+        note = {
+            "fit": "fit (a constant was fitted to this value)",
+            "input": "input (taken as given)",
+            "identity": "identity (equal by construction)",
+        }.get(kind)
         stated = math.isnan(want)  # a direction the paper states without a number: no ratio to print
         text = note or (
             f"wrong direction: {gaps.get(name, 'unexplained')}"
@@ -46,6 +59,9 @@ def row(gaps: dict[str, str], name: str, want: float, got: float, fmt: str = ".2
         )
         if stated:
             return f"| {name} | {rec.direction} | {got:{fmt}} | - | {text} |"
+        if rec.in_band:
+            inside = "inside" if rec.in_band == "yes" else "outside"
+            text += f"; band [{rec.band_low:{fmt}}, {rec.band_high:{fmt}}]: paper {inside}"
     else:
         text = gap(gaps, name, ratio)
     return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sysmodel import ledger
+from sysmodel.report import ledger_lines
 
 ROWS = ledger.load()
 PREDICTIONS = [r for r in ROWS if r["kind"] == "prediction"]
@@ -71,10 +72,9 @@ def test_record_semantics() -> None:
 def test_readme_quotes_the_current_summary() -> None:
     """README's "How well does it reproduce the papers?" table is the committed ledger's summary."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    rs = [ledger.Row(**{**r, **{k: float(r[k]) for k in ("paper_value", "model_value", "ratio")}}) for r in ROWS]
-    want = [
-        line for line in ledger.summary_lines(rs, ["deca", "hermes", "l3", "duplex", "flash"]) if line.startswith("|")
-    ]
+    floats = ("paper_value", "model_value", "ratio", "band_low", "band_high")
+    rs = [ledger.Row(**{**r, **{k: float(r[k]) for k in floats}}) for r in ROWS]
+    want = [line for line in ledger_lines(rs, ["deca", "hermes", "l3", "duplex", "flash"]) if line.startswith("|")]
     section = readme.split("## How well does it reproduce the papers?")[1].split("\n## ")[0]
     got = [line for line in section.splitlines() if line.startswith("|")]
     assert got == want, "README's ledger summary is stale: copy it from the report's top table"
@@ -93,3 +93,65 @@ def test_a_direction_stated_without_a_number_prints_its_direction_not_a_ratio() 
     assert results.row({}, "A over B", up, 1.2) == "| A over B | above 1 | 1.20 | - | direction right |"
     assert results.row({"A over B": "named"}, "A over B", up, 0.8).endswith("| - | wrong direction: named |")
     assert ledger.rows()[-1].cause == "named" and ledger.rows()[-1].within == ""
+
+
+def _sig4(x: float) -> float:
+    return float(f"{x:.4g}")
+
+
+def test_a_prediction_that_lands_on_the_paper_says_why() -> None:
+    """A prediction equal to the paper's value to 4 significant digits usually means the value went in (an
+    identity, an input or a fit): it must carry the claim's note saying why it is a genuine prediction."""
+    for r in PREDICTIONS:
+        paper, model = float(r["paper_value"]), float(r["model_value"])
+        if math.isfinite(paper) and _sig4(paper) == _sig4(model):
+            assert r["note"], f"{r['paper']}: {r['quantity']} equals the paper's {paper}: identity, or say why"
+
+
+def test_identities_are_recorded_but_never_counted() -> None:
+    row = ledger.record(ledger.Claim(0.0, "p", "§1", "zero by construction", kind="identity"), 0.0)
+    assert (row.kind, row.within, row.cause) == ("identity", "", "")
+    s = ledger.summary([row])
+    assert (s["predictions"], s["within"], s["identities"]) == (0, 0, 1)
+    with pytest.raises(ValueError, match="allowed: prediction, fit, input, identity"):
+        ledger.Claim(1.0, "p", "§1", "x", kind="guess")
+
+
+def test_the_papers_statements_are_read_as_the_paper_states_them() -> None:
+    """Pins of earlier misreadings: the averaging set, the configuration and the location of each."""
+    from sysmodel.duplex import paper as duplex
+    from sysmodel.flash import paper as flash
+    from sysmodel.l3 import paper as l3
+
+    # Duplex Fig. 11's caption: "Mixtral, GLaM, and Grok1"; its mean and maxima cover those three only
+    assert duplex.FIG11_MODELS == ("mixtral-8x7b", "glam-143b", "grok-1")
+    assert "OPT" not in duplex.AVG_OVER_GPU.workload
+    # the 2.07x and 28.19% averages are the conclusion's, §X; Fig. 12 is §VII-B; Fig. 8 is §IV-E
+    assert duplex.AVG_OVER_GPU.where.startswith("§X") and duplex.ENERGY_AVG.where.startswith("§X")
+    assert duplex.TBT_P50_VS_GPU.where.startswith("§VII-B") and duplex.EDAP_CROSSOVER.where.startswith("§IV-E")
+    # Fig. 15's per-model numbers are "up to" values: maxima over the figure's grid
+    assert all(c.quantity.endswith("up to") for c in duplex.ENERGY.values())
+    # LLM in a flash states "up to 4x, 7x, and 20x" (abstract, §1), not Table 3's ratios; 32 KiB is derived
+    assert [float(flash.speedup(b)) for b in ("cpu", "metal-m2", "gpu")] == [4.0, 7.0, 20.0]
+    assert not isinstance(flash.flash_point(32 * 1024), ledger.Claim)
+    # peak bandwidths are arithmetic of the stated organisation
+    assert l3.PIM_BANDWIDTH.kind == duplex.PC_BANDWIDTH.kind == "identity"
+
+
+def test_fig15_up_to_is_the_grid_maximum() -> None:
+    from sysmodel.duplex import paper as duplex
+    from sysmodel.duplex.report import energy_reductions
+
+    grid = energy_reductions("glam-143b")
+    assert len(grid) == len(duplex.LENGTHS) * len(duplex.BATCHES) and max(grid) > min(grid)
+
+
+def test_a_band_spans_the_point_and_its_alternatives() -> None:
+    c = ledger.Claim(6.1, "p", "§1", "A over B", ratio=True)
+    row = ledger.record(c, 3.2, "named", band=(7.0,))
+    assert (row.band_low, row.band_high, row.in_band, row.within) == (3.2, 7.0, "yes", "no")
+    assert ledger.record(c, 3.2, "named", band=(4.0,)).in_band == "no"
+    plain = ledger.record(c, 6.0)
+    assert math.isnan(plain.band_low) and plain.in_band == ""
+    s = ledger.summary([row, plain])
+    assert (s["banded"], s["in_band"]) == (1, 1) and s["median_band"] == pytest.approx(math.log(7.0 / 3.2))

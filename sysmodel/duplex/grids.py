@@ -33,23 +33,28 @@ def fits(r: Result | None, what: str) -> Result:
     return r
 
 
-def serve(make, lengths: tuple[int, int], batch: int, requests: int, seed: int = 1) -> Result | None:
+def serve(
+    make, lengths: tuple[int, int], batch: int, requests: int, seed: int = 1, scheduler: str = "vllm"
+) -> Result | None:
     """Closed loop at ``batch`` requests in the system (§VI), Gaussian lengths; None if it cannot fit."""
     n = max(1, min(requests, 2 * batch))
     tr = make_trace("gaussian", n, seed, prompt=lengths[0], output=lengths[1])
     try:
-        return simulate(tr, make(), max_batch=batch, concurrency=min(batch, n), oversize="reject")
+        return simulate(tr, make(), max_batch=batch, concurrency=min(batch, n), oversize="reject", scheduler=scheduler)
     except Infeasible:
         return None
 
 
-def fig11(requests: int) -> list[dict]:
+def fig11(requests: int, scheduler: str = "vllm") -> list[dict]:
+    """Fig. 11's cells under one KV policy: ``vllm`` (paged, the default: continuous batching as §VI runs it,
+    with the paged KV of the PagedAttention work the paper discusses in §VIII-C) or ``reserve`` (each request's
+    whole KV reserved at admission), the alternative its unstated setup leaves open."""
     rows = []
     for model in paper.SYSTEMS:
         mk = makers(model)
         for lengths in paper.LENGTHS:
             for batch in paper.BATCHES:
-                res = {name: serve(mk[name], lengths, batch, requests) for name in SYSTEMS}
+                res = {name: serve(mk[name], lengths, batch, requests, scheduler=scheduler) for name in SYSTEMS}
                 rows.append(
                     {
                         "model": model,
@@ -111,6 +116,23 @@ def fig14(requests: int, lanes: int = SOFTMAX_LANES) -> list[dict]:
                 {"lengths": lengths, "batch": batch, "ratio": fits(d, what).throughput / fits(b, what).throughput}
             )
     return rows
+
+
+def fig14_models(requests: int) -> dict[str, float]:
+    """§VII-C's out-of-target models: Duplex's mean throughput over Bank-PIM's on Fig. 14's grid, per model."""
+    out = {}
+    for model in paper.BANK_PIM_OTHER:
+        ratios = []
+        for lengths in paper.LENGTHS:
+            for batch in paper.BANK_PIM_BATCHES:
+                d, b = (
+                    serve(lambda pim=pim, m=model: DuplexSystem(m, "duplex", pim=pim), lengths, batch, requests)
+                    for pim in ("logic", "bank")
+                )
+                what = f"§VII-C {model} {lengths} batch {batch}"
+                ratios.append(fits(d, what).throughput / fits(b, what).throughput)
+        out[model] = float(np.mean(ratios))
+    return out
 
 
 SOFTMAX_SWEEP = (16, 32, 64, 128, 256)  # the paper sets no softmax width: Fig. 14's headline across widths

@@ -27,7 +27,7 @@ def systems(model: str, host: HostConfig | None = None) -> dict:
     }
 
 
-def serve(make, model: str, trace: str, requests: int, seed: int = 1) -> Result | None:
+def serve(make, model: str, trace: str, requests: int, seed: int = 1, scheduler: str = "vllm") -> Result | None:
     """One DP replica serving its share of ``requests``. A request whose KV cache can never fit is rejected
     (as vLLM does; counted in ``meta["rejected"]``) and the rest served; the system is OOM (None) when the
     trace's mean request does not fit [S: the paper reports OOM per trace without its criterion]."""
@@ -36,17 +36,20 @@ def serve(make, model: str, trace: str, requests: int, seed: int = 1) -> Result 
         sys = make()
         if (tr.prompt + tr.output).mean() * sys.kv_bytes_per_token > sys.kv_capacity():
             return None
-        return simulate(tr, sys, oversize="reject")
+        return simulate(tr, sys, oversize="reject", scheduler=scheduler)
     except Infeasible:
         return None
 
 
-def fig8(requests: int) -> list[dict]:
+def fig8(requests: int, scheduler: str = "vllm") -> list[dict]:
+    """Fig. 8's cells under one KV policy: ``vllm`` (paged, the default: the frameworks the paper names in §2,
+    vLLM among them, page the KV cache) or ``reserve`` (each request's whole KV reserved at admission), the
+    alternative the paper's unstated baseline setup leaves open."""
     rows = []
     for model, (_tp, dp) in paper.MODELS.items():
         makers = systems(model)
         for trace in paper.TRACES:
-            res = {name: serve(make, model, trace, requests) for name, make in makers.items()}
+            res = {name: serve(make, model, trace, requests, scheduler=scheduler) for name, make in makers.items()}
             row: dict[str, object] = {"model": model, "trace": trace}
             for name, r in res.items():
                 row[name] = None if r is None else r.throughput * dp
