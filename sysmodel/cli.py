@@ -278,6 +278,38 @@ def cmd_systems(a: argparse.Namespace) -> int:
     return 0
 
 
+def _billions(n: float) -> str:
+    return f"{n / 1e9:.1f}B"
+
+
+def cmd_model(a: argparse.Namespace) -> int:
+    """What the kit derives from a zoo model or a config.json; without one, the zoo."""
+    from sysmodel.models import available, describe, load_model
+
+    if a.model is None:
+        for name in available():
+            d = describe(load_model(name))
+            print(f"{name}: {d['family']}, {_billions(d['params'])} total, {_billions(d['active_params'])} active")
+        return 0
+    d = describe(load_model(a.model))
+    mtp = f" ({_billions(d['params_mtp'])} with the multi-token-prediction layers)" if d["params_mtp"] else ""
+    ffn = "gated" if d["gated"] else "plain"
+    lines = [
+        f"{d['name']} ({d['family']})",
+        f"parameters: {_billions(d['params'])} total{mtp}, {_billions(d['active_params'])} active",
+        f"KV cache: {d['kv_bytes_per_token'] / 1024:.1f} KiB per token (FP16, every layer), {d['attention']}"
+        + (f": latent rank {d['kv_lora']} + rope key {d['rope_dim']}" if d["attention"] == "MLA" else ""),
+        f"layers: {d['layers']}: {d['dense_layers']} dense, {d['moe_layers']} MoE, "
+        f"{d['sliding_layers']} with a sliding window" + (f" of {d['window']} tokens" if d["window"] else ""),
+        f"FFN: {ffn} ({d['activation']}); embeddings {'tied' if d['tied_embeddings'] else 'untied'}",
+    ]
+    if d["experts"] > 1:
+        shared = f", shared experts {d['shared_intermediate']} wide" if d["shared_intermediate"] else ""
+        lines.append(f"experts: {d['experts']} routed, top-{d['top_k']}{shared}")
+    print("\n".join(lines))
+    return 0
+
+
 def cmd_hermes(a: argparse.Namespace) -> int:
     """One Hermes generation on a generated or user-supplied activation trace."""
     from sysmodel.hermes import model as hm
@@ -395,7 +427,9 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
 
 
 def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
-    p.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
+    p.add_argument(
+        "--model", required=True, help="a zoo model (membound model lists them) or a Hugging Face config.json"
+    )
     p.add_argument(
         "--trace",
         default="fixed",
@@ -459,6 +493,8 @@ def parser() -> Parser:
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     sub.add_parser("systems", help="list the registered systems with their parameters")
+    md = sub.add_parser("model", help="what the kit derives from a model: parameters, KV bytes, layers, experts")
+    md.add_argument("model", nargs="?", help="a zoo name or a Hugging Face config.json (none: list the zoo)")
     sv = sub.add_parser("serve", help="serve a request trace on a system: throughput, TBT/T2FT/E2E, J/token")
     _trace_options(sv, "requests (default 1000; a file: all of its rows)")
     sv.add_argument("--system", default="gpu", help="a registered system (`membound systems`)")
@@ -557,6 +593,7 @@ COMMANDS = {
     "serve": cmd_serve,
     "compare": cmd_compare,
     "systems": cmd_systems,
+    "model": cmd_model,
     "hermes": cmd_hermes,
     "dram": cmd_dram,
     "flash-bench": cmd_flash_bench,

@@ -232,3 +232,19 @@ def test_moe_reads_routed_experts_and_prefill_flops() -> None:
     assert not glam.is_moe(0) and glam.is_moe(1)
     with pytest.raises(ValueError, match="phase: 'train' not allowed"):
         operators(llama, "train")
+
+
+def test_model_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from sysmodel.cli import main
+
+    assert main(["model", "sysmodel/data/models/deepseek-v3.json"]) == 0
+    out = capsys.readouterr().out
+    assert "671.0B total (682.6B with the multi-token-prediction layers), 37.6B active" in out
+    assert "MLA: latent rank 512 + rope key 64" in out and "3 dense, 58 MoE" in out
+    assert main(["model", "qwen3-235b-a22b"]) == 0
+    assert "235.1B total, 22.2B active" in capsys.readouterr().out
+    assert main(["model"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(available())
+    assert main(["model", "gpt-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("membound model: model: unknown 'gpt-5'") and err.count("\n") == 1
