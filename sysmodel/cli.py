@@ -114,8 +114,16 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     from sysmodel import serving
 
     if Path(a.trace).suffix not in (".csv", ".jsonl"):
+        if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
+            raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
         return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
-    trace = serving.load_trace(Path(a.trace))
+    from sysmodel import traces
+    from sysmodel.models import load_model
+
+    window = traces.Window(a.time_scale, a.start, a.duration)
+    trace, loaded = traces.load(Path(a.trace), window, a.trace_where, load_model(a.model).context)
+    if loaded.format != traces.FORMATS["membound"].name or loaded.skipped:
+        print(f"membound {command}: note: {traces.summary(loaded, a.trace)}", file=sys.stderr)
     if a.requests and a.requests > len(trace):
         print(
             f"membound {command}: note: {a.trace} has {len(trace)} requests; running all of them, not "
@@ -168,7 +176,8 @@ def cmd_serve(a: argparse.Namespace) -> int:
             per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
-            load = f"closed loop at {a.concurrency}" if a.concurrency else ("all at t=0" if q is None else f"{q:g} QPS")
+            arrivals = "all at t=0" if not trace.arrival.any() else "the trace's arrivals"
+            load = f"closed loop at {a.concurrency}" if a.concurrency else (arrivals if q is None else f"{q:g} QPS")
             print(
                 f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
                 f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token"
@@ -295,7 +304,7 @@ def cmd_model(a: argparse.Namespace) -> int:
     mtp = f" ({_billions(d['params_mtp'])} with the multi-token-prediction layers)" if d["params_mtp"] else ""
     ffn = "gated" if d["gated"] else "plain"
     lines = [
-        f"{d['name']} ({d['family']})",
+        f"{d['name']} ({d['family']}, context {d['context'] or 'not given'})",
         f"parameters: {_billions(d['params'])} total{mtp}, {_billions(d['active_params'])} active",
         f"KV cache: {d['kv_bytes_per_token'] / 1024:.1f} KiB per token (FP16, every layer), {d['attention']}"
         + (f": latent rank {d['kv_lora']} + rope key {d['rope_dim']}" if d["attention"] == "MLA" else ""),
@@ -433,10 +442,24 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument(
         "--trace",
         default="fixed",
-        help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
-        "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)",
+        help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, or a .csv/.jsonl file: columns "
+        "arrival_s, prompt_tokens, output_tokens, or an Azure LLM inference, BurstGPT or Mooncake trace",
     )
     p.add_argument("--requests", type=positive_int, help=requests_help)
+    p.add_argument(
+        "--time-scale",
+        type=positive_float,
+        default=1.0,
+        help="a trace file's arrival times times F (0.5: twice the rate)",
+    )
+    p.add_argument("--start", type=float, default=0.0, help="a trace file: skip its first S seconds")
+    p.add_argument("--duration", type=positive_float, help="a trace file: replay D seconds from --start")
+    p.add_argument(
+        "--trace-where",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="a public trace file: keep its rows with this value (repeatable; e.g. Model=ChatGPT for BurstGPT)",
+    )
     p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")

@@ -53,6 +53,7 @@ class ModelConfig:
     v_head: int = 0  # MLA: value head width
     mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction modules (§2.2): counted, never served
     family: str = ""  # the config's model_type
+    context: int = 0  # longest sequence it was trained for (max_position_embeddings; 0: the config omits it)
 
     @property
     def head_dim(self) -> int:
@@ -207,6 +208,7 @@ def describe(cfg: ModelConfig) -> dict:
         "gated": cfg.ffn_matrices == 3,
         "activation": cfg.activation,
         "tied_embeddings": cfg.tied_embeddings,
+        "context": cfg.context,
     }
 
 
@@ -376,6 +378,7 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
             "biases": bool(c.get("bias", False)) if family == "falcon" else fam.biases,
             "qkv_bias": family in ("qwen2", "qwen2_moe") or bool(c.get("attention_bias", False)),
             "head_size": c.get("head_dim") or 0,
+            "context": _whole(c, ("max_position_embeddings", "n_positions"), where, 0, 0),
             **extra,
         }
     )
