@@ -248,3 +248,53 @@ def test_model_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["model", "gpt-5"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("membound model: model: unknown 'gpt-5'") and err.count("\n") == 1
+
+
+# deepseek-ai/DeepSeek-V2-Lite config.json (sizes): MLA without a query compression, 2 shared experts
+V2_LITE = {
+    "model_type": "deepseek_v2",
+    "hidden_size": 2048,
+    "intermediate_size": 10944,
+    "moe_intermediate_size": 1408,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "n_routed_experts": 64,
+    "n_shared_experts": 2,
+    "num_experts_per_tok": 6,
+    "first_k_dense_replace": 1,
+    "moe_layer_freq": 1,
+    "kv_lora_rank": 512,
+    "q_lora_rank": None,
+    "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128,
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+    "hidden_act": "silu",
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 163840,
+}
+
+
+def test_systems_outside_a_family_refuse_by_name(tmp_path: Path) -> None:
+    """DeepSeek-V2 §2.1 / Table: V2-Lite has 15.7B parameters. L3's rank and Duplex's Logic-PIM map per-head
+    K and V, so MLA is refused by name; Hermes and LLM in a flash run dense models only; sliding windows are
+    refused where a system prices attention over every cached token."""
+    from sysmodel import systems
+    from sysmodel.cost import Infeasible
+
+    path = tmp_path / "deepseek-v2-lite" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(V2_LITE))
+    assert load_model(path).params() == pytest.approx(15.7e9, rel=0.01)
+    for name, reason in (
+        ("l3", "multi-head latent attention"),
+        ("duplex", "multi-head latent attention"),
+        ("hermes", "MoE experts are outside its model"),
+        ("flash", "MoE experts are outside its model"),
+    ):
+        with pytest.raises(Infeasible, match=reason):
+            systems.build(name, str(path), [])
+    for name in ("l3", "duplex", "hermes", "flash"):
+        with pytest.raises(Infeasible, match="sliding-window layers"):
+            systems.build(name, "gemma2-27b", [])

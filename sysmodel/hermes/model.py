@@ -392,6 +392,8 @@ class HermesSystem:
                 f"{self.cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
                 "are outside its model (the paper runs dense models only)"
             )
+        if self.cfg.sliding_layers:
+            raise Infeasible(f"{self.cfg.name}: sliding-window layers; Hermes' attention reads every cached token")
         if policy not in POLICIES:
             raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
         self.hw, self.policy, self.host, self.seed = (

@@ -111,6 +111,13 @@ class L3System:
             raise Infeasible(
                 f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x {paper.GPU}"
             )
+        if attention == "l3" and self.cfg.mla:
+            raise Infeasible(
+                f"{model}: multi-head latent attention (one latent shared by every head); the L3 rank maps "
+                f"each head's own K and V of d_head {FULL.d_head}"
+            )
+        if self.cfg.sliding_layers:
+            raise Infeasible(f"{model}: sliding-window layers; L3's host attention reads every cached token")
         if attention == "l3" and self.cfg.head_dim != FULL.d_head:
             raise Infeasible(f"{model}: head dimension {self.cfg.head_dim}; the L3 rank maps d_head {FULL.d_head}")
         self.ranks = host.ranksets * paper.CHANNELS / dp
