@@ -492,7 +492,7 @@ def _windowed(shape: StageShape, window: int) -> tuple[ArrayLike, ArrayLike]:
 
 
 def layer_ops(
-    cfg: ModelConfig, shape: StageShape, moe: bool = False, wbytes: float = 2.0, kv_bytes: float = KV_BYTES
+    cfg: ModelConfig, shape: StageShape, moe: int = False, wbytes: float = 2.0, kv_bytes: float = KV_BYTES
 ) -> list[Op]:
     """One layer's operators for a stage, in execution order; ``moe`` a :class:`LayerKind` (or a bool: full
     attention). MoE layers read the weights of min(E, tokens*top_k) routed experts (every routed expert once)

@@ -144,7 +144,7 @@ class L3System:
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
         return cycles * TCK_S / eff / self.ranks
 
-    def layer_parts(self, shape: StageShape, moe: bool) -> tuple[Num, Num]:
+    def layer_parts(self, shape: StageShape, moe: int) -> tuple[Num, Num]:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
         cfg = self.cfg
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
