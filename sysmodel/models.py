@@ -389,8 +389,8 @@ def available() -> list[str]:
 
 
 def load_model(name: str | Path) -> ModelConfig:
-    """A zoo model by name, or a Hugging Face config.json by path (named after its file, or its folder when
-    the file is ``config.json``)."""
+    """A zoo model by name, or a Hugging Face config.json by path (named by that path, so the systems that
+    load a model again by its name find the same file)."""
     path = Path(name)
     if path.suffix != ".json":
         path = MODELS_DIR / f"{name}.json"
@@ -404,8 +404,7 @@ def load_model(name: str | Path) -> ModelConfig:
         raise ConfigError(f"model: {path}: not JSON ({e})") from None
     if not isinstance(c, dict):
         raise ConfigError(f"model: {path}: not a JSON object")
-    stem = path.parent.name if path.stem == "config" else path.stem
-    return from_config(c, stem, str(path))
+    return from_config(c, str(name), str(path))
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,8 @@ def test_loads_a_config_by_path(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_text((Path("sysmodel/data/models/llama2-7b.json")).read_text())
     cfg = load_model(folder / "config.json")
-    assert cfg.name == "my-llama" and cfg.params() == load_model("llama2-7b").params()
+    assert cfg.name == str(folder / "config.json") and cfg.params() == load_model("llama2-7b").params()
+    assert load_model(cfg.name) == cfg  # what systems that reload a model by its name rely on
     with pytest.raises(ValueError, match="does not exist"):
         load_model(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{")
@@ -298,3 +299,20 @@ def test_systems_outside_a_family_refuse_by_name(tmp_path: Path) -> None:
     for name in ("l3", "duplex", "hermes", "flash"):
         with pytest.raises(Infeasible, match="sliding-window layers"):
             systems.build(name, "gemma2-27b", [])
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "qwen3-235b-a22b"])
+def test_compare_runs_every_system_on_a_config_path(name: str, tmp_path: Path) -> None:
+    """The issue's done-when: `membound compare --model path/to/config.json --systems all` runs; each
+    system serves or says why not."""
+    import csv
+
+    from sysmodel.cli import main
+
+    path = Path("sysmodel/data/models") / f"{name}.json"
+    assert main(["compare", "--model", str(path), "--requests", "4", "--out", str(tmp_path)]) == 0
+    rows = {r["system"]: r for r in csv.DictReader((tmp_path / "compare.csv").open())}
+    assert rows["gpu"]["feasible"] == "True" and len(rows) == 9
+    assert all(r["feasible"] == "True" or r["reason"] for r in rows.values())
+    if name == "deepseek-v3":
+        assert "multi-head latent attention" in rows["duplex"]["reason"]
