@@ -507,30 +507,12 @@ def layer_ops(
         return Op(name, "gemm", t, k, n, np.multiply(copies, w * wbytes), 0.0, np.multiply(t, 2.0 * w * experts))
 
     def attention(name: str, pairs: ArrayLike, keys: ArrayLike, decode: bool, blocks: ArrayLike = 0) -> Op:
-        return Op(
-            name,
-            "attention",
-            t,
-            cfg.head_dim,
-            0,
-            0.0,
-            np.multiply(keys, cfg.kv_width * kv_bytes),
-            np.multiply(pairs, _attention_flops(cfg, decode)),
-            blocks=blocks,
-        )
+        kv, flops = np.multiply(keys, cfg.kv_width * kv_bytes), np.multiply(pairs, _attention_flops(cfg, decode))
+        return Op(name, "attention", t, cfg.head_dim, 0, 0.0, kv, flops, blocks=blocks)
 
     def elementwise(name: str, kind: str, width: int, vectors: int, flops_per: float) -> Op:
-        return Op(
-            name,
-            kind,
-            t,
-            width,
-            width,
-            0.0,
-            0.0,
-            np.multiply(t, flops_per * width),
-            act_bytes=np.multiply(t, 2.0 * vectors * width),
-        )
+        act = np.multiply(t, 2.0 * vectors * width)
+        return Op(name, kind, t, width, width, 0.0, 0.0, np.multiply(t, flops_per * width), act_bytes=act)
 
     gated = cfg.ffn_matrices == 3
     out = cfg.heads * cfg.v_dim
