@@ -108,7 +108,9 @@ class ModelConfig:
         return experts * self.ffn_params() + shared + self.hidden * self.experts
 
     def layer_params(self, moe: bool, experts: int | None = None) -> int:
-        """One layer's weights; of a MoE layer's routed experts, ``experts`` (default all of them)."""
+        """One layer's weights; of a MoE layer's routed experts, ``experts`` (default all of them). Two norms a
+        layer (with biases, their biases too); Gemma 2's other two, Qwen3's per-head q/k norms and Qwen2-MoE's
+        one-output shared-expert gate are left out (each under 0.01% of the model)."""
         ffn = (
             self.moe_ffn_params(self.experts if experts is None else experts)
             if moe and self.experts > 1
@@ -229,16 +231,18 @@ class Family:
 GATED = Family(gated=True)
 FAMILIES = {
     **dict.fromkeys(("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3"), GATED),
-    **dict.fromkeys(("deepseek_v2", "deepseek_v3", "grok-1"), GATED),
+    **dict.fromkeys(("deepseek_v2", "deepseek_v3"), GATED),
     "gemma2": Family(gated=True, tied=True),
     "opt": Family(gated=False, biases=True, tied=True, positions="max_position_embeddings", position_offset=2),
     "falcon": Family(gated=False, tied=True),  # biases: the config's "bias"
     "gpt_neox": Family(gated=False, biases=True),
     "gpt2": Family(gated=False, biases=True, tied=True, positions="n_positions"),
     # beyond the transformer families above, for zoo entries of the papers: Phi-2, Persimmon-8B (its
-    # projections' biases, 0.02% of its weights, are not counted), and GLaM, which has no released config
-    # (its entry spells the GLaM paper's Table 1 in these fields; MoE layers as Jamba's expert_layer_period)
+    # projections' biases, 0.02% of its weights, are not counted), Grok-1 (hpcai-tech's config), and GLaM,
+    # which has no released config (its entry spells the GLaM paper's Table 1 in these fields; MoE layers
+    # as Jamba's expert_layer_period)
     "phi": Family(gated=False, biases=True),
+    "grok-1": GATED,
     "persimmon": Family(gated=False),
     "glam": Family(gated=False, tied=True),
 }
