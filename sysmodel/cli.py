@@ -312,6 +312,13 @@ def cmd_model(a: argparse.Namespace) -> int:
         f"{d['sliding_layers']} with a sliding window" + (f" of {d['window']} tokens" if d["window"] else ""),
         f"FFN: {ffn} ({d['activation']}); embeddings {'tied' if d['tied_embeddings'] else 'untied'}",
     ]
+    if d["sliding_layers"] and d["context"]:
+        held, full = d["kv_bytes_at_context"] / 2**30, d["kv_bytes_per_token"] * d["context"] / 2**30
+        lines.insert(
+            3,
+            f"KV cache of one request at its {d['context']}-token context: {held:.2f} GiB with the sliding layers "
+            f"keeping {d['window']} tokens ({full:.2f} GiB reserved in full)",
+        )
     if d["experts"] > 1:
         shared = f", shared experts {d['shared_intermediate']} wide" if d["shared_intermediate"] else ""
         lines.append(f"experts: {d['experts']} routed, top-{d['top_k']}{shared}")

@@ -196,6 +196,7 @@ def describe(cfg: ModelConfig) -> dict:
         "params_mtp": cfg.params(mtp=True) if cfg.mtp_layers else None,
         "active_params": cfg.active_params(),
         "kv_bytes_per_token": cfg.kv_bytes_per_token(),
+        "kv_bytes_at_context": cfg.kv_bytes(cfg.context),
         "attention": "MLA" if cfg.mla else ("MHA" if cfg.kv_heads == cfg.heads else f"GQA ({cfg.kv_heads} KV heads)"),
         "kv_lora": cfg.kv_lora,
         "rope_dim": cfg.rope_dim,

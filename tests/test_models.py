@@ -244,6 +244,10 @@ def test_model_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MLA: latent rank 512 + rope key 64" in out and "3 dense, 58 MoE" in out
     assert main(["model", "qwen3-235b-a22b"]) == 0
     assert "235.1B total, 22.2B active" in capsys.readouterr().out
+    assert main(["model", "gemma2-27b"]) == 0  # (23 x 8192 + 23 x 4096) token-layers x 8192 B; 46 x 8192 in full
+    assert (
+        "8192-token context: 2.16 GiB with the sliding layers keeping 4096 tokens (2.88 GiB" in capsys.readouterr().out
+    )
     assert main(["model"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == len(available())
     assert main(["model", "gpt-5"]) == 2
