@@ -320,3 +320,42 @@ def test_compare_runs_every_system_on_a_config_path(name: str, tmp_path: Path) -
     assert all(r["feasible"] == "True" or r["reason"] for r in rows.values())
     if name == "deepseek-v3":
         assert "multi-head latent attention" in rows["duplex"]["reason"]
+
+
+BASE = {"hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4, "vocab_size": 100, "hidden_act": "silu"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "check"),
+    [  # each family's rule in transformers, on a 6-layer config
+        ({"model_type": "mistral", "intermediate_size": 128, "sliding_window": 32},
+         lambda c: c.sliding_layers == (0, 1, 2, 3, 4, 5) and c.window == 32 and c.ffn_matrices == 3),
+        ({"model_type": "qwen2", "intermediate_size": 128, "sliding_window": 32, "use_sliding_window": True,
+          "max_window_layers": 4}, lambda c: c.sliding_layers == (4, 5) and c.qkv_bias),
+        ({"model_type": "qwen2", "intermediate_size": 128, "sliding_window": 32, "use_sliding_window": False},
+         lambda c: c.sliding_layers == () and c.window == 0),
+        ({"model_type": "llama", "intermediate_size": 128, "sliding_window": 32,
+          "layer_types": ["full_attention", "sliding_attention"] * 3}, lambda c: c.sliding_layers == (1, 3, 5)),
+        ({"model_type": "qwen2_moe", "intermediate_size": 128, "moe_intermediate_size": 16, "num_experts": 8,
+          "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [5],
+          "shared_expert_intermediate_size": 32},
+         lambda c: [c.is_moe(i) for i in range(6)] == [False, True, False, True, False, False]
+         and (c.intermediate, c.dense_intermediate, c.shared_intermediate) == (16, 128, 32)),
+        ({"model_type": "deepseek_v3", "intermediate_size": 128, "moe_intermediate_size": 16, "n_routed_experts": 8,
+          "num_experts_per_tok": 2, "first_k_dense_replace": 1, "moe_layer_freq": 2, "n_shared_experts": 2,
+          "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16},
+         lambda c: [c.is_moe(i) for i in range(6)] == [False, False, True, False, True, False]
+         and c.shared_intermediate == 32 and c.kv_width == 24 and c.q_lora == 0 and c.kv_heads == 1),
+        ({"model_type": "falcon", "multi_query": False}, lambda c: c.kv_heads == 4 and c.intermediate == 256),
+        ({"model_type": "gpt2", "n_inner": None, "n_positions": 512},
+         lambda c: c.intermediate == 256 and c.learned_positions == 512 and c.tied_embeddings and c.biases),
+        ({"model_type": "opt", "ffn_dim": 128, "max_position_embeddings": 512},
+         lambda c: c.learned_positions == 514 and c.context == 512 and c.ffn_matrices == 2),
+        ({"model_type": "gemma2", "intermediate_size": 128, "head_dim": 32, "sliding_window": 16},
+         lambda c: c.tied_embeddings and c.q_dim == 128 and c.sliding_layers == (0, 2, 4)),
+    ],
+)  # fmt: skip
+def test_family_rules(extra: dict, check) -> None:
+    from sysmodel.models import from_config
+
+    assert check(from_config({**BASE, **extra}, "t", "t.json"))
