@@ -394,9 +394,11 @@ def available() -> list[str]:
 
 
 def load_model(name: str | Path) -> ModelConfig:
-    """A zoo model by name, or a Hugging Face config.json by path (named by that path, so the systems that
-    load a model again by its name find the same file)."""
+    """A zoo model by name, or a Hugging Face config.json (or the folder holding it) by path, named by that
+    path, so the systems that load a model again by its name find the same file."""
     path = Path(name)
+    if path.is_dir():  # a downloaded model's folder
+        path = path / "config.json"
     if path.suffix != ".json":
         path = MODELS_DIR / f"{name}.json"
         if not path.exists():

@@ -196,6 +196,7 @@ def test_loads_a_config_by_path(tmp_path: Path) -> None:
     cfg = load_model(folder / "config.json")
     assert cfg.name == str(folder / "config.json") and cfg.params() == load_model("llama2-7b").params()
     assert load_model(cfg.name) == cfg  # what systems that reload a model by its name rely on
+    assert load_model(folder).params() == cfg.params()  # the folder a download leaves
     with pytest.raises(ValueError, match="does not exist"):
         load_model(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{")
