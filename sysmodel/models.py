@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -497,6 +498,20 @@ def _windowed(shape: StageShape, window: int) -> tuple[ArrayLike, ArrayLike]:
     )
 
 
+def _projections(cfg: ModelConfig, gemm: Callable[[str, int, int], Op]) -> list[Op]:
+    """The attention's input projections: q, k, v as one GEMM; MLA's projections of the hidden state as one
+    (``qkv``: q_a and kv_a with the rope key, vLLM's fused_qkv_a_proj in vllm/model_executor/models/
+    deepseek_v2.py; without a query compression, q and kv_a), then the query's and the latent's
+    up-projections (``qkv_q_b``, ``qkv_kv_b``)."""
+    h = cfg.hidden
+    if not cfg.mla:
+        return [gemm("qkv", h, cfg.q_dim + 2 * cfg.kv_dim)]
+    ops = [gemm("qkv", h, (cfg.q_lora or cfg.q_dim) + cfg.kv_width)]
+    if cfg.q_lora:
+        ops.append(gemm("qkv_q_b", cfg.q_lora, cfg.q_dim))
+    return [*ops, gemm("qkv_kv_b", cfg.kv_lora, cfg.heads * (cfg.head_dim - cfg.rope_dim + cfg.v_dim))]
+
+
 def layer_ops(
     cfg: ModelConfig, shape: StageShape, moe: int = False, wbytes: float = 2.0, kv_bytes: float = KV_BYTES
 ) -> list[Op]:
@@ -504,13 +519,12 @@ def layer_ops(
     attention). MoE layers read the weights of min(E, tokens*top_k) routed experts (every routed expert once)
     and do tokens*top_k experts' FLOPs; shared experts run on every token. Softmax is counted inside attention
     (its bytes stay on chip); a norm reads its input and weight and writes its output (3 vectors), an
-    activation reads 1 (2 gated) and writes 1 — AttAcc src/model.py's accounting. MLA's four projections
-    (q_a, q_b, kv_a, kv_b) are one ``qkv`` GEMM of their weights and FLOPs (k = hidden)."""
+    activation reads 1 (2 gated) and writes 1 — AttAcc src/model.py's accounting."""
     h, t = cfg.hidden, shape.tokens
     used = cfg.top_k if moe else 1
 
-    def gemm(name: str, k: int, n: int, copies: ArrayLike = 1, experts: int = 1, weights: int = 0) -> Op:
-        w = weights or k * n
+    def gemm(name: str, k: int, n: int, copies: ArrayLike = 1, experts: int = 1) -> Op:
+        w = k * n
         return Op(name, "gemm", t, k, n, np.multiply(copies, w * wbytes), 0.0, np.multiply(t, 2.0 * w * experts))
 
     def attention(name: str, pairs: ArrayLike, keys: ArrayLike, decode: bool, blocks: ArrayLike = 0) -> Op:
@@ -523,10 +537,9 @@ def layer_ops(
 
     gated = cfg.ffn_matrices == 3
     out = cfg.heads * cfg.v_dim
-    proj = cfg.attn_params() - out * h if cfg.mla else 0
     keys, pairs = _windowed(shape, getattr(moe, "window", 0))
     ops = [
-        gemm("qkv", h, round(proj / h) if cfg.mla else cfg.q_dim + 2 * cfg.kv_dim, weights=proj),
+        *_projections(cfg, gemm),
         attention("attn_decode", keys, keys, True, np.multiply(shape.decode_reqs, cfg.heads)),
         attention("attn_prefill", pairs, shape.prefill_kv, False),
         gemm("o_proj", out, h),

@@ -126,7 +126,9 @@ def test_mla_one_layer_by_hand() -> None:
     assert ops["attn_decode"].kv_bytes == 2 * 1000 * 576 * 2
     # absorbed: per pair and head, scores over 512 + 64 and the latent-weighted sum over 512, 2 FLOPs a MAC
     assert ops["attn_decode"].flops == 2 * 1000 * 128 * 2 * (512 + 64 + 512)
-    assert ops["qkv"].weight_bytes == pytest.approx(2 * (attn - 128 * 128 * 7168), abs=2 * 7168)
+    assert (ops["qkv"].k, ops["qkv"].n) == (7168, 1536 + 576)  # q_a and kv_a fused, as vLLM's fused_qkv_a_proj
+    projections = sum(op.weight_bytes for name, op in ops.items() if name.startswith("qkv"))
+    assert projections == 2 * (attn - 128 * 128 * 7168 - 1536 - 512)  # every weight but o and the two norms
     pre = {op.name: op for op in operators(cfg, "prefill", batch=1, seq=4)}
     assert pre["attn_prefill"].flops == 10 * 128 * 2 * (192 + 128)  # 4 x 5 / 2 causal pairs, decompressed heads
 
