@@ -114,8 +114,16 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     from sysmodel import serving
 
     if Path(a.trace).suffix not in (".csv", ".jsonl"):
+        if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
+            raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
         return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
-    trace = serving.load_trace(Path(a.trace))
+    from sysmodel import traces
+    from sysmodel.models import load_model
+
+    window = traces.Window(a.time_scale, a.start, a.duration)
+    trace, loaded = traces.load(Path(a.trace), window, a.trace_where, load_model(a.model).context)
+    if loaded.format != traces.FORMATS["membound"].name or loaded.skipped:
+        print(f"membound {command}: note: {traces.summary(loaded, a.trace)}", file=sys.stderr)
     if a.requests and a.requests > len(trace):
         print(
             f"membound {command}: note: {a.trace} has {len(trace)} requests; running all of them, not "
@@ -168,7 +176,8 @@ def cmd_serve(a: argparse.Namespace) -> int:
             per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
             s = rows[-1]
-            load = f"closed loop at {a.concurrency}" if a.concurrency else ("all at t=0" if q is None else f"{q:g} QPS")
+            arrivals = "all at t=0" if not trace.arrival.any() else "the trace's arrivals"
+            load = f"closed loop at {a.concurrency}" if a.concurrency else (arrivals if q is None else f"{q:g} QPS")
             print(
                 f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
                 f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token"
@@ -281,6 +290,45 @@ def cmd_systems(a: argparse.Namespace) -> int:
         print(f"{name}: {e.description}")
         for p in e.params:
             print(f"    {p.name} = {p.default!r}: {p.help}{p.allowed()}")
+    return 0
+
+
+def _billions(n: float) -> str:
+    return f"{n / 1e9:.1f}B"
+
+
+def cmd_model(a: argparse.Namespace) -> int:
+    """What the kit derives from a zoo model or a config.json; without one, the zoo."""
+    from sysmodel.models import available, describe, load_model
+
+    if a.model is None:
+        for name in available():
+            d = describe(load_model(name))
+            print(f"{name}: {d['family']}, {_billions(d['params'])} total, {_billions(d['active_params'])} active")
+        return 0
+    d = describe(load_model(a.model))
+    mtp = f" ({_billions(d['params_mtp'])} with the multi-token-prediction layers)" if d["params_mtp"] else ""
+    ffn = "gated" if d["gated"] else "plain"
+    lines = [
+        f"{d['name']} ({d['family']}, context {d['context'] or 'not given'})",
+        f"parameters: {_billions(d['params'])} total{mtp}, {_billions(d['active_params'])} active",
+        f"KV cache: {d['kv_bytes_per_token'] / 1024:.1f} KiB per token (FP16, every layer), {d['attention']}"
+        + (f": latent rank {d['kv_lora']} + rope key {d['rope_dim']}" if d["attention"] == "MLA" else ""),
+        f"layers: {d['layers']}: {d['dense_layers']} dense, {d['moe_layers']} MoE, "
+        f"{d['sliding_layers']} with a sliding window" + (f" of {d['window']} tokens" if d["window"] else ""),
+        f"FFN: {ffn} ({d['activation']}); embeddings {'tied' if d['tied_embeddings'] else 'untied'}",
+    ]
+    if d["sliding_layers"] and d["context"]:
+        held, full = d["kv_bytes_at_context"] / 2**30, d["kv_bytes_per_token"] * d["context"] / 2**30
+        lines.insert(
+            3,
+            f"KV cache of one request at its {d['context']}-token context: {held:.2f} GiB with the sliding layers "
+            f"keeping {d['window']} tokens ({full:.2f} GiB reserved in full)",
+        )
+    if d["experts"] > 1:
+        shared = f", shared experts {d['shared_intermediate']} wide" if d["shared_intermediate"] else ""
+        lines.append(f"experts: {d['experts']} routed, top-{d['top_k']}{shared}")
+    print("\n".join(lines))
     return 0
 
 
@@ -402,14 +450,30 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
 
 
 def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
-    p.add_argument("--model", required=True, help="a model of the zoo (sysmodel/data/models)")
+    p.add_argument(
+        "--model", required=True, help="a zoo model (membound model lists them) or a Hugging Face config.json"
+    )
     p.add_argument(
         "--trace",
         default="fixed",
-        help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, "
-        "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)",
+        help="fixed, gaussian, openr1, dolphin, openthoughts, longbench, or a .csv/.jsonl file: columns "
+        "arrival_s, prompt_tokens, output_tokens, or an Azure LLM inference, BurstGPT or Mooncake trace",
     )
     p.add_argument("--requests", type=positive_int, help=requests_help)
+    p.add_argument(
+        "--time-scale",
+        type=positive_float,
+        default=1.0,
+        help="a trace file's arrival times times F (0.5: twice the rate)",
+    )
+    p.add_argument("--start", type=float, default=0.0, help="a trace file: skip its first S seconds")
+    p.add_argument("--duration", type=positive_float, help="a trace file: replay D seconds from --start")
+    p.add_argument(
+        "--trace-where",
+        action="append",
+        metavar="COLUMN=VALUE",
+        help="a public trace file: keep its rows with this value (repeatable; e.g. Model=ChatGPT for BurstGPT)",
+    )
     p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
@@ -471,6 +535,8 @@ def parser() -> Parser:
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     sub.add_parser("systems", help="list the registered systems with their parameters")
+    md = sub.add_parser("model", help="what the kit derives from a model: parameters, KV bytes, layers, experts")
+    md.add_argument("model", nargs="?", help="a zoo name or a Hugging Face config.json (none: list the zoo)")
     sv = sub.add_parser("serve", help="serve a request trace on a system: throughput, TBT/T2FT/E2E, J/token")
     _trace_options(sv, "requests (default 1000; a file: all of its rows)")
     sv.add_argument("--system", default="gpu", help="a registered system (`membound systems`)")
@@ -577,6 +643,7 @@ COMMANDS = {
     "serve": cmd_serve,
     "compare": cmd_compare,
     "systems": cmd_systems,
+    "model": cmd_model,
     "hermes": cmd_hermes,
     "dram": cmd_dram,
     "flash-bench": cmd_flash_bench,

@@ -162,6 +162,14 @@ class DuplexSystem:
             raise ValueError(f"softmax_lanes: {softmax_lanes} not allowed; must be >= 1")
         self.softmax_lanes = softmax_lanes
         c = self.cfg
+        outside = {
+            "multi-head latent attention": c.mla,  # Logic-PIM: GQA groups on their K, V (notes §2.4a)
+            "shared experts": c.shared_intermediate > 0,  # expert co-processing places routed experts only
+            "sliding-window layers": bool(c.sliding_layers) and mode != "gpu",  # PIM attention reads every token
+        }
+        for what, present in outside.items():
+            if present:
+                raise Infeasible(f"{c.name}: {what}; outside Duplex's model (the paper's models have none)")
         if routing is not None and c.experts <= 1:
             raise ValueError(f"routing: {c.name} has no experts to route to")
         if routing is None:

@@ -186,6 +186,8 @@ class FlashSystem:
                 f"{model}: LLM in a flash loads dense FFN neurons by a predictor; MoE experts are "
                 "outside its model (the paper runs dense models only)"
             )
+        if self.cfg.sliding_layers:
+            raise Infeasible(f"{model}: sliding-window layers; this latency model attends to every cached token")
         self.device = get_device(paper.BACKEND_DEVICE[backend])
         self.dram = dram_gb * 1e9 or self.device.mem_bytes / 2
         self.token = latency(self.cfg, self.backend, "all")

@@ -194,13 +194,15 @@ def _placements(
 
 def check_limits(cfg: ModelConfig, batch: int | None = None, field: str = "batch") -> None:
     """The limits of Hermes' model, which `membound hermes` and the `hermes` system both apply (with the
-    multipliers' range, :class:`Hardware`): a dense model, and 1 to ``MAX_BATCH`` sequences (``field``
+    multipliers' range, :class:`Hardware`): a dense model without sliding-window layers, and 1 to ``MAX_BATCH`` sequences (``field``
     names where the batch came from)."""
     if cfg.experts > 1:
         raise Infeasible(
             f"{cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
             "are outside its model (the paper runs dense models only)"
         )
+    if cfg.sliding_layers:
+        raise Infeasible(f"{cfg.name}: sliding-window layers; Hermes' attention reads every cached token")
     if batch is not None and not 1 <= batch <= hs.MAX_BATCH:
         raise ValueError(
             f"{field}: {batch} not allowed; 1 to {hs.MAX_BATCH} sequences (the GEMV unit's batch, Hermes §V-A)"

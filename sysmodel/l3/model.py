@@ -111,6 +111,13 @@ class L3System:
             raise Infeasible(
                 f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x {paper.GPU}"
             )
+        if attention == "l3" and self.cfg.mla:
+            raise Infeasible(
+                f"{model}: multi-head latent attention (one latent shared by every head); the L3 rank maps "
+                f"each head's own K and V of d_head {FULL.d_head}"
+            )
+        if self.cfg.sliding_layers:
+            raise Infeasible(f"{model}: sliding-window layers; L3's host attention reads every cached token")
         if attention == "l3" and self.cfg.head_dim != FULL.d_head:
             raise Infeasible(f"{model}: head dimension {self.cfg.head_dim}; the L3 rank maps d_head {FULL.d_head}")
         self.ranks = host.ranksets * paper.CHANNELS / dp
@@ -137,7 +144,7 @@ class L3System:
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
         return cycles * TCK_S / eff / self.ranks
 
-    def layer_parts(self, shape: StageShape, moe: bool) -> tuple[Num, Num]:
+    def layer_parts(self, shape: StageShape, moe: int) -> tuple[Num, Num]:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
         cfg = self.cfg
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
