@@ -194,8 +194,8 @@ def _placements(
 
 def check_limits(cfg: ModelConfig, batch: int | None = None, field: str = "batch") -> None:
     """The limits of Hermes' model, which `membound hermes` and the `hermes` system both apply (with the
-    multipliers' range, :class:`Hardware`): a dense model without sliding-window layers, and 1 to ``MAX_BATCH`` sequences (``field``
-    names where the batch came from)."""
+    multipliers' range, :class:`Hardware`): a dense model without sliding-window layers, and 1 to
+    ``MAX_BATCH`` sequences (``field`` names where the batch came from)."""
     if cfg.experts > 1:
         raise Infeasible(
             f"{cfg.name}: Hermes splits dense FFN neurons between GPU and DIMMs; MoE experts "
