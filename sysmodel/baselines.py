@@ -20,11 +20,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel import gpu
 from sysmodel.cost import (
     ACT_BYTES,
     ATTACC,
     ATTACC_ETA,
     PEAK,
+    PROFILES,
     Efficiency,
     Engine,
     Infeasible,
@@ -114,7 +116,12 @@ class Baseline:
             self.device.source,
         )
         e = self.engine.eff
-        p.constant("efficiency", {"compute": e.compute, "memory": e.memory}, e.source)
+        profile = next((name for name, prof in PROFILES.items() if prof == e), "custom")
+        p.constant("efficiency", {"profile": profile, "compute": e.compute, "memory": e.memory}, e.source)
+        if e.calibrated and self.device.sms:
+            for c in gpu.provenance(self.device):
+                p.constant(c["name"], c["value"], c["source"])
+                p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(',')[0]})"] if c["fit"] else []
         return p
 
     def require_fit(self, batch: int, ctx: int) -> None:
@@ -495,7 +502,7 @@ _EFFICIENCY = (
         "class",
         "achieved fractions of peak: a profile of cost.PROFILES, or class (the "
         "device class's: GPU attacc, CPU attacc-eta)",
-        choices=("class", "attacc", "attacc-eta", "a100-measured", "peak"),
+        choices=("class", *PROFILES),
     ),
 )
 
