@@ -323,7 +323,7 @@ def _fit_class(fam: str, cls: str, base: KernelFit) -> KernelFit:
         fit = replace(base, **dict(zip(names, x * x0, strict=True)))
         return np.log(part.predict(dev, fit, cls) / part.measured)
 
-    lo = [1e-3 if n.endswith(("_s", "bw")) else 0.02 for n in names]
+    lo = [-5.0 if n == "ar_alpha_step_s" else 1e-3 if n.endswith(("_s", "bw")) else 0.02 for n in names]
     hi = [np.inf if n.endswith(("_s", "bw")) else 1.0 / x for n, x in zip(names, x0, strict=True)]
     x = least_squares(residual, np.ones(len(names)), bounds=(lo, hi), loss="soft_l1", f_scale=0.1).x
     return replace(base, **dict(zip(names, x * x0, strict=True)))
