@@ -112,6 +112,8 @@ def efficiency(name: str | None, device: Device) -> Efficiency:
     name = name or CLASS_PROFILE[device_class(device)]
     if name not in PROFILES:
         raise ValueError(f"efficiency: unknown {name!r}; allowed: {', '.join(PROFILES)}")
+    if PROFILES[name].calibrated and device_class(device) != "gpu":
+        raise ValueError(f"efficiency: calibrated is fitted to GPU kernels; {device.name} is a {device_class(device)}")
     return PROFILES[name]
 
 

@@ -74,6 +74,11 @@ def test_calibrated_is_never_a_default_and_leaves_other_profiles_alone() -> None
     assert Engine(a100, CALIBRATED, 2).op_time(qkv, shape) != attacc.op_time(qkv, shape)
 
 
+def test_calibrated_is_refused_for_a_cpu() -> None:
+    with pytest.raises(ValueError, match="efficiency: calibrated is fitted to GPU kernels; spr-ddr5 is a cpu"):
+        systems.build("cpu", "llama2-7b", ["efficiency=calibrated"])
+
+
 def test_roofline_fractions_of_the_profile_are_the_a100_gemm_fit() -> None:
     """Paths that only take a roofline (e.g. Hermes' GEMVs) use the A100 GEMM fit's fractions."""
     fit = gpu.kernel_fit("a100")
