@@ -496,7 +496,7 @@ _DEVICES = (
 )
 
 
-_EFFICIENCY = (
+EFFICIENCY = (  # the parameter every system with a profiled device takes (`--set efficiency=NAME`)
     Param(
         "efficiency",
         "class",
@@ -507,7 +507,8 @@ _EFFICIENCY = (
 )
 
 
-def _eff(name: str, device: str) -> Efficiency:
+def device_profile(name: str, device: str) -> Efficiency:
+    """The profile an ``efficiency`` parameter names on ``device`` (``class``: its device class's)."""
     return efficiency_profile(None if name == "class" else name, get_device(device))
 
 
@@ -520,10 +521,12 @@ def _device(default: str) -> Param:
 @register(
     "gpu",
     "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
-    (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+    (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes, _eff(efficiency, device))
+    return GpuOnly(
+        model, device, devices or fewest_devices(model, device, wbytes), wbytes, device_profile(efficiency, device)
+    )
 
 
 @register(
@@ -533,27 +536,29 @@ def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) 
         _device("a100-80g-sxm"),
         *_DEVICES,
         Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth", minimum=1),
-        *_EFFICIENCY,
+        *EFFICIENCY,
     ),
 )
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    return HbmPim(model, device, devices or fewest_devices(model, device), factor, eff=_eff(efficiency, device))
+    return HbmPim(
+        model, device, devices or fewest_devices(model, device), factor, eff=device_profile(efficiency, device)
+    )
 
 
 @register(
     "cpu",
     "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
-    (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+    (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _cpu(model: str, device: str, wbytes: float, efficiency: str) -> CpuOnly:
-    return CpuOnly(model, device, wbytes, _eff(efficiency, device))
+    return CpuOnly(model, device, wbytes, device_profile(efficiency, device))
 
 
 @register(
     "offload",
     "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
     "the rest stream over PCIe each step",
-    (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")), *_EFFICIENCY),
+    (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")), *EFFICIENCY),
 )
 def _offload(model: str, device: str, link: str, efficiency: str) -> Offload:
-    return Offload(model, device, link, eff=_eff(efficiency, device))
+    return Offload(model, device, link, eff=device_profile(efficiency, device))

@@ -74,6 +74,22 @@ def test_calibrated_is_never_a_default_and_leaves_other_profiles_alone() -> None
     assert Engine(a100, CALIBRATED, 2).op_time(qkv, shape) != attacc.op_time(qkv, shape)
 
 
+@pytest.mark.parametrize(
+    ("system", "model", "engine"),
+    [
+        ("l3", "llama2-70b", lambda s: s.gpu),
+        ("duplex", "mixtral-8x7b", lambda s: s.xpu),
+        ("hermes", "llama2-7b", lambda s: s.hw.engine),
+    ],
+    ids=["l3", "duplex", "hermes"],
+)
+def test_paper_systems_with_a_gpu_take_the_profile_by_name(system: str, model: str, engine) -> None:
+    """L3's A100s, Duplex's H100 xPUs and Hermes' GPU run on the calibrated GPU when asked; by default
+    on AttAcc's profile (the paper sections' method)."""
+    assert engine(systems.build(system, model)).eff is ATTACC
+    assert engine(systems.build(system, model, ["efficiency=calibrated"])).eff is CALIBRATED
+
+
 def test_calibrated_is_refused_for_a_cpu() -> None:
     with pytest.raises(ValueError, match="efficiency: calibrated is fitted to GPU kernels; spr-ddr5 is a cpu"):
         systems.build("cpu", "llama2-7b", ["efficiency=calibrated"])

@@ -385,6 +385,7 @@ class HermesSystem:
         policy: str = "hermes",
         host: bool = False,
         seed: int = 1,
+        eff: Efficiency = ATTACC,
     ):
         self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
         if self.cfg.experts > 1:
@@ -395,7 +396,7 @@ class HermesSystem:
         if policy not in POLICIES:
             raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
         self.hw, self.policy, self.host, self.seed = (
-            replace(Hardware(), dimms=dimms, multipliers=multipliers),
+            replace(Hardware(), dimms=dimms, multipliers=multipliers, eff=eff),
             policy,
             host,
             seed,

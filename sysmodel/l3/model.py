@@ -34,7 +34,7 @@ import numpy as np
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
 from hw.l3 import rank
 from sysmodel import memory
-from sysmodel.cost import ACT_BYTES, ATTACC, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
+from sysmodel.cost import ACT_BYTES, ATTACC, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device
 from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w, joules
 from sysmodel.l3 import paper
@@ -98,6 +98,7 @@ class L3System:
         scheduler: bool = True,
         overlap: bool = True,
         tfaw: bool = False,
+        eff: Efficiency = ATTACC,
     ):
         host = host or HostConfig()
         if attention not in ATTENTION:
@@ -106,7 +107,7 @@ class L3System:
             raise ValueError(f"tp, dp: {tp}, {dp} not allowed; both >= 1")
         self.cfg, self.tp, self.dp, self.host = load_model(model), tp, dp, host
         self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
-        self.gpu = Engine(get_device(paper.GPU), ATTACC, tp)
+        self.gpu = Engine(get_device(paper.GPU), eff, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
             raise Infeasible(
                 f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x {paper.GPU}"
