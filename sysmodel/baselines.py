@@ -48,6 +48,18 @@ OFFLOAD_RESERVE = 0.1  # GPU memory kept free by the offloading runtime (activat
 OFFLOAD_HOST_MEMORY = "ddr5"  # [S] the offloading host's DRAM (a current server)
 
 
+def profile_provenance(p: Provenance, engine: Engine) -> None:
+    """Add which efficiency profile ``engine`` runs on to ``p``; on the calibrated GPU, every kernel
+    constant with its source, the fitted ones also listed as fits."""
+    e = engine.eff
+    profile = next((name for name, prof in PROFILES.items() if prof == e), "custom")
+    p.constant("efficiency", {"profile": profile, "compute": e.compute, "memory": e.memory}, e.source)
+    if e.calibrated and engine.device.sms:
+        for c in gpu.provenance(engine.device):
+            p.constant(c["name"], c["value"], c["source"])
+            p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(',')[0]})"] if c["fit"] else []
+
+
 @dataclass(frozen=True)
 class TokenTime:
     system: str
@@ -115,13 +127,7 @@ class Baseline:
             {"flops": self.device.peak_flops, "mem_bw": self.device.mem_bw, "mem_bytes": self.device.mem_bytes},
             self.device.source,
         )
-        e = self.engine.eff
-        profile = next((name for name, prof in PROFILES.items() if prof == e), "custom")
-        p.constant("efficiency", {"profile": profile, "compute": e.compute, "memory": e.memory}, e.source)
-        if e.calibrated and self.device.sms:
-            for c in gpu.provenance(self.device):
-                p.constant(c["name"], c["value"], c["source"])
-                p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(',')[0]})"] if c["fit"] else []
+        profile_provenance(p, self.engine)
         return p
 
     def require_fit(self, batch: int, ctx: int) -> None:

@@ -48,6 +48,7 @@ import numpy as np
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
 from hw.duplex import gemm_module, softmax_unit
 from sysmodel import memory
+from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device, get_link
 from sysmodel.duplex import paper
@@ -374,6 +375,7 @@ class DuplexSystem:
             p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
         p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
+        profile_provenance(p, self.xpu)
         return p
 
 

@@ -29,6 +29,7 @@ from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
 from hw.hermes import activation
 from sysmodel import characterization, memory
+from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
@@ -554,4 +555,5 @@ class HermesSystem:
         p.constant("NDP-DIMM bandwidth", self.hw.dimm_bw, "sysmodel.memory, rank-level mode, Hermes DDR4 preset")
         for name in ("T_SYNC", "GPU_WEIGHT_BYTES", "PCIE"):
             p.constant(name, getattr(paper, name), "sysmodel/hermes/paper.py")
+        profile_provenance(p, self.hw.engine)
         return p

@@ -34,6 +34,7 @@ import numpy as np
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
 from hw.l3 import rank
 from sysmodel import memory
+from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device
 from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w, joules
@@ -219,6 +220,7 @@ class L3System:
         p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
         for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
             p.constant(name, getattr(paper, name), "sysmodel/l3/paper.py")
+        profile_provenance(p, self.gpu)
         return p
 
     def prefill_budget(self, decode_reqs: int, decode_ctx: int) -> float:
