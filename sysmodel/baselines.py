@@ -57,7 +57,7 @@ def profile_provenance(p: Provenance, engine: Engine) -> None:
     if e.calibrated and engine.device.sms:
         for c in gpu.provenance(engine.device):
             p.constant(c["name"], c["value"], c["source"])
-            p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(',')[0]})"] if c["fit"] else []
+            p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(';')[0]})"] if c["fit"] else []
 
 
 @dataclass(frozen=True)

@@ -48,10 +48,9 @@ from sysmodel.num import Num
 DATA = Path(__file__).parent / "data"
 VIDUR = "github.com/microsoft/vidur"
 SOURCES = {
-    "kernels": f"{VIDUR} commit 7d47513, data/profiling/compute/<gpu>/<model>/mlp.csv (sysmodel/data/gpu_kernels.csv)",
-    "allreduce": f"{VIDUR} commit 7d47513, data/profiling/network/<gpu>_dgx/all_reduce.csv "
-    "(sysmodel/data/gpu_allreduce.csv)",
-    "attention": f"{VIDUR} commit e2d00e9, data/profiling/a100/attention.csv (sysmodel/data/gpu_attention.csv)",
+    "kernels": f"{VIDUR}@7d47513:data/profiling/compute/<gpu>/<model>/mlp.csv as sysmodel/data/gpu_kernels.csv",
+    "allreduce": f"{VIDUR}@7d47513:data/profiling/network/<gpu>_dgx/all_reduce.csv as sysmodel/data/gpu_allreduce.csv",
+    "attention": f"{VIDUR}@e2d00e9:data/profiling/a100/attention.csv as sysmodel/data/gpu_attention.csv",
 }
 HELD_OUT_MODEL = "codellama-34b"
 HELD_OUT_TP = 4
@@ -372,8 +371,10 @@ def provenance(device: Device) -> list[dict]:
         if cls.endswith("attention"):
             src += "; even rows fitted, odd rows checked" + ("" if fam == "a100" else "; the A100's (no H100 table)")
         else:
-            src += f" ({fam} rows); {held}"
+            src += f", {fam} rows; {held}"
         if not device.name.startswith(fam):
             src += f"; the {fam} fit applied to {device.name}'s peaks (an extrapolation)"
-        out += [{"name": f"gpu.{n}", "value": getattr(fit, n), "source": f"fit to {src}", "fit": True} for n in names]
+        out += [
+            {"name": f"gpu.{n}", "value": float(getattr(fit, n)), "source": f"fit to {src}", "fit": True} for n in names
+        ]
     return out
