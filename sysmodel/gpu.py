@@ -188,6 +188,7 @@ CLASS_FIELDS = {
     "decode attention": ("decode_memory", "decode_block_bw", "decode_launch_s"),
     "all-reduce": ("ar_alpha_s", "ar_alpha_step_s", "ar_busbw"),
 }
+# the least-squares starting point and scale of every constant (not a result: kernel_fit moves each)
 START = KernelFit(0.7, 0.8, 0.7, 5e-6, 0.5, 5e-6, 0.3, 0.5, 2e-5, 0.8, 3e10, 1e-5, 2e-5, 1e-6, 2e11)
 
 
