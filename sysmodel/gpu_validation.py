@@ -20,7 +20,7 @@ from itertools import product
 import numpy as np
 
 from sysmodel import gpu
-from sysmodel.cost import CALIBRATED, Engine, stage_time
+from sysmodel.cost import ATTACC, CALIBRATED, Engine, stage_time
 from sysmodel.devices import DEVICES
 from sysmodel.models import ModelConfig, StageShape
 
@@ -86,12 +86,14 @@ def _phase(tokens: int) -> str:
 
 def iterations() -> list[dict]:
     """Every layer iteration the tables cover: gpu, model, tp, tokens, phase, whether attention is in it,
-    whether it is held out of every fit (its model or width), measured and modelled seconds."""
+    whether it is held out of every fit (its model or width), measured seconds, modelled seconds on the
+    calibrated profile and on the default (AttAcc's)."""
     attn_rows = gpu.read_table("attention")
     out = []
     for r in gpu.read_table("kernels"):
         fam, tp, cfg = r["gpu"], int(r["tp"]), _config(r)
         engine = Engine(DEVICES[gpu.FAMILY_DEVICE[fam]], CALIBRATED, tp)
+        attacc = Engine(engine.device, ATTACC, tp)
         rest = (sum(r[k] for k in LAYER_KERNELS) + ADDS_PER_LAYER * r["add"]) * 1e-3
         if tp > 1:
             rest += 2 * _allreduce(fam, tp, r["tokens"] * r["hidden"] * 2)
@@ -111,6 +113,7 @@ def iterations() -> list[dict]:
                     "held_out": r["model"] == gpu.HELD_OUT_MODEL or tp == gpu.HELD_OUT_TP,
                     "measured_s": rest + attn_s,
                     "modelled_s": float(stage_time(cfg, shape, engine)),
+                    "attacc_s": float(stage_time(cfg, shape, attacc)),
                 }
             )
     return out
