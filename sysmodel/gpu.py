@@ -87,12 +87,14 @@ class KernelFit:
     ar_busbw: float
 
 
-def read_table(name: str) -> list[dict]:
-    """Rows of ``sysmodel/data/gpu_<name>.csv`` (its first line, the source, skipped), numbers as floats."""
+@cache
+def read_table(name: str) -> tuple[dict, ...]:
+    """Rows of ``sysmodel/data/gpu_<name>.csv`` (its first line, the source, skipped), numbers as floats
+    (read once: callers do not change them)."""
     with open(DATA / f"gpu_{name}.csv") as f:
         next(f)
         rows = list(csv.DictReader(f))
-    return [{k: v if k in ("gpu", "model", "phase") else float(v) for k, v in r.items()} for r in rows]
+    return tuple({k: v if k in ("gpu", "model", "phase") else float(v) for k, v in r.items()} for r in rows)
 
 
 def family(device: Device) -> str:
