@@ -17,7 +17,8 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   cached prefix run at different fractions of peak (``prefill_causal``, ``prefill_prefix``), + a launch.
 * **Decode attention** (paged attention, one thread block per request and query head, DECODE_SLOTS_PER_SM
   at once per SM): the longer of KV bytes / (bandwidth x ``decode_memory``) and a time per wave of blocks
-  (a block's KV bytes at ``decode_block_bw``, what one block streams alone), + a launch.
+  (a block's KV bytes at ``decode_block_share`` of one SM's share of the bandwidth: what one block streams
+  alone), + a launch.
 * **All-reduce** (NCCL inside one NVLink/NVSwitch node, ring): ``ar_alpha_s`` + ``ar_alpha_step_s`` per
   device beyond two + 2 (d - 1) / d x bytes / ``ar_busbw``.
 
@@ -80,7 +81,7 @@ class KernelFit:
     prefill_prefix: float
     prefill_launch_s: float
     decode_memory: float
-    decode_block_bw: float
+    decode_block_share: float
     decode_launch_s: float
     ar_alpha_s: float
     ar_alpha_step_s: float
@@ -137,7 +138,9 @@ def decode_attention_time(dev: Device, fit: KernelFit, kv_bytes: ArrayLike, bloc
     kv_bytes, blocks = np.asarray(kv_bytes, float), np.asarray(blocks, float)
     waves = np.ceil(blocks / (DECODE_SLOTS_PER_SM * dev.sms))
     per_block = np.divide(kv_bytes, blocks, out=np.zeros_like(kv_bytes * blocks), where=blocks > 0)
-    t = np.maximum(kv_bytes / (dev.mem_bw * fit.decode_memory), waves * per_block / fit.decode_block_bw)
+    t = np.maximum(
+        kv_bytes / (dev.mem_bw * fit.decode_memory), waves * per_block * dev.sms / (dev.mem_bw * fit.decode_block_share)
+    )
     return np.where(kv_bytes > 0, fit.decode_launch_s + t, 0.0)
 
 
@@ -187,11 +190,11 @@ CLASS_FIELDS = {
     "gemm": ("gemm_compute", "gemm_memory", "gemm_memory_wide", "gemm_launch_s"),
     "elementwise": ("elem_memory", "elem_launch_s"),
     "prefill attention": ("prefill_causal", "prefill_prefix", "prefill_launch_s"),
-    "decode attention": ("decode_memory", "decode_block_bw", "decode_launch_s"),
+    "decode attention": ("decode_memory", "decode_block_share", "decode_launch_s"),
     "all-reduce": ("ar_alpha_s", "ar_alpha_step_s", "ar_busbw"),
 }
 # the least-squares starting point and scale of every constant (not a result: kernel_fit moves each)
-START = KernelFit(0.7, 0.8, 0.7, 5e-6, 0.5, 5e-6, 0.3, 0.5, 2e-5, 0.8, 3e10, 1e-5, 2e-5, 1e-6, 2e11)
+START = KernelFit(0.7, 0.8, 0.7, 5e-6, 0.5, 5e-6, 0.3, 0.5, 2e-5, 0.8, 0.1, 1e-5, 2e-5, 1e-6, 2e11)
 
 
 @dataclass(frozen=True)
