@@ -34,6 +34,7 @@ A100's fractions of their own peaks (an extrapolation, labelled too).
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -239,7 +240,9 @@ def _held_out(r: dict) -> bool:
 
 def _compute_samples(fam: str, cls: str) -> Samples:
     rows = [r for r in read_table("kernels") if r["gpu"] == fam]
-    meta, cols, ms = [], [], []
+    meta: list[dict] = []
+    cols: list[tuple] = []
+    ms: list[float] = []
     for r in rows:
         for kernel in GEMMS if cls == "gemm" else ELEMENTWISE:
             held = _held_out(r)
@@ -307,7 +310,7 @@ def samples(fam: str, cls: str) -> Samples:
     return _attention_samples(cls) if fam == "a100" else Samples([], (), np.zeros(0))
 
 
-LAWS = {
+LAWS: dict[str, Callable[..., Num]] = {
     "gemm": gemm_time,
     "elementwise": elementwise_time,
     "prefill attention": prefill_attention_time,
