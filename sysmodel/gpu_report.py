@@ -52,13 +52,9 @@ def plot(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def _class_table() -> list[str]:
-    from sysmodel.report import caption
-
+def class_error_lines() -> list[str]:
+    """The per-class error table (Markdown, no caption): the report's and `make bench`'s."""
     lines = [
-        caption(
-            "Calibrated GPU per kernel class: |modelled / measured - 1| on the rows fitted and on the held-out rows"
-        ),
         "| GPU | class | rows | held out | fitted median | fitted max | held-out median | held-out max |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -129,6 +125,8 @@ def _examples() -> list[str]:
 
 
 def report_lines(ctx) -> list[str]:
+    from sysmodel.report import caption
+
     rows = gpu_validation.iterations()
     path = plot(rows, Path(ctx.out) / "gpu_model.png")
     fit = gpu.kernel_fit("a100")
@@ -144,7 +142,8 @@ def report_lines(ctx) -> list[str]:
         f"{fit.ar_busbw / 1e9:.0f} GB/s bus bandwidth. The H100 has no public attention table: it takes the A100's "
         "attention fractions. Energy follows: the static term runs for the calibrated time.",
         "",
-        *_class_table(),
+        caption("Calibrated GPU per kernel class: |modelled / measured - 1| on the rows fitted and held out"),
+        *class_error_lines(),
         "",
         "A layer iteration is measured as the sum of its measured kernels (two all-reduces at width > 1). Attention "
         "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B and Llama-2-70B), so only "

@@ -263,6 +263,15 @@ def bench_sysmodel() -> tuple[list[dict], list[str]]:
         "| --- | ---: | --- | ---: | ---: | ---: |",
         f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | {f['mb_per_s']} |",
     ]
+    from sysmodel.gpu_report import class_error_lines
+
+    lines += [
+        "",
+        "The calibrated GPU (sysmodel/gpu.py) per kernel class against Vidur's public A100/H100 measurements, "
+        "|modelled / measured - 1| (issue 54):",
+        "",
+        *class_error_lines(),
+    ]
     return results, lines
 
 
