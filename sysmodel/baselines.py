@@ -235,7 +235,7 @@ class Offload(Baseline):
         t: Num = 0.0
         for moe, count in layer_groups(self.cfg):
             ops = layer_ops(self.cfg, shape, moe, self.wbytes)
-            compute = sum(self.engine.op_time(op) for op in ops) * (1 + self.compute_overhead)
+            compute = sum(self.engine.op_time(op, shape) for op in ops) * (1 + self.compute_overhead)
             load = np.divide(self._moved(ops), self.link.bw) + self.link.latency_s
             t = t + count * (np.maximum(compute, load) if self.overlap else compute + load)
         return t
@@ -320,7 +320,7 @@ class HbmPim(Baseline):
         t: Num = 0.0
         for moe, count in layer_groups(cfg):
             ops = {op.name: op for op in layer_ops(cfg, shape, moe, self.wbytes)}
-            fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"])
+            fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"], shape)
             qkv_out = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES / gpus)
             attn = pim.op_time(ops["attn_decode"]) + qkv_out / self.link.bw  # q, k, v out; the output back
             ffn_names = [n for n in ops if n.startswith("ffn_") or n == "router"]

@@ -290,7 +290,7 @@ class DuplexSystem:
             ops = {op.name: op for op in layer_ops(c, node, moe)}
             xpu = sum(self.xpu.op_time(ops[k]) for k in ("qkv", "o_proj", "norm_attn", "norm_ffn"))
             xpu = xpu + tp_allreduce(c, node, self.xpu)
-            pre = self.xpu.op_time(ops["attn_prefill"])
+            pre = self.xpu.op_time(ops["attn_prefill"], node)
             if self.mode == "gpu":
                 attn = self.xpu.op_time(ops["attn_decode"]) + pre
             else:

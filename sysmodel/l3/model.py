@@ -143,7 +143,7 @@ class L3System:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
         cfg = self.cfg
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
-        gpu = sum(self.gpu.op_time(op) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
+        gpu = sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
         # q, k, v of each decode request to the host and its output back, over the TP GPUs' PCIe links
         comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / (
             paper.PCIE_EFFECTIVE * self.tp
