@@ -133,7 +133,9 @@ def report_lines(ctx) -> list[str]:
     return [
         "`--set efficiency=calibrated` (never a default: every paper section keeps its own method) runs a GPU's "
         "operators on per-kernel cost laws (sysmodel/gpu.py): GEMMs with tile and wave quantization, FlashAttention "
-        "prefill, paged decode attention, element-wise kernels, NCCL all-reduces. Every constant is a fit to Vidur's "
+        "prefill, paged decode attention, element-wise kernels, NCCL all-reduces. The tile sizes and split-K depth are "
+        "inputs (the CUTLASS docs), the decode attention blocks per SM and the skinny-GEMM bound read off the "
+        "measurements' steps; every other constant is a fit to Vidur's "
         f"public profiling data ({gpu.SOURCES['kernels']}; {gpu.SOURCES['attention']}; {gpu.SOURCES['allreduce']}), "
         f"held out of every fit: {gpu.HELD_OUT_MODEL} and tensor-parallel width {gpu.HELD_OUT_TP}. A100 fit: GEMM "
         f"{fit.gemm_compute:.2f} of peak FLOP/s, {fit.gemm_memory:.2f} of peak bandwidth up to {gpu.SKINNY_M} rows "
