@@ -20,11 +20,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel import gpu
 from sysmodel.cost import (
     ACT_BYTES,
     ATTACC,
     ATTACC_ETA,
     PEAK,
+    PROFILES,
     Efficiency,
     Engine,
     Infeasible,
@@ -44,6 +46,18 @@ HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16
 ATTACC_BANK_FACTOR = 9  # AttAcc_bank under the HBM power budget: src/config.py BW_SCALE[True][PIMType.BA]
 OFFLOAD_RESERVE = 0.1  # GPU memory kept free by the offloading runtime (activations, workspace); our choice
 OFFLOAD_HOST_MEMORY = "ddr5"  # [S] the offloading host's DRAM (a current server)
+
+
+def profile_provenance(p: Provenance, engine: Engine) -> None:
+    """Add which efficiency profile ``engine`` runs on to ``p``; on the calibrated GPU, every kernel
+    constant with its source, the fitted ones also listed as fits."""
+    e = engine.eff
+    profile = next((name for name, prof in PROFILES.items() if prof == e), "custom")
+    p.constant("efficiency", {"profile": profile, "compute": e.compute, "memory": e.memory}, e.source)
+    if e.calibrated and engine.device.sms:
+        for c in gpu.provenance(engine.device):
+            p.constant(c["name"], c["value"], c["source"])
+            p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(';')[0]})"] if c["fit"] else []
 
 
 @dataclass(frozen=True)
@@ -113,8 +127,7 @@ class Baseline:
             {"flops": self.device.peak_flops, "mem_bw": self.device.mem_bw, "mem_bytes": self.device.mem_bytes},
             self.device.source,
         )
-        e = self.engine.eff
-        p.constant("efficiency", {"compute": e.compute, "memory": e.memory}, e.source)
+        profile_provenance(p, self.engine)
         return p
 
     def require_fit(self, batch: int, ctx: int) -> None:
@@ -222,7 +235,7 @@ class Offload(Baseline):
         t: Num = 0.0
         for moe, count in layer_groups(self.cfg):
             ops = layer_ops(self.cfg, shape, moe, self.wbytes)
-            compute = sum(self.engine.op_time(op) for op in ops) * (1 + self.compute_overhead)
+            compute = sum(self.engine.op_time(op, shape) for op in ops) * (1 + self.compute_overhead)
             load = np.divide(self._moved(ops), self.link.bw) + self.link.latency_s
             t = t + count * (np.maximum(compute, load) if self.overlap else compute + load)
         return t
@@ -307,7 +320,7 @@ class HbmPim(Baseline):
         t: Num = 0.0
         for moe, count in layer_groups(cfg):
             ops = {op.name: op for op in layer_ops(cfg, shape, moe, self.wbytes)}
-            fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"])
+            fc = gpu.op_time(ops["qkv"]) + gpu.op_time(ops["o_proj"]) + gpu.op_time(ops["attn_prefill"], shape)
             qkv_out = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES / gpus)
             attn = pim.op_time(ops["attn_decode"]) + qkv_out / self.link.bw  # q, k, v out; the output back
             ffn_names = [n for n in ops if n.startswith("ffn_") or n == "router"]
@@ -489,18 +502,19 @@ _DEVICES = (
 )
 
 
-_EFFICIENCY = (
+EFFICIENCY = (  # the parameter every system with a profiled device takes (`--set efficiency=NAME`)
     Param(
         "efficiency",
         "class",
         "achieved fractions of peak: a profile of cost.PROFILES, or class (the "
         "device class's: GPU attacc, CPU attacc-eta)",
-        choices=("class", "attacc", "attacc-eta", "a100-measured", "peak"),
+        choices=("class", *PROFILES),
     ),
 )
 
 
-def _eff(name: str, device: str) -> Efficiency:
+def device_profile(name: str, device: str) -> Efficiency:
+    """The profile an ``efficiency`` parameter names on ``device`` (``class``: its device class's)."""
     return efficiency_profile(None if name == "class" else name, get_device(device))
 
 
@@ -513,10 +527,12 @@ def _device(default: str) -> Param:
 @register(
     "gpu",
     "GPU-only: weights and KV cache in GPU memory, tensor parallel (AttAcc's GPU profile)",
-    (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+    (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    return GpuOnly(model, device, devices or fewest_devices(model, device, wbytes), wbytes, _eff(efficiency, device))
+    return GpuOnly(
+        model, device, devices or fewest_devices(model, device, wbytes), wbytes, device_profile(efficiency, device)
+    )
 
 
 @register(
@@ -526,27 +542,29 @@ def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) 
         _device("a100-80g-sxm"),
         *_DEVICES,
         Param("factor", float(HBM_PIM_FACTOR), "PIM / external bandwidth", minimum=1),
-        *_EFFICIENCY,
+        *EFFICIENCY,
     ),
 )
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    return HbmPim(model, device, devices or fewest_devices(model, device), factor, eff=_eff(efficiency, device))
+    return HbmPim(
+        model, device, devices or fewest_devices(model, device), factor, eff=device_profile(efficiency, device)
+    )
 
 
 @register(
     "cpu",
     "CPU-only: a Sapphire Rapids-class server, weights and KV cache in DDR5, AMX",
-    (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *_EFFICIENCY),
+    (_device("spr-ddr5"), Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _cpu(model: str, device: str, wbytes: float, efficiency: str) -> CpuOnly:
-    return CpuOnly(model, device, wbytes, _eff(efficiency, device))
+    return CpuOnly(model, device, wbytes, device_profile(efficiency, device))
 
 
 @register(
     "offload",
     "Weight offloading (FlexGen-like): a consumer GPU holds the KV cache and what weights fit, "
     "the rest stream over PCIe each step",
-    (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")), *_EFFICIENCY),
+    (_device("rtx4090"), Param("link", "pcie4x16", "host link", choices=("pcie4x16", "pcie5x16")), *EFFICIENCY),
 )
 def _offload(model: str, device: str, link: str, efficiency: str) -> Offload:
-    return Offload(model, device, link, eff=_eff(efficiency, device))
+    return Offload(model, device, link, eff=device_profile(efficiency, device))

@@ -14,6 +14,9 @@ activation (8.29 us) kernel, fitted there to A100 measurements; and decode atten
 block per (request, head) over the SMs, so few blocks leave SMs idle (wave quantization). AttAcc further
 models GEMM tiling over SMs; membound does not (a few percent at decode, named in the AttAcc comparison).
 
+The ``calibrated`` profile (:data:`CALIBRATED`, never a default) hands a GPU's operators and NVLink
+all-reduces to :mod:`sysmodel.gpu`: a cost law per kernel class, fitted to public A100/H100 measurements.
+
 Feasibility is checked once, here: :func:`require_fit` raises :class:`Infeasible` naming the point when
 weights plus KV cache exceed the memory that must hold them; sweeps report the same reason in a column.
 """
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel import gpu
 from sysmodel.devices import Device, get_link
 from sysmodel.models import KV_BYTES, ModelConfig, Op, StageShape, layer_groups, layer_ops
 from sysmodel.num import Num
@@ -43,6 +47,7 @@ class Efficiency:
     norm_s: float = 0.0
     act_s: float = 0.0
     occupancy: bool = False
+    calibrated: bool = False  # operators and collectives on sysmodel.gpu's per-kernel laws (GPUs only)
 
     def __post_init__(self) -> None:
         for name in ("compute", "memory"):
@@ -78,9 +83,22 @@ A100_MEASURED = Efficiency(
     act_s=8.29e-6,
     occupancy=True,
 )
+CALIBRATED = Efficiency(
+    0.72,
+    0.79,
+    "per-kernel laws fitted to Vidur's A100/H100 profiling data (sysmodel/gpu.py; its constants "
+    "under 'gpu kernel'); roofline-only paths at the A100 GEMM fit's fractions (gemm_compute, gemm_memory)",
+    calibrated=True,
+)
 # Named efficiency profiles: a system's achieved fractions of its device's peaks come from one of these, each
 # number sourced; CLASS_PROFILE is the default per device class (``--set efficiency=NAME`` picks another).
-PROFILES = {"attacc": ATTACC, "attacc-eta": ATTACC_ETA, "a100-measured": A100_MEASURED, "peak": PEAK}
+PROFILES = {
+    "attacc": ATTACC,
+    "attacc-eta": ATTACC_ETA,
+    "a100-measured": A100_MEASURED,
+    "peak": PEAK,
+    "calibrated": CALIBRATED,
+}
 CLASS_PROFILE = {"gpu": "attacc", "cpu": "attacc-eta"}
 
 
@@ -94,6 +112,8 @@ def efficiency(name: str | None, device: Device) -> Efficiency:
     name = name or CLASS_PROFILE[device_class(device)]
     if name not in PROFILES:
         raise ValueError(f"efficiency: unknown {name!r}; allowed: {', '.join(PROFILES)}")
+    if PROFILES[name].calibrated and device_class(device) != "gpu":
+        raise ValueError(f"efficiency: calibrated is fitted to GPU kernels; {device.name} is a {device_class(device)}")
     return PROFILES[name]
 
 
@@ -125,7 +145,11 @@ class Engine:
         waves = np.maximum(np.ceil(per_dev / self.device.sms), 1)
         return np.where(per_dev > 0, per_dev / (waves * self.device.sms), 1.0)
 
-    def op_time(self, op: Op) -> Num:
+    def op_time(self, op: Op, shape: StageShape | None = None) -> Num:
+        """Seconds of ``op``; ``shape``, the stage it belongs to, splits a calibrated GPU's prefill
+        attention into causal and prefix pairs (:func:`sysmodel.gpu.causal_share`)."""
+        if self.eff.calibrated and self.device.sms:
+            return gpu.op_time(self.device, self.count, op, shape)
         t = self.time(op.flops, op.bytes)
         if op.kind == "attention" and np.any(op.blocks):
             t = t / self.occupancy(op.blocks)
@@ -139,6 +163,8 @@ class Engine:
         """One tensor-parallel all-reduce of a ``nbytes`` vector per device (0 for a single device)."""
         if self.count == 1:
             return np.zeros_like(np.asarray(nbytes, float))
+        if self.eff.calibrated and self.device.link in gpu.LINK_FAMILY:
+            return gpu.allreduce_time(gpu.kernel_fit(gpu.LINK_FAMILY[self.device.link]), self.count, nbytes)
         return get_link(self.device.interconnect).allreduce_time(nbytes, self.count)
 
 
@@ -171,7 +197,7 @@ def stage_time(
     for moe, count in layer_groups(cfg):
         ops = layer_ops(cfg, shape, moe, wbytes, kv_bytes)
         proj = next(op for op in ops if op.name == "o_proj")
-        layer = sum(engine_of(op).op_time(op) for op in ops) + tp_allreduce(cfg, shape, engine_of(proj))
+        layer = sum(engine_of(op).op_time(op, shape) for op in ops) + tp_allreduce(cfg, shape, engine_of(proj))
         total = total + count * layer
     return total
 

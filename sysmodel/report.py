@@ -81,6 +81,7 @@ SECTIONS = (
     Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
     Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
     Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
+    Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
 )
 PAPERS = {s.key: s.title for s in SECTIONS}
 PAPER_ORDER = ["deca", "hermes", "l3", "duplex", "flash"]

@@ -222,7 +222,14 @@ def bench_sysmodel() -> dict:
     results += bench_hermes_memory()
     results += bench_targets()
     results += bench_dram()
-    return {"serving_budget_s": SERVING_BUDGET_S, "old_engine": OLD_ENGINE, "results": results}
+    from sysmodel.gpu_validation import class_errors
+
+    return {
+        "serving_budget_s": SERVING_BUDGET_S,
+        "old_engine": OLD_ENGINE,
+        "results": results,
+        "gpu_classes": class_errors(),  # the calibrated GPU's error per kernel class (issue 54)
+    }
 
 
 def render_sysmodel(d: dict) -> list[str]:
@@ -287,6 +294,16 @@ def render_sysmodel(d: dict) -> list[str]:
         "| --- | ---: | --- | ---: | ---: | ---: |",
         f"| {f['what']} | {f['tokens']} | {f['cache_mode']} | {f['wall_s']} | {f['tokens_per_s']} | {f['mb_per_s']} |",
     ]
+    if d.get("gpu_classes"):
+        from sysmodel.gpu_report import class_error_lines
+
+        lines += [
+            "",
+            "The calibrated GPU (sysmodel/gpu.py) per kernel class against Vidur's public A100/H100 measurements, "
+            "|modelled / measured - 1| (issue 54):",
+            "",
+            *class_error_lines(d["gpu_classes"]),
+        ]
     return lines
 
 

@@ -48,7 +48,8 @@ import numpy as np
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
 from hw.duplex.cycles import gemm_txn_cycles, softmax_row_cycles
 from sysmodel import memory
-from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
+from sysmodel.baselines import profile_provenance
+from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device, get_link
 from sysmodel.duplex import paper
 from sysmodel.duplex.routing import TableRouting, UniformRouting, load_routing
@@ -147,6 +148,7 @@ class DuplexSystem:
         seed: int = 1,
         routing: Path | np.ndarray | None = None,
         softmax_lanes: int = SOFTMAX_LANES,
+        eff: Efficiency = ATTACC,
     ):
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
@@ -179,8 +181,8 @@ class DuplexSystem:
         else:
             self.routing = load_routing(routing, c.experts, c.top_k, c.name)
         xpu = get_device(paper.XPU)
-        self.xpu = Engine(xpu, ATTACC, self.devices)
-        self.xpu1 = Engine(xpu, ATTACC, 1)
+        self.xpu = Engine(xpu, eff, self.devices)
+        self.xpu1 = Engine(xpu, eff, 1)
         peaks = logic_pim_peaks()
         if pim == "bank":  # 1 Op/B; it streams the same banks under the same refresh as Logic-PIM
             bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
@@ -296,7 +298,7 @@ class DuplexSystem:
             ops = {op.name: op for op in layer_ops(c, node, moe)}
             xpu = sum(self.xpu.op_time(ops[k]) for k in ("qkv", "o_proj", "norm_attn", "norm_ffn"))
             xpu = xpu + tp_allreduce(c, node, self.xpu)
-            pre = self.xpu.op_time(ops["attn_prefill"])
+            pre = self.xpu.op_time(ops["attn_prefill"], node)
             if self.mode == "gpu":
                 attn = self.xpu.op_time(ops["attn_decode"]) + pre
             else:
@@ -381,6 +383,7 @@ class DuplexSystem:
             p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
         p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
+        profile_provenance(p, self.xpu)
         return p
 
 

@@ -8,6 +8,8 @@ Table I for the paper's models, else one node of four devices [S] (``--set devic
 from __future__ import annotations
 
 from golden.duplex_spec import FULL, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES
+from sysmodel.baselines import EFFICIENCY, device_profile
+from sysmodel.duplex import paper
 from sysmodel.systems import Param, register
 
 
@@ -34,17 +36,36 @@ from sysmodel.systems import Param, register
             minimum=1,
             maximum=4096,
         ),
+        *EFFICIENCY,
     ),
     records=(
         ("duplex_gemm_module", {"buffer_bytes": FULL.buffer_bytes, "lanes": FULL.lanes, "rows": FULL.rows}),
         ("duplex_softmax_unit", {"buffer_bytes": SOFTMAX_BUFFER_BYTES, "lanes": SOFTMAX_LANES}),
     ),
 )
-def _duplex(model: str, mode: str, pim: str, nodes: int, devices: int, routing: str, seed: int, softmax_lanes: int):
+def _duplex(
+    model: str,
+    mode: str,
+    pim: str,
+    nodes: int,
+    devices: int,
+    routing: str,
+    seed: int,
+    softmax_lanes: int,
+    efficiency: str,
+):
     from pathlib import Path
 
     from sysmodel.duplex.model import DuplexSystem
 
     return DuplexSystem(
-        model, mode, pim, nodes or None, devices or None, seed, Path(routing) if routing else None, softmax_lanes
+        model,
+        mode,
+        pim,
+        nodes or None,
+        devices or None,
+        seed,
+        Path(routing) if routing else None,
+        softmax_lanes,
+        device_profile(efficiency, paper.XPU),
     )

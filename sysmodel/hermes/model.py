@@ -29,6 +29,7 @@ from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
 from hw.hermes.cycles import act_txn_cycles
 from sysmodel import characterization, memory
+from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
@@ -424,13 +425,14 @@ class HermesSystem:
         policy: str = "hermes",
         host: bool = False,
         seed: int = 1,
+        eff: Efficiency = ATTACC,
     ):
         self.cfg = model if isinstance(model, ModelConfig) else load_model(model)
         check_limits(self.cfg)
         if policy not in POLICIES:
             raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
         self.hw, self.policy, self.host, self.seed = (
-            replace(Hardware(), dimms=dimms, multipliers=multipliers),
+            replace(Hardware(), dimms=dimms, multipliers=multipliers, eff=eff),
             policy,
             host,
             seed,
@@ -575,4 +577,5 @@ class HermesSystem:
         p.constant("NDP-DIMM bandwidth", self.hw.dimm_bw, "sysmodel.memory, rank-level mode, Hermes DDR4 preset")
         for name in ("T_SYNC", "GPU_WEIGHT_BYTES", "PCIE"):
             p.constant(name, getattr(paper, name), "sysmodel/hermes/paper.py")
+        profile_provenance(p, self.hw.engine)
         return p

@@ -4,6 +4,7 @@ cold ones on the DIMMs' NDP cores (:class:`sysmodel.hermes.model.HermesSystem`, 
 from __future__ import annotations
 
 from golden.hermes_spec import MULTIPLIERS
+from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.hermes import paper
 from sysmodel.systems import Param, register
 
@@ -23,10 +24,11 @@ from sysmodel.systems import Param, register
         ),
         Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
         Param("seed", 1, "activation trace seed"),
+        *EFFICIENCY,
     ),
     records=(("hermes_gemv", {}), ("hermes_activation", {})),
 )
-def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int):
+def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int, efficiency: str):
     from sysmodel.hermes.model import HermesSystem
 
-    return HermesSystem(model, dimms, multipliers, policy, host, seed)
+    return HermesSystem(model, dimms, multipliers, policy, host, seed, device_profile(efficiency, paper.GPU))

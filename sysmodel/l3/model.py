@@ -34,7 +34,8 @@ import numpy as np
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
 from hw.l3.cycles import run_cycles
 from sysmodel import memory
-from sysmodel.cost import ACT_BYTES, ATTACC, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
+from sysmodel.baselines import profile_provenance
+from sysmodel.cost import ACT_BYTES, ATTACC, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
 from sysmodel.devices import get_device
 from sysmodel.energy import DDR4_CHIP_STATIC_W, Usage, device_static_w, joules
 from sysmodel.l3 import paper
@@ -98,6 +99,7 @@ class L3System:
         scheduler: bool = True,
         overlap: bool = True,
         tfaw: bool = False,
+        eff: Efficiency = ATTACC,
     ):
         host = host or HostConfig()
         if attention not in ATTENTION:
@@ -106,7 +108,7 @@ class L3System:
             raise ValueError(f"tp, dp: {tp}, {dp} not allowed; both >= 1")
         self.cfg, self.tp, self.dp, self.host = load_model(model), tp, dp, host
         self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
-        self.gpu = Engine(get_device(paper.GPU), ATTACC, tp)
+        self.gpu = Engine(get_device(paper.GPU), eff, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
             raise Infeasible(
                 f"{model}: {self.cfg.weight_bytes() / 1e9:.0f} GB of weights do not fit {tp} x {paper.GPU}"
@@ -148,7 +150,7 @@ class L3System:
         """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
         cfg = self.cfg
         ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
-        gpu = sum(self.gpu.op_time(op) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
+        gpu = sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
         # q, k, v of each decode request to the host and its output back, over the TP GPUs' PCIe links
         comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / (
             paper.PCIE_EFFECTIVE * self.tp
@@ -225,6 +227,7 @@ class L3System:
         p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
         for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
             p.constant(name, getattr(paper, name), "sysmodel/l3/paper.py")
+        profile_provenance(p, self.gpu)
         return p
 
     def prefill_budget(self, decode_reqs: int, decode_ctx: int) -> float:

@@ -8,6 +8,7 @@ report section (``--set tp=2 --set dp=4`` serves one of four replicas, on a quar
 
 from __future__ import annotations
 
+from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.l3 import paper
 from sysmodel.systems import Param, register
 
@@ -30,14 +31,25 @@ from sysmodel.systems import Param, register
         Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
         Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
         Param("overlap", True, "communication overlap across ranksets"),
+        *EFFICIENCY,
     ),
     records=(("l3_rank", {"banks": 16, "d_head": 128, "max_tokens": 64}),),
 )
 def _l3(
-    model: str, tp: int, dp: int, ranksets: int, capacity_gb: float, attention: str, scheduler: bool, overlap: bool
+    model: str,
+    tp: int,
+    dp: int,
+    ranksets: int,
+    capacity_gb: float,
+    attention: str,
+    scheduler: bool,
+    overlap: bool,
+    efficiency: str,
 ):
     from sysmodel.l3.model import HostConfig, L3System
 
     if tp * dp > paper.GPUS:
         raise ValueError(f"tp, dp: {tp} x {dp} not allowed; the DGX has {paper.GPUS} GPUs")
-    return L3System(model, tp, dp, HostConfig(ranksets, capacity_gb * 1e9), attention, scheduler, overlap)
+    host = HostConfig(ranksets, capacity_gb * 1e9)
+    eff = device_profile(efficiency, paper.GPU)
+    return L3System(model, tp, dp, host, attention, scheduler, overlap, eff=eff)
