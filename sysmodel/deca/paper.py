@@ -192,3 +192,178 @@ H100_RATIO = Claim(
     "Llama2-70B, W4A16, N=1",
     ratio=True,
 )
+
+# --- statements the kit computes beyond the tables' cells (issue 53) ----------------------------------------
+# "A over B" margins of the Roof-Surface (§4): min(MEM, MTX) tile rate over the VEC tile rate — above 1 the
+# kernel is VEC-bound, the BORD's verdict (Figs. 5 and 15) as a number.
+_MARGIN = "min(MEM, MTX) over VEC tile rate"
+BORD_CLAIMS = {
+    "5a": Claim(
+        float("nan"),
+        "deca",
+        "§4.2, Fig. 5a",
+        "VEC-bound Table 2 kernels over the others (the vast majority VEC-bound)",
+        "software-only, SPR-HBM, N=16",
+        ratio=True,
+        above=True,
+    ),
+    "5b VEC": Claim(
+        float("nan"),
+        "deca",
+        "§4.2, Fig. 5b",
+        f"{_MARGIN}, lowest of BF8_10% and BF8_5% (both VEC-bound)",
+        "software-only, SPR-DDR5, N=16",
+        ratio=True,
+        above=True,
+    ),
+    "5b MEM": Claim(
+        float("nan"),
+        "deca",
+        "§4.2, Fig. 5b",
+        f"{_MARGIN}, highest of the other Table 2 kernels (all MEM-bound)",
+        "software-only, SPR-DDR5, N=16",
+        ratio=True,
+        above=False,
+    ),
+    "5c": Claim(
+        float("nan"),
+        "deca",
+        "§4.2, Fig. 5c",
+        f"{_MARGIN} with 4x VOS, highest of the Table 2 kernels (4x is not enough: some stay VEC-bound)",
+        "software-only, SPR-HBM with 4x VOS, N=16",
+        ratio=True,
+        above=True,
+    ),
+}
+# §8.2, Fig. 15: {8,4} leaves kernels VEC-bound; {32,8} pushes them "just enough" out; {64,64} "more than needed"
+DSE_BOUND = {
+    name: Claim(
+        float("nan"),
+        "deca",
+        "§8.2, Fig. 15b",
+        f"{_MARGIN}, highest of the Table 2 kernels, DECA {name}",
+        "SPR-HBM, N=16",
+        ratio=True,
+        above=above,
+    )
+    for name, above in (("{8,4} under", True), ("{32,8} best", False), ("{64,64} over", False))
+}
+# §3.3: "at BF8_5%, the ratio between Optimal and Observed performance is 5.25x" (Fig. 3b: HBM, N=16)
+FIG3_GAP = Claim(
+    5.25,
+    "deca",
+    "§3.3, Fig. 3b",
+    "Optimal over Observed (Software-only), BF8_5%",
+    "FC GeMM, SPR-HBM, N=16",
+    ratio=True,
+)
+# §8.1: DDR gains "only for high compression factors" (the two VEC-bound kernels of Fig. 5b); HBM "for almost all"
+FIG11_ONLY_HIGH = Claim(
+    float("nan"),
+    "deca",
+    "§8.1, Fig. 11",
+    "DECA over Software-only, highest of the schemes other than BF8_10% and BF8_5% (gains only at high compression)",
+    "FC GeMM cascade, SPR-DDR5, N=1",
+    ratio=True,
+    above=False,
+)
+FIG12_ALMOST_ALL = Claim(
+    float("nan"),
+    "deca",
+    "§8.1, Fig. 12",
+    "schemes where DECA beats Software-only over those where it does not (almost all)",
+    "FC GeMM cascade, SPR-HBM, N=1",
+    ratio=True,
+    above=True,
+)
+# §8.1: "in both DDR and HBM, the performance of DECA is close to the Optimal one" — "close" read as 1 (within 10%)
+CLOSE_TO_OPTIMAL = {
+    fig: Claim(
+        1.0,
+        "deca",
+        f"§8.1, Fig. {fig}",
+        "DECA over Optimal, lowest of the schemes (close to Optimal)",
+        f"FC GeMM cascade, {mem}, N=1",
+        ratio=True,
+        note="the Optimal system skips decompression; DECA meets it only where the PE's measured cycles keep the "
+        "kernel off the VEC bound, which the model computes per scheme",
+    )
+    for fig, mem in (("11", "SPR-DDR5"), ("12", "SPR-HBM"))
+}
+# §8.1 on Table 4: with DECA memory is "much better utilized", performance (TMUL) "much higher", and the TMUL
+# utilisation rises as sparsity increases
+TABLE4_TRENDS = {
+    key: Claim(float("nan"), "deca", "§8.1, Table 4", quantity, "Q8, N=1, SPR-HBM", ratio=True, above=True)
+    for key, quantity in (
+        ("MEM", "DECA over software-only MEM utilisation, lowest of the densities"),
+        ("TMUL", "DECA over software-only TMUL utilisation, lowest of the densities"),
+        ("TMUL trend", "DECA TMUL utilisation at 5% over 100% density"),
+    )
+}
+# §6.1 item 7: "the probability that the Wnd of a vOp is larger than L decreases with sparsity" — fewer bubbles
+PE_BUBBLES = Claim(
+    float("nan"),
+    "deca",
+    "§6.1",
+    "DECA PE cycles per tile, dense Q8 over Q8 at 5% density (fewer bubbles when sparser)",
+    "W=32, L=8",
+    ratio=True,
+    above=True,
+)
+# §8.4 (and §1): over the uncompressed base model (Q16 software-only), at N=1 and 16 "2.5x-3.3x", "1.6x-3.3x"
+# with N=64 — the low and high ends over Table 6's DECA cells and the same model and N's Q16 cell
+OVER_Q16 = {
+    (end, ns): Claim(
+        v,
+        "deca",
+        "§8.4",
+        f"DECA over uncompressed Q16 software-only next-token time, {end} of Table 6's cells at N={ns}",
+        "Llama2-70B and OPT-66B, SPR-HBM",
+        ratio=True,
+    )
+    for end, ns, v in (("lowest", "1,16", 2.5), ("highest", "1,16", 3.3), ("lowest", "1,16,64", 1.6))
+}
+# §8.4: "without DECA, MXFP4 is almost ineffective" at N=64 — Table 6's Q16 over Q4 software-only cells
+MXFP4_N64 = {
+    model: Claim(
+        TABLE6[model, 64, "Q16"][0] / TABLE6[model, 64, "Q4"][0],
+        "deca",
+        "§8.4, Table 6",
+        f"{model} N=64 Q16 over Q4 software-only next-token time (MXFP4 almost ineffective)",
+        "SPR-HBM, 128 in / 128 out",
+        ratio=True,
+    )
+    for model in ("llama2-70b", "opt-66b")
+}
+# Table 7's SPR HBM columns: bandwidth (the model's input, §7) and max compute — 56 cores x 2.5 GHz x 512 FMAs per
+# cycle (§2.3: a 16x32x16 TMUL op every 16 cycles; FLOPs count FMAs), arithmetic of the stated organisation
+TABLE7_SPR = {"BW (GB/s)": (850, "input"), "max compute (TFLOPS)": (72, "identity")}
+
+
+def table7_spr(quantity: str) -> Claim:
+    value, kind = TABLE7_SPR[quantity]
+    return Claim(value, "deca", "Table 7", f"spr-hbm {quantity}", "Llama2-70B, W4A16, N=1", kind=kind)
+
+
+# §8.4: SPR HBM + DECA "very close to RTX6000 ADA's" (Table 7: 68 vs 58 ms); the H100's "2.4x higher bandwidth and
+# 14x higher maximum computational throughput" are arithmetic of Table 7's inputs
+RTX_RATIO = Claim(
+    68 / 58,
+    "deca",
+    "§8.4, Table 7",
+    "SPR HBM + DECA over RTX 6000 Ada, next-token latency (very close)",
+    "Llama2-70B, W4A16, N=1",
+    ratio=True,
+)
+H100_OVER_SPR = {
+    col: Claim(
+        v,
+        "deca",
+        "§8.4, Table 7",
+        f"H100 80GB PCIe over SPR HBM, {name}",
+        "Table 7's columns",
+        kind="identity",
+        ratio=True,
+    )
+    for col, name, v in ((0, "bandwidth", 2.4), (1, "max compute", 14.0))
+}
