@@ -367,3 +367,76 @@ H100_OVER_SPR = {
     )
     for col, name, v in ((0, "bandwidth", 2.4), (1, "max compute", 14.0))
 }
+# §3.2, Fig. 3: the dense BF16 baseline is memory-bandwidth bound on both memories (MEM over MTX tile rate below 1)
+FIG3_BF16 = {
+    mem: Claim(
+        float("nan"),
+        "deca",
+        f"§3.2, Fig. 3{panel}",
+        "dense BF16 MEM over MTX tile rate (memory-bandwidth bound)",
+        f"FC GeMM, {mem}, N=16",
+        ratio=True,
+        above=False,
+    )
+    for panel, mem in (("a", "SPR-DDR5"), ("b", "SPR-HBM"))
+}
+# §3.3: on DDR Observed and Optimal diverge only at BF8_5%; on HBM every compressed model is below Optimal
+FIG3_DIVERGE = {
+    "DDR": Claim(
+        float("nan"),
+        "deca",
+        "§3.3, Fig. 3a",
+        "Optimal over Observed (Software-only), highest of the schemes other than BF8_5% (no divergence)",
+        "FC GeMM, SPR-DDR5, N=16",
+        ratio=True,
+        above=False,
+    ),
+    "HBM": Claim(
+        float("nan"),
+        "deca",
+        "§3.3, Fig. 3b",
+        "Optimal over Observed (Software-only), lowest of the compressed schemes (all below Optimal)",
+        "FC GeMM, SPR-HBM, N=16",
+        ratio=True,
+        above=True,
+    ),
+}
+# §4.1, Fig. 4 (HBM): MXFP4, BF8_5% and BF16_10% VEC-bound; BF16_30% memory-bound
+FIG4_BOUNDS = {
+    key: Claim(float("nan"), "deca", "§4.1, Fig. 4", f"{_MARGIN}, {quantity}", "SPR-HBM", ratio=True, above=a)
+    for key, quantity, a in (
+        ("VEC", "lowest of MXFP4, BF8_5% and BF16_10% (VEC-bound)", True),
+        ("MEM", "BF16_30% (memory-bound)", False),
+    )
+}
+# §8.1 on Table 4: "In the Software-only system, for almost all of the densities, the bottleneck is the AVX"
+TABLE4_AVX_BOUND = Claim(
+    float("nan"),
+    "deca",
+    "§8.1, Table 4",
+    "densities where AVX is software-only's most utilised resource over the others (almost all)",
+    "Q8, N=1, SPR-HBM",
+    ratio=True,
+    above=True,
+)
+# §8.4: "compressed models for this batch size [N=64] are less effective in comparison with N=1 and N=16"
+N64_LESS_EFFECTIVE = Claim(
+    float("nan"),
+    "deca",
+    "§8.4, Table 6",
+    "software-only speedup of a compressed scheme over Q16 at N=64 over its lowest at N=1 and 16, highest of the "
+    "models and schemes (less effective at N=64)",
+    "Llama2-70B and OPT-66B, SPR-HBM",
+    ratio=True,
+    above=False,
+)
+# §12.2, Fig. 18: at N=64 "many kernels still remain VEC-bound" (a weight tile feeds 4 TMUL operations)
+FIG18_N64 = Claim(
+    float("nan"),
+    "deca",
+    "§12.2, Fig. 18",
+    f"{_MARGIN} at N=64, highest of the Table 2 kernels (some still VEC-bound)",
+    "software-only, SPR-HBM, N=64",
+    ratio=True,
+    above=True,
+)

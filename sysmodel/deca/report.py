@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from golden import deca as gdeca
-from golden.deca_spec import TILE
+from golden.deca_spec import TILE, TILE_ROWS
 from hw.deca import cycles as dcycles
 from sysmodel import characterization, ledger
 from sysmodel.baselines import gpu_only
@@ -86,6 +86,11 @@ GAPS = {
     "model's N=64 ratio, not the paper's",
     "MXFP4 N=64": "the paper's N=64 software-only cells sit 2-4x above every Roof-Surface bound (N=64 below); the "
     "model's Q4 kernel gains its full compression at N=64, where the paper's is almost ineffective",
+    "Fig. 3a": "the model's BF8_10% is VEC-bound on DDR as the paper's own Fig. 5b places it (software VO from "
+    "libxsmm), so its Software-only falls below Optimal one scheme earlier than Fig. 3a's measured points show",
+    "Fig. 3b": "the model's Optimal reads memory at the same 93% of MBW as the software kernels (Table 4's DECA "
+    "figure), so a MEM-bound software kernel (BF8, BF16_50%, BF16_30%) equals Optimal; the paper's Observed points "
+    "sit below their roofline through memory and cache latency (§4.1), which the bounds model does not carry",
     "Table 4 100%": "at 100% density the model runs the software-only kernel memory-bound at 93% like DECA's "
     "(Table 4 dense, above), so the two utilise memory and the TMUL equally there",
     "speedup range": "software-only Q4 is too fast (the MXFP4 VO gap) and the N=64 cells are not reproduced, so the "
@@ -228,9 +233,20 @@ def table2_lines(m: Machine) -> list[str]:
     return lines
 
 
-def vec_margin(m: Machine, k: Kernel, vos: float, vo_per_tile: float) -> float:
-    """Eq. 1's min(MEM, MTX) tile rate over its VEC one (N <= 16): above 1, the kernel is VEC-bound."""
-    return min(m.mbw * k.ai_xm, m.mos) / (vos / vo_per_tile)
+def vec_margin(m: Machine, k: Kernel, vos: float, vo_per_tile: float, n: int = N_TABLE2) -> float:
+    """Eq. 1's min(MEM, MTX) weight-tile rate over its VEC one (past N=16 a tile feeds ceil(N/16) TMUL operations,
+    §12.2, as in ``model.roof_surface``): above 1, the kernel is VEC-bound."""
+    return min(m.mbw * k.ai_xm, m.mos / math.ceil(n / TILE_ROWS)) / (vos / vo_per_tile)
+
+
+def bound_claims(m: Machine, ddr: Machine, hbm: dict[str, float]) -> None:
+    """Figs. 3, 4 and 18's verdicts: dense BF16 memory-bound on both memories, Fig. 4's kernels on HBM
+    (``hbm``: each Table 2 kernel's margin there), and some kernel still VEC-bound at N=64."""
+    for mc in (ddr, m):
+        ledger.record(paper.FIG3_BF16[mc.name], mc.mbw * Kernel("q16").ai_xm / mc.mos)
+    ledger.record(paper.FIG4_BOUNDS["VEC"], min(hbm[k] for k in ("MXFP4", "BF8_5%", "BF16_10%")))
+    ledger.record(paper.FIG4_BOUNDS["MEM"], hbm["BF16_30%"])
+    ledger.record(paper.FIG18_N64, max(vec_margin(m, k, m.vos_sw, sw_vo_per_tile(k), 64) for k in TABLE2_KERNELS))
 
 
 def bord_verdict_lines(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> list[str]:
@@ -247,6 +263,7 @@ def bord_verdict_lines(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> list[str
     ledger.record(paper.BORD_CLAIMS["5b VEC"], min(low[k] for k in high))
     ledger.record(paper.BORD_CLAIMS["5b MEM"], max(v for k, v in low.items() if k not in high))
     ledger.record(paper.BORD_CLAIMS["5c"], max(margin[wide.name].values()))
+    bound_claims(m, ddr, hbm)
     return [
         caption("DECA Fig. 5: min(MEM, MTX) over VEC tile rate per Table 2 kernel, software-only, N=16 (model)"),
         "| kernel | " + " | ".join(margin) + " |",
@@ -459,6 +476,13 @@ def table6_ratio_lines(rows: list[dict]) -> list[str]:
     ledger.record(paper.OVER_Q16["lowest", "1,16"], min(low))
     ledger.record(paper.OVER_Q16["highest", "1,16"], max(low))
     ledger.record(paper.OVER_Q16["lowest", "1,16,64"], min(every), GAPS["over Q16"])
+    gain = {(r["model"], r["scheme"], r["n"]): q16[r["model"], r["n"]] / r["sw_model"] for r in rows}
+    worst = max(
+        gain[model, scheme, 64] / min(gain[model, scheme, 1], gain[model, scheme, 16])
+        for model, scheme, n in gain
+        if scheme != "Q16" and n == 64
+    )
+    ledger.record(paper.N64_LESS_EFFECTIVE, worst)
     q4 = {r["model"]: q16[r["model"], 64] / r["sw_model"] for r in rows if (r["n"], r["scheme"]) == (64, "Q4")}
     for model, v in q4.items():
         ledger.record(paper.MXFP4_N64[model], v, GAPS["MXFP4 N=64"])
@@ -542,6 +566,8 @@ def table4_trend_lines(m: Machine) -> list[str]:
     util = {(d, deca): utilisation(m, Kernel("q8", d), deca) for d in paper.TABLE4_SW for deca in (False, True)}
     mem, tmul = ([util[d, True][c] / util[d, False][c] for d in paper.TABLE4_SW] for c in (0, 1))
     trend = util[0.05, True][1] / util[1.0, True][1]
+    avx = sum(max(util[d, False]) == util[d, False][2] for d in paper.TABLE4_SW)
+    ledger.record(paper.TABLE4_AVX_BOUND, avx / (len(paper.TABLE4_SW) - avx))
     ledger.record(paper.TABLE4_TRENDS["MEM"], min(mem), GAPS["Table 4 100%"])
     ledger.record(paper.TABLE4_TRENDS["TMUL"], min(tmul), GAPS["Table 4 100%"])
     ledger.record(paper.TABLE4_TRENDS["TMUL trend"], trend)
@@ -678,14 +704,17 @@ def speedup_claim_lines(rows: list[dict], fig: str) -> list[str]:
     gain = {r["kernel"]: r["DECA"] / r["Software-only"] for r in rows}
     near = min(r["DECA"] / r["Optimal"] for r in rows)
     ledger.record(paper.CLOSE_TO_OPTIMAL[fig], near)
+    gap = {r["kernel"]: r["Optimal"] / r["Software-only"] for r in rows}
     if fig == "11":
         rest = max(v for k, v in gain.items() if k not in ("BF8_10%", "BF8_5%"))
         ledger.record(paper.FIG11_ONLY_HIGH, rest)
+        ledger.record(paper.FIG3_DIVERGE["DDR"], max(v for k, v in gap.items() if k != "BF8_5%"), GAPS["Fig. 3a"])
         return [f"DECA over Optimal, lowest: {near:.3f}; DECA over Software-only below BF8_10%/5%: {rest:.3f} at most."]
     wins = sum(v > 1 + 1e-9 for v in gain.values())
     ledger.record(paper.FIG12_ALMOST_ALL, wins / (len(gain) - wins))
     bf8 = next(r for r in rows if r["kernel"] == "BF8_5%")
     ledger.record(paper.FIG3_GAP, bf8["Optimal"] / bf8["Software-only"])
+    ledger.record(paper.FIG3_DIVERGE["HBM"], min(gap.values()), GAPS["Fig. 3b"])
     return [
         f"DECA over Optimal, lowest: {near:.3f}; DECA beats Software-only on {wins} of {len(gain)} schemes; "
         f"Optimal over Software-only at BF8_5%: {bf8['Optimal'] / bf8['Software-only']:.2f} (Fig. 3b, N=16: 5.25; "
