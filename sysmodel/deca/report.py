@@ -32,6 +32,7 @@ from sysmodel.deca.model import (
     SW_VO_FITTED,
     TABLE2_KERNELS,
     TABLE6_CTX,
+    TABLE6_KERNELS,
     TB,
     Kernel,
     Machine,
@@ -41,8 +42,11 @@ from sysmodel.deca.model import (
     cycles_source,
     deca_cycles_per_tile,
     dse,
+    fc_seconds,
+    fc_weight_tiles,
     gemm_speedups,
     measured_cycles,
+    other_seconds,
     supported,
     sw_point,
     sw_vo_per_tile,
@@ -467,6 +471,21 @@ def table6_lines(m: Machine) -> list[str]:
     return lines
 
 
+def table1_lines(m: Machine) -> list[str]:
+    """Table 1's HBM cells at 128 input tokens: the FC GeMMs' share of Llama2-70B's BF16 next-token time (N=1 and
+    16 are the fits of the model's non-FC time; N=4 lies between them)."""
+    shares = {}
+    for n in (1, 4, 16):
+        fc = fc_seconds(m, TABLE6_KERNELS["Q16"], n, False, fc_weight_tiles("llama2-70b", n))
+        shares[n] = fc / (fc + other_seconds("llama2-70b", n, m))
+        ledger.record(paper.table1(n), shares[n])
+    return [
+        "Table 1 (HBM, 128 input tokens), FC GeMM share of Llama2-70B's BF16 next-token time: "
+        + ", ".join(f"N={n} {v:.1%} (paper {paper.TABLE1['HBM', 128, n]:.1%})" for n, v in shares.items())
+        + "; N=1 and 16 are the fits."
+    ]
+
+
 def table6_ratio_lines(rows: list[dict]) -> list[str]:
     """§8.4's ratios over Table 6's cells: DECA over the uncompressed Q16 model (N=1 and 16; with N=64) and, at
     N=64, how little Q4 gains without DECA."""
@@ -501,7 +520,7 @@ def report_lines(ctx) -> list[str]:
     lines += [f"- software-only {name}: {eq}" for name, eq in bord_lines(m, m.vos_sw).items()]
     lines += [f"- DECA {name}: {eq}" for name, eq in bord_lines(m, m.vos_deca).items()]
     lines += ["", *bord_verdict_lines(m), "", *pe_lines(), "", *dse_lines(m), "", *table6_lines(m)]
-    lines += ["", *table6_ratio_lines(table6(m))]
+    lines += ["", *table6_ratio_lines(table6(m)), "", *table1_lines(m)]
     deca_q4 = next(r["deca_model"] for r in table6(m) if (r["model"], r["n"], r["scheme"]) == ("llama2-70b", 1, "Q4"))
     lines += ["", *table7_lines(deca_q4)]
     out.mkdir(parents=True, exist_ok=True)
