@@ -143,7 +143,7 @@ FIG11_SPEEDUP = Claim(
     1.7,
     "deca",
     "§8.1, Fig. 11",
-    "DECA over Software-only, BF8_5% (the largest)",
+    "DECA over Software-only on DDR, BF8_5% (the largest)",
     "FC GeMM cascade, SPR-DDR5, N=1",
     ratio=True,
 )
@@ -151,7 +151,7 @@ FIG12_SPEEDUP = Claim(
     4.0,
     "deca",
     "§8.1, Fig. 12",
-    "DECA over Software-only, BF8_5% (the largest)",
+    "DECA over Software-only on HBM, BF8_5% (the largest)",
     "FC GeMM cascade, SPR-HBM, N=1",
     ratio=True,
 )
