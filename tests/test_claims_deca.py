@@ -128,3 +128,11 @@ def test_the_speedup_range_is_the_texts_not_the_tables() -> None:
         "§8.4",
         "§11",
     }
+
+
+def test_table1_cells_the_model_is_fitted_to_are_fits() -> None:
+    """The model's non-FC time is fitted to Table 1's HBM cells at N=1 and 16 (128 tokens): those rows are fits;
+    N=4, between them, is the one prediction of the column."""
+    assert [paper.table1(n).kind for n in (1, 4, 16)] == ["fit", "prediction", "fit"]
+    assert paper.FC_SHARE == {1: 0.895, 16: 0.859}
+    assert [paper.table1(n).where for n in (1, 4, 16)] == ["§3.1, Table 1"] * 3
