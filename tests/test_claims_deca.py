@@ -136,3 +136,14 @@ def test_table1_cells_the_model_is_fitted_to_are_fits() -> None:
     assert [paper.table1(n).kind for n in (1, 4, 16)] == ["fit", "prediction", "fit"]
     assert paper.FC_SHARE == {1: 0.895, 16: 0.859}
     assert [paper.table1(n).where for n in (1, 4, 16)] == ["§3.1, Table 1"] * 3
+
+
+@pytest.mark.parametrize("k", model.TABLE2_KERNELS, ids=lambda k: k.label)
+def test_table2_roofline_is_arithmetic_of_the_stated_machine(k: model.Kernel) -> None:
+    """Table 2's R-L is 512 x N x min(MBW x AI_XM, MOS) (§3.2, §4.1) from the stated 850 GB/s, the format's bytes per
+    tile and 56 x 2.5 GHz / 16: the model's value is that arithmetic, so the row is an identity, never counted."""
+    m = model.SPR_HBM
+    rl = TILE * model.N_TABLE2 * min(m.mbw / k.tile_bytes(), 56 * 2.5e9 / 16) / 1e12
+    assert next(r["rl_model"] for r in model.table2(m) if r["kernel"] == k.label) == pytest.approx(rl)
+    assert paper.table2(k.label, 0).kind == "identity"
+    assert paper.table2(k.label, 1).kind == "prediction"

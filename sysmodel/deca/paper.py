@@ -96,13 +96,16 @@ SPEEDUP_RANGE = (1.6, 1.9)  # abstract: DECA cuts the next-token time of Llama2-
 
 
 def table2(kernel: str, column: int) -> Claim:
-    """Table 2's roofline (column 0) or Roof-Surface (1) limit of a kernel, TFLOPS, N=16, SPR-HBM."""
+    """Table 2's roofline (column 0) or Roof-Surface (1) limit of a kernel, TFLOPS, N=16, SPR-HBM. The roofline
+    is 512 x N x min(MBW / bytes per tile, MOS): arithmetic of the stated bandwidth, format and TMUL rate, so an
+    identity; the Roof-Surface's VEC term and which term binds are the model's (predictions)."""
     return Claim(
         TABLE2[kernel][column],
         "deca",
         "Table 2",
         f"{kernel} {('R-L', 'R-S')[column]} (TFLOPS)",
         "SPR-HBM, N=16, software-only",
+        kind=("identity", "prediction")[column],
     )
 
 

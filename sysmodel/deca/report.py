@@ -211,7 +211,8 @@ def table2_lines(m: Machine) -> list[str]:
         "",
         "### Table 2: roofline (R-L) and Roof-Surface (R-S) limits, TFLOPS",
         "",
-        "R-S from libxsmm-derived VO (below); cells marked (fitted) calibrate its one constant.",
+        "R-S from libxsmm-derived VO (below); cells marked (fitted) calibrate its one constant. R-L is arithmetic "
+        "of the stated bandwidth, tile bytes and TMUL rate (identities in the ledger).",
         "",
         caption(
             f"DECA Table 2: roofline and software-only Roof-Surface limits of the compressed GeMM kernels, "
