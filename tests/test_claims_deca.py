@@ -107,8 +107,9 @@ def test_the_new_claims_are_recorded_with_their_directions() -> None:
     rows = {(r.where, r.quantity): r for r in ledger.rows()}
     ledger.reset()
     assert len(rows) == 26
+    assert {q for (_, q), r in rows.items() if r.kind != "prediction"} == {paper.FIG3_BF16["SPR-HBM"].quantity}
     for r in rows.values():
-        assert r.paper == "deca" and r.kind == "prediction"
+        assert r.paper == "deca"
         assert r.direction_agrees in ("yes", "no") or not math.isnan(r.paper_value)
         if r.direction_agrees == "no" or r.within == "no":
             assert r.cause and r.cause != "unexplained", r.quantity

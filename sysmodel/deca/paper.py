@@ -392,6 +392,7 @@ H100_OVER_SPR = {
     for col, name, v in ((0, "bandwidth", 2.4), (1, "max compute", 14.0))
 }
 # §3.2, Fig. 3: the dense BF16 baseline is memory-bandwidth bound on both memories (MEM over MTX tile rate below 1)
+# — arithmetic of the stated bandwidths, the 1 KB BF16 tile and the TMUL rate: identities
 FIG3_BF16 = {
     mem: Claim(
         float("nan"),
@@ -399,6 +400,7 @@ FIG3_BF16 = {
         f"§3.2, Fig. 3{panel}",
         "dense BF16 MEM over MTX tile rate (memory-bandwidth bound)",
         f"FC GeMM, {mem}, N=16",
+        kind="identity",
         ratio=True,
         above=False,
     )
