@@ -138,11 +138,119 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     )
 
 
+def _no_repeats(values: list, option: str) -> None:
+    """A value given twice (``--qps 1,1``, ``--systems gpu,gpu``) would run twice and overwrite its own files."""
+    seen = [v for i, v in enumerate(values) if v in values[:i]]
+    if seen:
+        raise ValueError(f"{option}: {f'{seen[0]:g}' if isinstance(seen[0], float) else seen[0]} given twice")
+
+
+def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par: dict, **extra) -> dict:
+    """The run block every output of serve and compare carries (:mod:`sysmodel.runinfo`)."""
+    from sysmodel import runinfo
+
+    load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
+    generated = {} if _trace_file(a) else {"prompt": a.prompt, "output": a.output}
+    return runinfo.block(a.model, a.trace, trace, load, qps, a.seed, a.max_batch, sched, par, **generated, **extra)
+
+
+def _trace_file(a: argparse.Namespace) -> bool:
+    return Path(a.trace).suffix in (".csv", ".jsonl")
+
+
+def _serve_one(a: argparse.Namespace, system, q: float | None, sched: dict, par: dict) -> dict:
+    """One rate's run: its run block, pooled result, each engine's result and summary row."""
+    from sysmodel import replicas
+
+    trace = load_requests(a, q, "serve")
+    res, each = replicas.run(
+        trace,
+        system,
+        max_batch=a.max_batch,
+        prefill_budget=a.prefill_budget,
+        concurrency=a.concurrency,
+        progress=True,
+        **par,
+        **sched,
+    )
+    extra = {"system": a.system, "settings": _system_settings(a), "concurrency": a.concurrency}
+    run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
+    row = {"qps": q, **res.summary()}
+    if a.slo_tbt or a.slo_ttft:
+        row.update(
+            {f"goodput_{k}": v for k, v in res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft).items()}
+        )
+    return {"run": run, "result": res, "engines": each, "row": row}
+
+
+def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> list[Path]:
+    """Every file of a serve run, written before anything is printed (``| head`` must not lose them)."""
+    import json
+
+    from sysmodel import serving
+    from sysmodel.outputs import replace_outputs, write_text
+
+    multi = len(runs) > 1
+    qps = [r["row"]["qps"] for r in runs]
+    written = [
+        r["result"].write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
+        for r, q in zip(runs, qps, strict=True)
+    ]
+    labels = [f"{system.name} at {q:g} QPS" for q in qps] if multi else None
+    kv_labels = [
+        f"{lab}{f', engine {j}' if len(r['engines']) > 1 else ''}"
+        for lab, r in zip(labels or [system.name], runs, strict=True)
+        for j in range(len(r["engines"]))
+    ]
+    written += [
+        serving.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
+        serving.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
+    ]
+    if multi:
+        written.append(serving.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
+    record = [{"run": r["run"], "summary": r["row"]} for r in runs]
+    written.append(write_text(out / "run.json", json.dumps(record, indent=1, default=str) + "\n"))
+    replace_outputs(out, "serve", written)
+    return written
+
+
+def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
+    """One rate's headline, percentiles, scheduler and goodput lines."""
+    from sysmodel.runinfo import line
+
+    lines = [
+        f"{s['system']} | {s['trace']} ({run['arrivals']}) | {s['requests']} requests, {s['output_tokens']} output "
+        f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token",
+        f"  {line(run)}",
+    ]
+    for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
+        sfx = "_ms" if unit == "ms" else "_s"
+        p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
+        lines.append(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
+    lines.append(
+        f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
+        f"p99 {s['scheduling_delay_p99_s']:.4g} s"
+        + (
+            f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
+            f"{s['swapped_gb']:.3g} GB swapped"
+            if "preemptions" in s
+            else ""
+        )
+    )
+    if "goodput_met" in s:
+        lines.append(
+            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO ({s['goodput_share']:.1%}), "
+            f"{s['goodput_requests_per_s']:.4g} requests/s, {s['goodput_tokens_per_s']:.4g} tokens/s"
+        )
+    return lines
+
+
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
-    from sysmodel import replicas, serving, systems
+    from sysmodel import systems
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
+    _no_repeats(qps, "--qps")
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     system = systems.build(a.system, a.model, _system_settings(a))
@@ -150,65 +258,14 @@ def cmd_serve(a: argparse.Namespace) -> int:
         from sysmodel.profile import ProfiledSystem
 
         system = ProfiledSystem(system, a.profile)
+    sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/serve")) as out:
-        rows, results, per_replica = [], [], []
-        for q in qps:
-            trace = load_requests(a, q, "serve")
-            res, each = replicas.run(
-                trace,
-                system,
-                max_batch=a.max_batch,
-                prefill_budget=a.prefill_budget,
-                concurrency=a.concurrency,
-                progress=a.replicas == a.pp == 1,
-                **_parallel(a),
-                **_scheduling(a),
-            )
-            results.append(res)
-            per_replica.append(each)
-            rows.append({"qps": q, **res.summary()})
-            s = rows[-1]
-            load = f"closed loop at {a.concurrency}" if a.concurrency else ("all at t=0" if q is None else f"{q:g} QPS")
-            print(
-                f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
-                f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token"
-            )
-            for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
-                sfx = "_ms" if unit == "ms" else "_s"
-                p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
-                print(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
-            print(
-                f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
-                f"p99 {s['scheduling_delay_p99_s']:.4g} s"
-                + (
-                    f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
-                    f"{s['swapped_gb']:.3g} GB swapped"
-                    if "preemptions" in s
-                    else ""
-                )
-            )
-            if a.slo_tbt or a.slo_ttft:
-                g = res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft)
-                rows[-1].update({f"goodput_{k}": v for k, v in g.items()})
-                print(
-                    f"  goodput: {g['met']} of {s['requests']} requests meet the SLO ({g['share']:.1%}), "
-                    f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s"
-                )
-            res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
-        labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
-        kv_runs = [r for each in per_replica for r in each]  # KV over time is per engine
-        kv_labels = [
-            f"{lab}{f', engine {j}' if len(each) > 1 else ''}"
-            for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
-            for j in range(len(each))
-        ]
-        written = [
-            serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
-            serving.plot_kv(kv_runs, out / "kv_utilisation.png", kv_labels),
-        ]
-        if len(qps) > 1:
-            written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
-        print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")
+        runs = [_serve_one(a, system, q, sched, par) for q in qps]
+        written = _serve_files(a, system, runs, out)
+        for r in runs:
+            print("\n".join(_serve_lines(a, r["run"], r["row"])))
+        print(f"wrote {', '.join(p.name for p in written)} to {out}")
+        sys.stdout.flush()  # a closed pipe is met here, inside main's handler, not at exit
     return 0
 
 
@@ -238,7 +295,8 @@ def _parallel(a: argparse.Namespace) -> dict:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
-    from sysmodel import compare, compare_report, systems
+    from sysmodel import compare, compare_report, runinfo, systems
+    from sysmodel.outputs import replace_outputs
 
     known = list(systems.entries())
     names = known if a.systems == "all" else [n.strip() for n in a.systems.split(",") if n.strip()]
@@ -246,25 +304,30 @@ def cmd_compare(a: argparse.Namespace) -> int:
         systems.get(n)  # an unknown name is an error naming it
     if not names:
         raise ValueError("--systems: empty; a comma-separated list of registered systems, or all")
+    _no_repeats(names, "--systems")
     settings = compare.split_settings(a.set or [], names)
     for n in names:  # validate every --set before anything runs
         systems.get(n).settings(settings[n])
     from sysmodel.models import load_model
 
     load_model(a.model)
+    sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(
-            a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a), parallel=_parallel(a)
-        )
-        title = f"{a.model} on {trace.name} ({len(trace)} requests)"
+        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=sched, parallel=par)
+        run = _run_block(a, trace, a.qps, sched, par)
+        copies = "".join(f", {n} {what}" for n, what in ((a.replicas, "replicas"), (a.pp, "pipeline stages")) if n > 1)
+        title = f"{a.model} on {trace.name} ({len(trace)} requests{copies})"
+        paths = compare_report.write(rows, prov, title, out, run)
+        replace_outputs(out, "compare", paths)
         print(title)
+        print(runinfo.line(run))
         print("\n".join(compare_report.terminal_lines(rows)))
-        paths = compare_report.write(rows, prov, title, out)
         if a.provenance:
             print("\nProvenance (full record in compare_provenance.json):")
             print("\n".join(compare_report.provenance_lines(prov)))
         print(f"wrote {', '.join(p.name for p in paths)} to {out}")
+        sys.stdout.flush()  # a closed pipe is met here, inside main's handler, not at exit
     return 0
 
 

@@ -18,6 +18,7 @@ from sysmodel import systems
 from sysmodel.compare import COLUMNS, pareto, rows_of
 from sysmodel.outputs import atomic, write_text
 from sysmodel.plots import log_axis, pyplot, save
+from sysmodel.runinfo import line
 
 
 def _cell(row: dict, key: str, fmt: str) -> str:
@@ -49,12 +50,14 @@ def terminal_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def write_csv(rows: list[dict], path: Path) -> Path:
-    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source"]
+def write_csv(rows: list[dict], path: Path, run: dict | None = None) -> Path:
+    """The rows, each with the run block's fields (``run``: :func:`sysmodel.runinfo.block`) as columns."""
+    run = run or {}
+    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source", *run]
     with atomic(path) as tmp, tmp.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({**run, **r} for r in rows)
     return path
 
 
@@ -86,17 +89,22 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
     return paths
 
 
-def write(rows: list[dict], prov: dict, title: str, out: Path, stem: str = "compare") -> list[Path]:
-    """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON)."""
-    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", *table_lines(rows), ""]))
-    paths = [md, write_csv(rows, out / f"{stem}.csv"), *plot(rows, title, out, stem)]
-    paths.append(write_text(out / f"{stem}_provenance.json", json.dumps(prov, indent=1, default=str) + "\n"))
+def write(rows: list[dict], prov: dict, title: str, out: Path, run: dict, stem: str = "compare") -> list[Path]:
+    """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON: ``run``, the run block,
+    and ``systems``, each system's provenance or its reason for not running)."""
+    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", line(run), "", *table_lines(rows), ""]))
+    paths = [md, write_csv(rows, out / f"{stem}.csv", run), *plot(rows, title, out, stem)]
+    sidecar = json.dumps({"run": run, "systems": prov}, indent=1, default=str) + "\n"
+    paths.append(write_text(out / f"{stem}_provenance.json", sidecar))
     return paths
 
 
 def provenance_lines(prov: dict) -> list[str]:
     lines = []
     for name, p in prov.items():
+        if not p["feasible"]:
+            lines.append(f"- {name}: not run: {p['reason']}")
+            continue
         recs = (
             ", ".join(
                 f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
