@@ -63,9 +63,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     from sysmodel.report import PAPERS, Context, report
 
     with out_dir(a, Path("build/report")) as out:
-        report(
-            list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, a.quick, a.full), echo=not a.brief
-        )
+        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
     return 0
 
 
@@ -507,7 +505,6 @@ def parser() -> Parser:
     r.add_argument(
         "--requests", type=positive_int, default=1000, help="requests per serving run (L3: the paper's 1000)"
     )
-    r.add_argument("--quick", action="store_true", help="smoke-run grids (Hermes: two models, batches 1 and 16)")
     r.add_argument(
         "--full",
         action="store_true",

@@ -126,14 +126,12 @@ WORKLOADS = (  # (model, trace kind, prompt, output): a conversational and a lon
     ("mixtral-8x7b", "gaussian", 512, 256),
 )
 
-QUICK_WORKLOADS = (WORKLOADS[0], WORKLOADS[2])  # the smoke run: one dense and one MoE model, few requests
-
 
 def report_lines(ctx) -> list[str]:
     from sysmodel.report import caption
 
     names = list(systems.entries())
-    n = 4 if ctx.quick else min(ctx.requests, 200)
+    n = min(ctx.requests, 200)
     lines = [
         f"Every registered system ({', '.join(names)}) with its paper's defaults on the same trace: {n} "
         "requests arriving at t = 0, served by the one engine (sysmodel/serving.py); energy on the one basis "
@@ -142,7 +140,7 @@ def report_lines(ctx) -> list[str]:
         "and trace.",
         "",
     ]
-    for model, kind, prompt, output in QUICK_WORKLOADS if ctx.quick else WORKLOADS:
+    for model, kind, prompt, output in WORKLOADS:
         label = f"{model}, {kind}" + (f" {prompt}/{output} tokens" if prompt else " (L3 Table 4 lengths)")
         rows = ctx.grid(
             f"compare-{model}-{kind}", rows_of, model, kind, n, prompt, output, names, modules=systems.modules()
