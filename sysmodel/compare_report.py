@@ -17,7 +17,7 @@ from pathlib import Path
 from sysmodel import systems
 from sysmodel.compare import COLUMNS, pareto, rows_of
 from sysmodel.outputs import atomic, write_text
-from sysmodel.plots import log_axis, pyplot, save
+from sysmodel.plots import legend_outside, log_axis, pyplot, save, system_style
 from sysmodel.runinfo import line
 
 
@@ -72,8 +72,8 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
         ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)")),
     ):
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        for i, r in enumerate(ok):
-            ax.scatter(r[xk], r[yk], s=36, color=f"C{i % 10}", label=r["system"], zorder=3)
+        for r in ok:
+            ax.scatter(r[xk], r[yk], s=36, label=r["system"], zorder=3, alpha=0.8, **system_style(r["system"]))
         if name == "energy" and front:
             ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
         log_axis(ax.xaxis)
@@ -83,7 +83,9 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
         ax.set_title(
             f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}", fontsize=9
         )
-        ax.legend(fontsize=7, loc="best")
+        if not ok:
+            ax.text(0.5, 0.5, "no system can run this workload", transform=ax.transAxes, ha="center")
+        legend_outside(ax)
         ax.grid(True, which="both", lw=0.3)
         paths.append(save(fig, plt, out / f"{stem}_{name}.png"))
     return paths

@@ -85,3 +85,101 @@ def test_report_has_no_slower_quick_mode(capsys) -> None:
     assert main(["report", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "unrecognized arguments: --quick" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "bars"),
+    [
+        (
+            ["serve", "--model", "llama2-7b", "--requests", "6", "--replicas", "2", "--router", "least-outstanding"],
+            ("route GPU-only", "serve GPU-only"),
+        ),
+        (["serve", "--model", "llama2-7b", "--requests", "6", "--pp", "2"], ("route GPU-only", "serve GPU-only")),
+        ([*COMPARE, "--systems", "gpu,cpu"], ("compare", "serve GPU-only", "serve CPU-only")),
+    ],
+)
+def test_progress_on_a_terminal(argv, bars, tmp_path, capsys, monkeypatch) -> None:
+    """Replicas and pipeline stages show the routing and each engine's run; compare's bar over the systems
+    has each system's run advancing below it."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    for bar in bars:
+        assert bar in err, err
+
+
+def _figures(monkeypatch, *modules: str) -> dict:
+    """Every figure the command saves, by file name, checked for colliding text, missing titles and
+    legends over data (sysmodel.plots.CHECK)."""
+    import importlib
+
+    from sysmodel import plots
+
+    seen: dict = {}
+
+    def keep(fig, plt, path):
+        seen[path.name] = fig
+        return plots_save(fig, plt, path)
+
+    plots_save = plots.save
+    monkeypatch.setattr(plots, "CHECK", True)
+    monkeypatch.setattr(plots, "FOUND", [])
+    for m in modules:
+        monkeypatch.setattr(importlib.import_module(m), "save", keep)
+    return seen
+
+
+def test_serve_plots_are_readable(tmp_path, capsys, monkeypatch) -> None:
+    """The TBT CDF on a log time axis with each run's longest gap stated; legends beside the data."""
+    from sysmodel import plots
+
+    figs = _figures(monkeypatch, "sysmodel.serving")
+    argv = ["serve", "--model", "llama2-7b", "--requests", "30", "--qps", "1,50", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    ax = figs["tbt_cdf.png"].axes[0]
+    assert ax.get_xscale() == "log"
+    assert [t.get_text().endswith(" ms)") and "longest" in t.get_text() for t in ax.get_legend().get_texts()] == [
+        True
+    ] * 2
+    assert {line.get_linestyle() for line in ax.lines} == {"-", "--"}  # one run drawn over another still shows
+    assert plots.FOUND == []
+
+
+def test_a_system_keeps_its_colour_in_every_plot(tmp_path, capsys, monkeypatch) -> None:
+    """Colours come from the registry, not from a system's place among the feasible rows of one run."""
+    from sysmodel import plots
+
+    figs = _figures(monkeypatch, "sysmodel.compare_report")
+    colours = {}
+    for i, systems in enumerate(("gpu,cpu,hbm-pim", "cpu,hbm-pim")):
+        argv = [
+            "compare",
+            "--model",
+            "llama2-7b",
+            "--systems",
+            systems,
+            "--requests",
+            "4",
+            "--out",
+            str(tmp_path / str(i)),
+        ]
+        assert main(argv) == 0
+        for coll in figs["compare_energy.png"].axes[0].collections:
+            colours.setdefault(coll.get_label(), set()).add(tuple(coll.get_facecolor()[0][:3]))
+    assert set(colours) == {"gpu", "cpu", "hbm-pim"} and all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == 3
+    assert plots.FOUND == []
+
+
+def test_a_legend_over_data_is_found() -> None:
+    """The check the report's figure test runs: a legend placed over a bar is named."""
+    from sysmodel import plots
+
+    plt = plots.pyplot()
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [10, 1], label="bars")
+    ax.legend(loc="upper left")
+    assert plots.hidden(fig) == ["panel '': the legend covers data"]
+    plots.legend_outside(ax)
+    assert plots.hidden(fig) == []
+    plt.close(fig)
