@@ -13,21 +13,44 @@ from pathlib import Path
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 
 
+class Help(argparse.HelpFormatter):
+    """``--help`` shows every option's default beside its help (not a default that is no value: None, off)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
+
+
 class Parser(argparse.ArgumentParser):
     """A user's mistake on the command line is one line on stderr and exit status 2 (no usage dump)."""
+
+    def __init__(self, *args, **kw) -> None:
+        kw.setdefault("formatter_class", Help)
+        super().__init__(*args, **kw)
 
     def error(self, message: str):
         self.exit(USAGE_ERROR, f"{self.prog}: {message}\n")
 
 
-def positive_int(text: str) -> int:
+def whole(text: str, minimum: int) -> int:
     try:
         v = float(text)
     except ValueError:
-        v = 0
-    if not (math.isfinite(v) and v == int(v) and v >= 1):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+        v = math.nan
+    if not (math.isfinite(v) and v == int(v) and v >= minimum):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= {minimum}")
     return int(v)
+
+
+def positive_int(text: str) -> int:
+    return whole(text, 1)
+
+
+def seed(text: str) -> int:
+    """A random seed: numpy's generators take whole numbers >= 0."""
+    return whole(text, 0)
 
 
 def positive_float(text: str) -> float:
@@ -134,6 +157,21 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     return serving.Trace(
         arrival, trace.prompt[:n], trace.output[:n], trace.name if qps is None else f"{trace.name}@{qps:g}qps"
     )
+
+
+def _check_lengths(a: argparse.Namespace) -> None:
+    """Generated requests longer than the model's context are refused by name (a trace file's, or the papers'
+    long-context traces, run as given)."""
+    from sysmodel.models import load_model
+    from sysmodel.serving import L3_TRACES
+
+    if _trace_file(a) or a.trace in L3_TRACES:
+        return
+    context = load_model(a.model).context
+    if context and a.prompt + a.output > context:
+        raise ValueError(
+            f"--prompt, --output: {a.prompt} + {a.output} tokens exceed {a.model}'s context of {context} tokens"
+        )
 
 
 def _no_repeats(values: list, option: str) -> None:
@@ -252,6 +290,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     system = systems.build(a.system, a.model, _system_settings(a))
+    _check_lengths(a)
     if a.profile is not None:
         from sysmodel.profile import ProfiledSystem
 
@@ -309,6 +348,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     from sysmodel.models import load_model
 
     load_model(a.model)
+    _check_lengths(a)
     sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
@@ -470,7 +510,7 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument(
         "--scheduler",
         default="vllm",
-        help="vllm (paged, preempting; the default), reserve (whole KV "
+        help="vllm (paged, preempting), reserve (whole KV "
         "reserved at admission, output lengths known), orca, sarathi (sysmodel/scheduling.py)",
     )
     p.add_argument("--block-size", type=positive_int, default=16, help="paged schedulers: tokens per KV block")
@@ -492,7 +532,7 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         help="the link between pipeline stages (default: the system's device interconnect; "
         "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)",
     )
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 
@@ -500,10 +540,10 @@ def parser() -> Parser:
     ap = Parser(prog="membound", description="membound: RTL-backed system models of memory-bound LLM inference")
     sub = ap.add_subparsers(dest="cmd", parser_class=Parser, metavar="COMMAND")
     r = sub.add_parser("report", help="write the Markdown and HTML report")
-    r.add_argument("--paper", choices=["all", *_papers()], default="all")
+    r.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
     r.add_argument("--out", type=Path, help="output directory (default build/report)")
     r.add_argument(
-        "--requests", type=positive_int, default=1000, help="requests per serving run (L3: the paper's 1000)"
+        "--requests", type=positive_int, default=1000, help="requests per serving run (L3's paper runs 1000)"
     )
     r.add_argument(
         "--full",
@@ -512,10 +552,16 @@ def parser() -> Parser:
     )
     r.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
     c = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
-    c.add_argument("--records", type=Path, default=Path("build/characterization"))
+    c.add_argument(
+        "--records", type=Path, default=Path("build/characterization"), help="directory of testbench records (.json)"
+    )
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
-    sw.add_argument("config", type=Path)
-    sw.add_argument("--out", type=Path)
+    sw.add_argument("config", type=Path, help="the grid: a .toml or .yaml file (examples/)")
+    sw.add_argument(
+        "--out",
+        type=Path,
+        help="the results: .csv, or .parquet (default: the config's out, else build/sweeps/KIND.csv)",
+    )
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     sub.add_parser("systems", help="list the registered systems with their parameters")
@@ -565,7 +611,7 @@ def parser() -> Parser:
         help="activation trace .npz (sysmodel/hermes/workload.py); generated from the paper's statistics when absent",
     )
     hm_.add_argument("--batch", type=positive_int, default=1, help="sequences (generated traces)")
-    hm_.add_argument("--seed", type=int, default=1)
+    hm_.add_argument("--seed", type=seed, default=1, help="seed of the generated activation trace")
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
     hm_.add_argument("--multipliers", type=positive_int, default=256, help="GEMV multipliers per NDP core")
@@ -577,7 +623,7 @@ def parser() -> Parser:
     dr.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
     dr.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     dr.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
-    dr.add_argument("--seed", type=int, default=0)
+    dr.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
     dr.add_argument(
         "--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, bank, row, command)"
     )
@@ -598,9 +644,9 @@ def parser() -> Parser:
         help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
         "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent",
     )
-    fp.add_argument("--rank", type=positive_int, default=64)
+    fp.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
     fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
-    fp.add_argument("--seed", type=int, default=1)
+    fp.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
     return ap
 
 
@@ -631,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
         return int(e.code or 0)
     if a.cmd is None:
-        ap.print_usage(sys.stderr)
+        ap.print_help(sys.stderr)  # the commands with what each does
         print("membound: a command is required (membound --help lists them)", file=sys.stderr)
         return USAGE_ERROR
     try:

@@ -39,6 +39,7 @@ class ModelConfig:
     learned_positions: int = 0
     biases: bool = False
     published_params: float = 0.0
+    context: int = 0  # tokens of context it was trained for (its config's max_position_embeddings; 0: not stated)
 
     @property
     def head_dim(self) -> int:
@@ -107,6 +108,7 @@ def load_model(name: str) -> ModelConfig:
         learned_positions=learned if c["model_type"] in ("opt", "gpt") else 0,
         biases=c["bias"],
         published_params=c["published_params"],
+        context=c.get("max_position_embeddings", 0),
     )
 
 

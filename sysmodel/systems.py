@@ -111,6 +111,9 @@ class System(Protocol):
     def provenance(self) -> Provenance: ...
 
 
+KINDS = {bool: "true or false", int: "a whole number", float: "a number"}  # a parameter's type, in words
+
+
 @dataclass(frozen=True)
 class Param:
     """A design parameter `--set name=value` may change: its type, default, meaning and allowed values."""
@@ -138,7 +141,7 @@ class Param:
             else:
                 v = kind(text)
         except (TypeError, ValueError):
-            raise ValueError(f"{self.name}: {text!r} is not a {kind.__name__}{self.allowed()}") from None
+            raise ValueError(f"{self.name}: {text!r} is not {KINDS.get(kind, kind.__name__)}{self.allowed()}") from None
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
         if self.choices and v not in self.choices:

@@ -1,6 +1,7 @@
 """What serve's and compare's outputs say about how they were made, and how the commands behave in pipes,
 on terminals and in reused output directories (issue 50). Each test runs the real command."""
 
+import argparse
 import csv
 import json
 import subprocess
@@ -183,3 +184,65 @@ def test_a_legend_over_data_is_found() -> None:
     plots.legend_outside(ax)
     assert plots.hidden(fig) == []
     plt.close(fig)
+
+
+# --- what a new user meets: the command list, help, wording, questionable input, reused directories --------
+
+
+def test_no_arguments_lists_the_commands(capsys) -> None:
+    from sysmodel.cli import COMMANDS
+
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert all(f"\n    {name}" in err for name in COMMANDS) and "a command is required" in err
+
+
+def test_every_option_has_help_and_shows_its_default(capsys) -> None:
+    """Each command's --help: every option explained, every default that is a value shown (never None)."""
+    from sysmodel.cli import COMMANDS, parser
+
+    subs = next(a for a in parser()._actions if a.dest == "cmd").choices
+    for name in COMMANDS:
+        assert main([name, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        for action in subs[name]._actions:
+            assert action.help, (name, action.dest)
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+                assert f"(default: {action.default})" in text, (name, action.dest)
+        assert "None" not in text, name
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["serve", "--model", "llama2-7b", "--set", "devices=2.5"], "devices: '2.5' is not a whole number"),
+        (["serve", "--model", "llama2-7b", "--set", "wbytes=x"], "wbytes: 'x' is not a number"),
+        (["serve", "--model", "llama2-7b", "--seed", "-1"], "--seed: '-1' is not a whole number >= 0"),
+        (["serve", "--model", "llama2-7b", "--prompt", "5000"], "5000 + 128 tokens exceed llama2-7b's context of 4096"),
+        (["compare", "--model", "llama2-7b", "--output", "4000"], "128 + 4000 tokens exceed llama2-7b's context"),
+        (
+            ["serve", "--model", "llama2-70b", "--devices", "3"],
+            "devices: 3 does not divide llama2-70b's 64 attention heads",
+        ),
+        (["serve", "--model", "llama2-7b", "--qps", "1,2,1"], "--qps: 1 given twice"),
+        (["compare", "--model", "llama2-7b", "--systems", "gpu,cpu,gpu"], "--systems: gpu given twice"),
+    ],
+)
+def test_questionable_input_is_refused_by_name(argv, needle, tmp_path, capsys) -> None:
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "None" not in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_reused_out_keeps_no_stale_file_of_the_same_command(tmp_path, capsys) -> None:
+    """A rate no longer swept leaves no CSV or plot behind; a file the command never wrote is kept."""
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["serve", "--model", "llama2-7b", "--requests", "3", "--qps", "1,2", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "requests-qps2.csv").exists() and (tmp_path / "throughput_vs_qps.png").exists()
+    assert main(["serve", "--model", "llama2-7b", "--requests", "3", "--qps", "1", "--out", str(tmp_path)]) == 0
+    assert main([*COMPARE, "--out", str(tmp_path)]) == 0  # another command's files beside serve's
+    names = {p.name for p in tmp_path.iterdir()}
+    assert "requests-qps2.csv" not in names and "throughput_vs_qps.png" not in names
+    assert {"notes.txt", "requests-qps1.csv", "tbt_cdf.png", "run.json", "compare.csv"} <= names
+    capsys.readouterr()

@@ -57,7 +57,7 @@ def test_set_is_validated(capsys) -> None:
         (["--set", "dimms=0"], "dimms: '0' not allowed; allowed: >= 1 and <= 64"),
         (["--set", "wings=2"], "--set wings: system hermes has no such parameter; its parameters: dimms, multipliers"),
         (["--set", "dimms"], "--set: 'dimms' is not key=value"),
-        (["--set", "host=maybe"], "host: 'maybe' is not a bool"),
+        (["--set", "host=maybe"], "host: 'maybe' is not true or false"),
         (["--devices", "2"], "--devices: system hermes has no devices parameter"),
     ):
         assert main(["serve", "--system", "hermes", "--model", "llama2-7b", *argv]) == 2

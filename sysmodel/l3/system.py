@@ -36,8 +36,17 @@ from sysmodel.systems import Param, register
 def _l3(
     model: str, tp: int, dp: int, ranksets: int, capacity_gb: float, attention: str, scheduler: bool, overlap: bool
 ):
+    from sysmodel.baselines import tp_devices
     from sysmodel.l3.model import HostConfig, L3System
 
     if tp * dp > paper.GPUS:
         raise ValueError(f"tp, dp: {tp} x {dp} not allowed; the DGX has {paper.GPUS} GPUs")
-    return L3System(model, tp, dp, HostConfig(ranksets, capacity_gb * 1e9), attention, scheduler, overlap)
+    return L3System(
+        model,
+        tp_devices(model, tp, "tp", paper.GPUS),
+        dp,
+        HostConfig(ranksets, capacity_gb * 1e9),
+        attention,
+        scheduler,
+        overlap,
+    )
