@@ -184,6 +184,8 @@ def test_serve_cli(tmp_path, capsys) -> None:
     text = capsys.readouterr().out
     assert "throughput" in text and "TBT" in text and "p99" in text
     assert {p.name for p in out.iterdir()} == {
+        ".membound-written.json",
+        "run.json",
         "requests-qps2.csv",
         "requests-qps6.csv",
         "tbt_cdf.png",
