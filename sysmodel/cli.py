@@ -308,13 +308,24 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
 def _scheduling(a: argparse.Namespace) -> dict:
     """The scheduler options of serve and compare, checked before anything runs."""
-    from sysmodel.scheduling import PREEMPT, get_scheduler
+    from sysmodel.scheduling import BLOCK_SIZE, PREEMPT, WATERMARK, get_scheduler
 
-    get_scheduler(a.scheduler)
+    pol = get_scheduler(a.scheduler)
     if a.preempt not in PREEMPT:
         raise ValueError(f"--preempt: {a.preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
     if not 0 <= a.watermark < 1:
         raise ValueError(f"--watermark: {a.watermark} not allowed; a share of the blocks in [0, 1)")
+    paged = (
+        ("block-size", a.block_size, BLOCK_SIZE),
+        ("watermark", a.watermark, WATERMARK),
+        ("preempt", a.preempt, "recompute"),
+    )
+    unused = [f"--{name}" for name, value, default in paged if value != default]
+    if unused and not pol.paged:
+        raise ValueError(
+            f"{', '.join(unused)}: scheduler {a.scheduler} reserves each request's whole KV cache; these set the "
+            "paged cache (vllm, orca, sarathi)"
+        )
     return {"scheduler": a.scheduler, "block_size": a.block_size, "watermark": a.watermark, "preempt": a.preempt}
 
 
@@ -325,6 +336,10 @@ def _parallel(a: argparse.Namespace) -> dict:
 
     if a.router not in ROUTERS:
         raise ValueError(f"--router: {a.router!r} not allowed; allowed: {', '.join(ROUTERS)}")
+    if a.router != ROUTERS[0] and a.replicas == 1:
+        raise ValueError(f"--router: {a.router} has nothing to route with one replica (give --replicas N)")
+    if a.pp_link is not None and a.pp == 1:
+        raise ValueError("--pp-link: no pipeline stages to link (give --pp N)")
     if a.pp_link is not None and a.pp_link not in LINKS:
         raise ValueError(f"--pp-link: unknown {a.pp_link!r}; known: {', '.join(sorted(LINKS))}")
     return {"replicas": a.replicas, "router": a.router, "pp": a.pp, "pp_link": a.pp_link}

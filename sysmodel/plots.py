@@ -31,11 +31,18 @@ def pyplot():
 def log_axis(axis) -> None:
     """A log axis labelled at 1-2-5 steps in plain numbers (minor ticks unlabelled): readable at any span,
     where matplotlib's default labels every minor tick of a short span in colliding scientific notation."""
+    import math
+
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(v: float, _) -> str:  # past two decades (a stall beside millisecond gaps) decades only: no collisions
+        lo, hi = sorted(axis.get_view_interval())
+        wide = lo > 0 and math.log10(hi / lo) > 2
+        return f"{v:g}" if not wide or math.isclose(math.log10(v), round(math.log10(v))) else ""
 
     axis._set_axes_scale("log")
     axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
 
 

@@ -226,6 +226,12 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         ),
         (["serve", "--model", "llama2-7b", "--qps", "1,2,1"], "--qps: 1 given twice"),
         (["compare", "--model", "llama2-7b", "--systems", "gpu,cpu,gpu"], "--systems: gpu given twice"),
+        (["serve", "--model", "llama2-7b", "--router", "least-outstanding"], "--router: least-outstanding has nothing"),
+        (["compare", "--model", "llama2-7b", "--pp-link", "pcie4x16"], "--pp-link: no pipeline stages to link"),
+        (
+            ["serve", "--model", "llama2-7b", "--scheduler", "reserve", "--preempt", "swap", "--block-size", "32"],
+            "--block-size, --preempt: scheduler reserve reserves each request's whole KV cache",
+        ),
     ],
 )
 def test_questionable_input_is_refused_by_name(argv, needle, tmp_path, capsys) -> None:
@@ -246,3 +252,17 @@ def test_a_reused_out_keeps_no_stale_file_of_the_same_command(tmp_path, capsys) 
     assert "requests-qps2.csv" not in names and "throughput_vs_qps.png" not in names
     assert {"notes.txt", "requests-qps1.csv", "tbt_cdf.png", "run.json", "compare.csv"} <= names
     capsys.readouterr()
+
+
+def test_a_log_axis_over_many_decades_stays_readable() -> None:
+    """A 9,500 s stall beside 8 ms gaps (issue 50's TBT CDF): decade labels only, none colliding."""
+    from sysmodel import plots
+
+    plt = plots.pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.step([8, 9, 40, 9.5e6], [0.5, 0.9, 0.99, 1.0], where="post")
+    plots.log_axis(ax.xaxis)
+    assert plots.overlaps(fig) == []
+    shown = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
+    assert "10" in shown and "1e+06" in shown and "20" not in shown
+    plt.close(fig)
