@@ -389,8 +389,10 @@ def cmd_systems(a: argparse.Namespace) -> int:
 
     for name, e in systems.entries().items():
         print(f"{name}: {e.description}")
-        for p in e.params:
-            print(f"    {p.name} = {p.default!r}: {p.help}{p.allowed()}")
+        for p in e.params:  # the default as --set takes it: true/false, a bare name, "" for an empty one
+            d = p.default
+            shown = str(d).lower() if isinstance(d, bool) else (d or '""') if isinstance(d, str) else d
+            print(f"    {p.name} = {shown}: {p.help}{p.allowed()}")
     return 0
 
 
