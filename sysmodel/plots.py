@@ -109,14 +109,15 @@ def overlaps(fig) -> list[str]:
 
 def _data_boxes(ax, renderer) -> list:
     """Display-space boxes of what an axes plots: each line vertex and scatter point (as a point), each bar."""
+    import numpy as np
     from matplotlib.collections import PathCollection
     from matplotlib.transforms import Bbox
 
     points = [line.get_transform().transform(line.get_xydata()) for line in ax.lines if line.get_visible()]
     points += [
-        c.get_offset_transform().transform(c.get_offsets())
+        c.get_offset_transform().transform(np.asarray(c.get_offsets()).reshape(-1, 2))
         for c in ax.collections
-        if isinstance(c, PathCollection) and c.get_visible() and len(c.get_offsets())
+        if isinstance(c, PathCollection) and c.get_visible()
     ]
     view = ax.get_window_extent(renderer)  # what falls outside the axes is clipped, not drawn
     boxes = [Bbox([p, p]) for pts in points for p in pts if view.contains(*p)]
