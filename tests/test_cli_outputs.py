@@ -268,3 +268,13 @@ def test_a_log_axis_over_many_decades_stays_readable() -> None:
     shown = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
     assert "10" in shown and "1e+06" in shown and "20" not in shown
     plt.close(fig)
+
+
+def test_a_reused_report_directory_keeps_no_stale_file(tmp_path, capsys) -> None:
+    """A section's ledger from an earlier report into the same --out goes once the next report has none."""
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["report", "--paper", "memory", "--brief", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "ledger.csv").exists()
+    assert main(["report", "--paper", "arith", "--brief", "--out", str(tmp_path)]) == 0
+    assert {p.name for p in tmp_path.iterdir()} == {"notes.txt", "report.md", "report.html", ".membound-written.json"}
+    capsys.readouterr()
