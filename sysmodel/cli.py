@@ -83,15 +83,16 @@ def out_dir(a: argparse.Namespace, default: Path):
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    import time
-
     from sysmodel.outputs import replace_outputs
     from sysmodel.report import PAPERS, Context, report
 
+    def files(out: Path) -> dict[Path, tuple[int, int]]:
+        return {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in out.iterdir() if p.is_file()}
+
     with out_dir(a, Path("build/report")) as out:
-        start = time.time() - 1  # what this run wrote: the sections save plots themselves
+        before = files(out)  # what this run wrote, new or replaced (the sections save their plots themselves)
         report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
-        replace_outputs(out, "report", [p for p in out.iterdir() if p.is_file() and p.stat().st_mtime >= start])
+        replace_outputs(out, "report", [p for p, stamp in files(out).items() if before.get(p) != stamp])
     return 0
 
 
