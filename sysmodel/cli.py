@@ -34,6 +34,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: {message}\n")
 
 
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def whole(text: str, minimum: int) -> int:
     try:
         v = float(text)
@@ -261,13 +265,17 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
     from sysmodel.runinfo import line
 
     lines = [
-        f"{s['system']} | {s['trace']} ({run['arrivals']}) | {s['requests']} requests, {s['output_tokens']} output "
-        f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token",
+        f"{s['system']} | {s['trace']} ({run['arrivals']}) | {plural(s['requests'], 'request')}, "
+        f"{plural(s['output_tokens'], 'output token')} | throughput {s['throughput_tok_s']:.2f} tokens/s | "
+        f"{s['joules_per_token']:.3g} J/token",
         f"  {line(run)}",
     ]
     for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
         sfx = "_ms" if unit == "ms" else "_s"
         p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
+        if math.isnan(p50):  # TBT of single-token requests
+            lines.append(f"  {metric.upper():5s} none: no request has a second output token")
+            continue
         lines.append(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
     lines.append(
         f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "

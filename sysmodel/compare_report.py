@@ -72,19 +72,22 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
         ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)")),
     ):
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        for r in ok:
+        shown = [r for r in ok if r[xk] > 0 and r[yk] > 0]  # a log axis: no TBT without a second output token
+        for r in shown:
             ax.scatter(r[xk], r[yk], s=36, label=r["system"], zorder=3, alpha=0.8, **system_style(r["system"]))
         if name == "energy" and front:
             ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
-        log_axis(ax.xaxis)
-        log_axis(ax.yaxis)
+        if shown:
+            log_axis(ax.xaxis)
+            log_axis(ax.yaxis)
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.set_title(
             f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}", fontsize=9
         )
-        if not ok:
-            ax.text(0.5, 0.5, "no system can run this workload", transform=ax.transAxes, ha="center")
+        if not shown:
+            why = "no system can run this workload" if not ok else f"no system has a value of {yl}"
+            ax.text(0.5, 0.5, why, transform=ax.transAxes, ha="center")
         legend_outside(ax)
         ax.grid(True, which="both", lw=0.3)
         paths.append(save(fig, plt, out / f"{stem}_{name}.png"))

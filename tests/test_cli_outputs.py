@@ -278,3 +278,17 @@ def test_a_reused_report_directory_keeps_no_stale_file(tmp_path, capsys) -> None
     assert main(["report", "--paper", "arith", "--brief", "--out", str(tmp_path)]) == 0
     assert {p.name for p in tmp_path.iterdir()} == {"notes.txt", "report.md", "report.html", ".membound-written.json"}
     capsys.readouterr()
+
+
+def test_single_token_requests_have_no_tbt_and_still_plot(tmp_path, capsys) -> None:
+    """No request with a second token: serve says there is no TBT (not "nan ms"); compare's log-axis plot
+    says no system has a value instead of failing."""
+    assert (
+        main(["serve", "--model", "llama2-7b", "--requests", "1", "--output", "1", "--out", str(tmp_path / "s")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "1 request, 1 output token |" in out and "TBT   none: no request has a second output token" in out
+    assert "nan" not in out
+    assert main([*COMPARE, "--output", "1", "--out", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c" / "compare_latency.png").exists()
+    capsys.readouterr()
