@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
+DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
 
 
 class Help(argparse.HelpFormatter):
@@ -171,11 +172,14 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
 
 def _check_lengths(a: argparse.Namespace) -> None:
     """Generated requests longer than the model's context are refused by name (a trace file's, or the papers'
-    long-context traces, run as given)."""
+    long-context traces, run as given: lengths given for them would be ignored, so they are refused too)."""
     from sysmodel.models import load_model
     from sysmodel.serving import L3_TRACES
 
     if _trace_file(a) or a.trace in L3_TRACES:
+        given = [f"--{o}" for o in ("prompt", "output") if getattr(a, o) != DEFAULT_TOKENS]
+        if given:
+            raise ValueError(f"{', '.join(given)}: trace {a.trace} sets every request's lengths itself")
         return
     context = load_model(a.model).context
     if context and a.prompt + a.output > context:
@@ -535,8 +539,8 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         "or a .csv/.jsonl file (columns arrival_s, prompt_tokens, output_tokens)",
     )
     p.add_argument("--requests", type=positive_int, help=requests_help)
-    p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
-    p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
+    p.add_argument("--prompt", type=positive_int, default=DEFAULT_TOKENS, help="prompt tokens (mean for gaussian)")
+    p.add_argument("--output", type=positive_int, default=DEFAULT_TOKENS, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
     p.add_argument(
         "--scheduler",

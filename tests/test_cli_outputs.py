@@ -229,6 +229,7 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         (["serve", "--model", "llama2-7b", "--qps", "1,2,1"], "--qps: 1 given twice"),
         (["compare", "--model", "llama2-7b", "--systems", "gpu,cpu,gpu"], "--systems: gpu given twice"),
         (["serve", "--model", "llama2-7b", "--router", "least-outstanding"], "--router: least-outstanding has nothing"),
+        (["serve", "--model", "llama2-7b", "--trace", "openr1", "--prompt", "64"], "--prompt: trace openr1 sets every"),
         (["compare", "--model", "llama2-7b", "--pp-link", "pcie4x16"], "--pp-link: no pipeline stages to link"),
         (
             ["serve", "--model", "llama2-7b", "--scheduler", "reserve", "--preempt", "swap", "--block-size", "32"],
