@@ -198,9 +198,11 @@ def _no_repeats(values: list, option: str) -> None:
 def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par: dict, **extra) -> dict:
     """The run block every output of serve and compare carries (:mod:`sysmodel.runinfo`)."""
     from sysmodel import runinfo
+    from sysmodel.serving import L3_TRACES
 
     load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
-    generated = {} if _trace_file(a) else {"prompt": a.prompt, "output": a.output}
+    own = _trace_file(a) or a.trace in L3_TRACES  # a trace with its own lengths
+    generated = {} if own else {"prompt": a.prompt, "output": a.output}
     return runinfo.block(a.model, a.trace, trace, load, qps, a.seed, a.max_batch, sched, par, **generated, **extra)
 
 
@@ -388,7 +390,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=sched, parallel=par)
         run = _run_block(a, trace, a.qps, sched, par)
         copies = "".join(f", {n} {what}" for n, what in ((a.replicas, "replicas"), (a.pp, "pipeline stages")) if n > 1)
-        title = f"{a.model} on {trace.name} ({len(trace)} requests{copies})"
+        title = f"{a.model} on {trace.name} ({plural(len(trace), 'request')}{copies})"
         paths = compare_report.write(rows, prov, title, out, run)
         replace_outputs(out, "compare", paths)
         print(title)
