@@ -73,8 +73,19 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
     ):
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
         shown = [r for r in ok if r[xk] > 0 and r[yk] > 0]  # a log axis: no TBT without a second output token
-        for r in shown:
-            ax.scatter(r[xk], r[yk], s=36, label=r["system"], zorder=3, alpha=0.8, **system_style(r["system"]))
+        for r in shown:  # hollow: a system at (nearly) another's point still shows its outline
+            style = system_style(r["system"])
+            ax.scatter(
+                r[xk],
+                r[yk],
+                s=44,
+                label=r["system"],
+                zorder=3,
+                marker=style["marker"],
+                facecolors="none",
+                edgecolors=style["color"],
+                linewidths=1.4,
+            )
         if name == "energy" and front:
             ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
         if shown:

@@ -168,7 +168,7 @@ def test_a_system_keeps_its_colour_in_every_plot(tmp_path, capsys, monkeypatch) 
         ]
         assert main(argv) == 0
         for coll in figs["compare_energy.png"].axes[0].collections:
-            colours.setdefault(coll.get_label(), set()).add(tuple(coll.get_facecolor()[0][:3]))
+            colours.setdefault(coll.get_label(), set()).add(tuple(coll.get_edgecolor()[0][:3]))
     assert set(colours) == {"gpu", "cpu", "hbm-pim"} and all(len(c) == 1 for c in colours.values())
     assert len({next(iter(c)) for c in colours.values()}) == 3
     assert plots.FOUND == []
