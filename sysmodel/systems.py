@@ -176,8 +176,14 @@ class Entry:
         raise ValueError(f"--set {name}: system {self.name} has no such parameter; its parameters: {known}")
 
     def settings(self, pairs: list[str] | dict) -> dict[str, Any]:
-        """``key=value`` strings (or a dict) validated against the parameters."""
-        items = pairs.items() if isinstance(pairs, dict) else [_split(s) for s in pairs]
+        """``key=value`` strings (or a dict) validated against the parameters; a key set twice (``--set
+        devices=2 --devices 4``) is refused, not silently the last."""
+        items = list(pairs.items()) if isinstance(pairs, dict) else [_split(s) for s in pairs]
+        keys = [k for k, _ in items]
+        twice = [k for i, k in enumerate(keys) if k in keys[:i]]
+        if twice:
+            given = ", ".join(f"{k}={v}" for k, v in items if k == twice[0])
+            raise ValueError(f"--set {twice[0]}: given twice ({given})")
         return {k: self.param(k).parse(v) for k, v in items}
 
     def build(self, model: str, settings: list[str] | dict | None = None) -> System:

@@ -228,6 +228,8 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         ),
         (["serve", "--model", "llama2-7b", "--qps", "1,2,1"], "--qps: 1 given twice"),
         (["compare", "--model", "llama2-7b", "--systems", "gpu,cpu,gpu"], "--systems: gpu given twice"),
+        (["serve", "--model", "llama2-7b", "--set", "devices=2", "--devices", "4"], "--set devices: given twice"),
+        (["compare", "--model", "llama2-7b", "--set", "gpu.wbytes=1", "--set", "gpu.wbytes=2"], "(wbytes=1, wbytes=2)"),
         (["serve", "--model", "llama2-7b", "--router", "least-outstanding"], "--router: least-outstanding has nothing"),
         (["serve", "--model", "llama2-7b", "--trace", "openr1", "--prompt", "64"], "--prompt: trace openr1 sets every"),
         (["compare", "--model", "llama2-7b", "--pp-link", "pcie4x16"], "--pp-link: no pipeline stages to link"),
