@@ -115,6 +115,11 @@ def write(rows: list[dict], prov: dict, title: str, out: Path, run: dict, stem: 
     return paths
 
 
+def _params(params: dict | None) -> str:
+    """A record's parameters as the terminal shows them: `` [banks=16, d_head=128]``, nothing without any."""
+    return f" [{', '.join(f'{k}={v}' for k, v in params.items())}]" if params else ""
+
+
 def provenance_lines(prov: dict) -> list[str]:
     lines = []
     for name, p in prov.items():
@@ -123,7 +128,7 @@ def provenance_lines(prov: dict) -> list[str]:
             continue
         recs = (
             ", ".join(
-                f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
+                f"{r['unit']}{_params(r.get('params'))} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
                 for r in p["records"]
             )
             or "none (analytical model)"

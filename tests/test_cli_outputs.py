@@ -53,6 +53,9 @@ def test_serve_outputs_carry_the_run_block_and_say_how_requests_arrive(tmp_path,
 def test_infeasible_everywhere_is_in_the_provenance(tmp_path, capsys) -> None:
     assert main([*COMPARE, "--systems", "flash", "--pp", "2", "--out", str(tmp_path), "--provenance"]) == 0
     assert "- flash: not run: pp" in capsys.readouterr().out
+    assert main([*COMPARE, "--systems", "duplex", "--out", str(tmp_path), "--provenance"]) == 0
+    out = capsys.readouterr().out
+    assert "duplex_gemm_module [buffer_bytes=8192, lanes=8, rows=64] (" in out and "{" not in out  # no Python dict
 
 
 @pytest.mark.parametrize(
