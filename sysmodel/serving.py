@@ -820,7 +820,8 @@ def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = N
     for i, r in enumerate(results):
         t, cum = tbt_cdf(r)
         if len(t):
-            label = f"{labels[i] if labels else r.system} (longest {t[-1] * 1e3:.4g} ms)"
+            longest = f"{t[-1] * 1e3:.4g} ms" if t[-1] < 1 else f"{t[-1]:.4g} s"
+            label = f"{labels[i] if labels else r.system} (longest {longest})"
             ax.step(t * 1e3, cum, where="post", label=label, **series_style(i))
     log_axis(ax.xaxis)
     ax.set_xlabel("time between tokens (ms, log scale)")
