@@ -88,16 +88,19 @@ def out_dir(a: argparse.Namespace, default: Path):
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from sysmodel.outputs import replace_outputs
+    from sysmodel.outputs import recorded, replace_outputs
     from sysmodel.report import PAPERS, Context, report
 
     def files(out: Path) -> dict[Path, tuple[int, int]]:
         return {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in out.iterdir() if p.is_file()}
 
     with out_dir(a, Path("build/report")) as out:
-        before = files(out)  # what this run wrote, new or replaced (the sections save their plots themselves)
+        before, ours = files(out), recorded(out, "report")
         report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
-        replace_outputs(out, "report", [p for p, stamp in files(out).items() if before.get(p) != stamp])
+        # what this run wrote (the sections save their plots themselves): new or replaced files, never a file
+        # that was there before and not the report's (someone else's, changed meanwhile)
+        wrote = [p for p, stamp in files(out).items() if p not in before or (before[p] != stamp and p.name in ours)]
+        replace_outputs(out, "report", wrote)
     return 0
 
 
