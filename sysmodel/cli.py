@@ -244,6 +244,8 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
 
     from sysmodel import serving
     from sysmodel.outputs import replace_outputs, write_text
+    from sysmodel.plots import described
+    from sysmodel.runinfo import line
 
     multi = len(runs) > 1
     qps = [r["row"]["qps"] for r in runs]
@@ -257,12 +259,13 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
         for lab, r in zip(labels or [system.name], runs, strict=True)
         for j in range(len(r["engines"]))
     ]
-    written += [
-        serving.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
-        serving.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
-    ]
-    if multi:
-        written.append(serving.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
+    with described("; ".join(line(r["run"]) for r in runs)):  # each plot says how its runs were made
+        written += [
+            serving.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
+            serving.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
+        ]
+        if multi:
+            written.append(serving.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
     record = [{"run": r["run"], "summary": r["row"]} for r in runs]
     written.append(write_text(out / "run.json", json.dumps(record, indent=1, default=str) + "\n"))
     replace_outputs(out, "serve", written)

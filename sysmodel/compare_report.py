@@ -17,7 +17,7 @@ from pathlib import Path
 from sysmodel import systems
 from sysmodel.compare import COLUMNS, pareto, rows_of
 from sysmodel.outputs import atomic, write_text
-from sysmodel.plots import legend_outside, log_axis, pyplot, save, system_style
+from sysmodel.plots import described, legend_outside, log_axis, pyplot, save, system_style
 from sysmodel.runinfo import line
 
 
@@ -109,7 +109,8 @@ def write(rows: list[dict], prov: dict, title: str, out: Path, run: dict, stem: 
     """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON: ``run``, the run block,
     and ``systems``, each system's provenance or its reason for not running)."""
     md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", line(run), "", *table_lines(rows), ""]))
-    paths = [md, write_csv(rows, out / f"{stem}.csv", run), *plot(rows, title, out, stem)]
+    with described(line(run)):
+        paths = [md, write_csv(rows, out / f"{stem}.csv", run), *plot(rows, title, out, stem)]
     sidecar = json.dumps({"run": run, "systems": prov}, indent=1, default=str) + "\n"
     paths.append(write_text(out / f"{stem}_provenance.json", sidecar))
     return paths

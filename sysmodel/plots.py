@@ -10,6 +10,8 @@ One system keeps one colour and marker in every plot (:func:`system_style`, from
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 
@@ -17,6 +19,17 @@ from sysmodel.outputs import atomic
 
 CHECK = False
 FOUND: list[str] = []
+_DESCRIPTION: list[str] = []  # what the figures being saved show (:func:`described`)
+
+
+@contextlib.contextmanager
+def described(text: str) -> Iterator[None]:
+    """Figures saved inside the block carry ``text`` (a run block) as their PNG Description."""
+    _DESCRIPTION.append(text)
+    try:
+        yield
+    finally:
+        _DESCRIPTION.pop()
 
 
 def pyplot():
@@ -169,7 +182,8 @@ def save(fig, plt, path: Path) -> Path:
         if CHECK:
             FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig) + unlabelled(fig) + hidden(fig))
         with atomic(path) as tmp:
-            fig.savefig(tmp, dpi=110, bbox_inches="tight")
+            about = {"Description": _DESCRIPTION[-1]} if _DESCRIPTION and path.suffix == ".png" else None
+            fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata=about)
     finally:
         plt.close(fig)
     return path

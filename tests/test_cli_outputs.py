@@ -34,6 +34,10 @@ def test_compare_outputs_carry_the_run_block(tmp_path, capsys) -> None:
     assert prov["run"]["replicas"] == 2 and prov["run"]["pp"] == 2 and prov["run"]["model"] == "llama2-7b"
     assert prov["systems"]["gpu"]["feasible"] is True
     assert prov["systems"]["flash"]["feasible"] is False and "pp" in prov["systems"]["flash"]["reason"]
+    from PIL import Image
+
+    for png in ("compare_energy.png", "compare_latency.png"):  # the plots say it too
+        assert "replicas 2, router round-robin, pp 2" in Image.open(tmp_path / png).text["Description"]
 
 
 def test_serve_outputs_carry_the_run_block_and_say_how_requests_arrive(tmp_path, capsys) -> None:
@@ -46,6 +50,9 @@ def test_serve_outputs_carry_the_run_block_and_say_how_requests_arrive(tmp_path,
     (run,) = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["run"]["trace"] == str(trace) and run["run"]["arrivals"] == "the file's arrival times"
     assert run["run"]["requests"] == 2 and run["summary"]["requests"] == 2 and "prompt" not in run["run"]
+    from PIL import Image
+
+    assert "arrivals the file's arrival times" in Image.open(tmp_path / "o" / "tbt_cdf.png").text["Description"]
     assert main(["serve", "--model", "llama2-7b", "--requests", "3", "--out", str(tmp_path / "g")]) == 0
     assert "(all at t=0)" in capsys.readouterr().out
 
