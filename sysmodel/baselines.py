@@ -490,6 +490,20 @@ def fewest_devices(model: str, device: str, wbytes: float = 2.0) -> int:
     return n
 
 
+def tp_devices(model: str, devices: int, option: str = "devices", most: int = 64) -> int:
+    """A user's tensor-parallel device count, refused unless it splits the attention heads evenly: each device
+    computes whole heads (vLLM refuses the same: ``ModelConfig.verify_with_parallel_config``). The papers'
+    own settings (Hermes' TensorRT-LLM on 5 GPUs) build their systems directly, unchecked."""
+    heads = load_model(model).heads
+    if heads % devices:
+        ok = ", ".join(str(d) for d in range(1, min(heads, most) + 1) if heads % d == 0)
+        raise ValueError(
+            f"{option}: {devices} does not divide {model}'s {heads} attention heads (tensor parallelism gives "
+            f"each device whole heads); allowed: {ok}"
+        )
+    return devices
+
+
 _DEVICES = (
     Param(
         "devices",
@@ -530,9 +544,8 @@ def _device(default: str) -> Param:
     (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    return GpuOnly(
-        model, device, devices or fewest_devices(model, device, wbytes), wbytes, device_profile(efficiency, device)
-    )
+    n = tp_devices(model, devices) if devices else fewest_devices(model, device, wbytes)
+    return GpuOnly(model, device, n, wbytes, device_profile(efficiency, device))
 
 
 @register(
@@ -546,9 +559,8 @@ def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) 
     ),
 )
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    return HbmPim(
-        model, device, devices or fewest_devices(model, device), factor, eff=device_profile(efficiency, device)
-    )
+    n = tp_devices(model, devices) if devices else fewest_devices(model, device)
+    return HbmPim(model, device, n, factor, eff=device_profile(efficiency, device))
 
 
 @register(

@@ -11,23 +11,51 @@ import sys
 from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
+DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
+
+
+class Help(argparse.HelpFormatter):
+    """``--help`` shows every option's default beside its help (not a default that is no value: None, off)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
 
 
 class Parser(argparse.ArgumentParser):
     """A user's mistake on the command line is one line on stderr and exit status 2 (no usage dump)."""
 
+    def __init__(self, *args, **kw) -> None:
+        kw.setdefault("formatter_class", Help)
+        super().__init__(*args, **kw)
+
     def error(self, message: str):
         self.exit(USAGE_ERROR, f"{self.prog}: {message}\n")
 
 
-def positive_int(text: str) -> int:
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def whole(text: str, minimum: int) -> int:
     try:
         v = float(text)
     except ValueError:
-        v = 0
-    if not (math.isfinite(v) and v == int(v) and v >= 1):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+        v = math.nan
+    if not (math.isfinite(v) and v == int(v) and v >= minimum):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= {minimum}")
     return int(v)
+
+
+def positive_int(text: str) -> int:
+    return whole(text, 1)
+
+
+def seed(text: str) -> int:
+    """A random seed: numpy's generators take whole numbers >= 0."""
+    return whole(text, 0)
 
 
 def positive_float(text: str) -> float:
@@ -60,12 +88,19 @@ def out_dir(a: argparse.Namespace, default: Path):
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    from sysmodel.outputs import recorded, replace_outputs
     from sysmodel.report import PAPERS, Context, report
 
+    def files(out: Path) -> dict[Path, tuple[int, int]]:
+        return {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in out.iterdir() if p.is_file()}
+
     with out_dir(a, Path("build/report")) as out:
-        report(
-            list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, a.quick, a.full), echo=not a.brief
-        )
+        before, ours = files(out), recorded(out, "report")
+        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
+        # what this run wrote (the sections save their plots themselves): new or replaced files, never a file
+        # that was there before and not the report's (someone else's, changed meanwhile)
+        wrote = [p for p, stamp in files(out).items() if p not in before or (before[p] != stamp and p.name in ours)]
+        replace_outputs(out, "report", wrote)
     return 0
 
 
@@ -146,90 +181,185 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     )
 
 
+def _check_lengths(a: argparse.Namespace) -> None:
+    """Generated requests longer than the model's context are refused by name (a trace file's, or the papers'
+    long-context traces, run as given: lengths given for them would be ignored, so they are refused too)."""
+    from sysmodel.models import load_model
+    from sysmodel.serving import L3_TRACES
+
+    if _trace_file(a) or a.trace in L3_TRACES:
+        given = [f"--{o}" for o in ("prompt", "output") if getattr(a, o) != DEFAULT_TOKENS]
+        if given:
+            raise ValueError(f"{', '.join(given)}: trace {a.trace} sets every request's lengths itself")
+        return
+    context = load_model(a.model).context
+    if context and a.prompt + a.output > context:
+        raise ValueError(
+            f"--prompt, --output: {a.prompt} + {a.output} tokens exceed {a.model}'s context of {context} tokens"
+        )
+
+
+def _no_repeats(values: list, option: str) -> None:
+    """A value given twice (``--qps 1,1``, ``--systems gpu,gpu``) would run twice and overwrite its own files."""
+    seen = [v for i, v in enumerate(values) if v in values[:i]]
+    if seen:
+        raise ValueError(f"{option}: {f'{seen[0]:g}' if isinstance(seen[0], float) else seen[0]} given twice")
+
+
+def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par: dict, **extra) -> dict:
+    """The run block every output of serve and compare carries (:mod:`sysmodel.runinfo`)."""
+    from sysmodel import runinfo
+    from sysmodel.serving import L3_TRACES
+
+    load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
+    own = _trace_file(a) or a.trace in L3_TRACES  # a trace with its own lengths
+    generated = {} if own else {"prompt": a.prompt, "output": a.output}
+    return runinfo.block(a.model, a.trace, trace, load, qps, a.seed, a.max_batch, sched, par, **generated, **extra)
+
+
+def _trace_file(a: argparse.Namespace) -> bool:
+    return Path(a.trace).suffix in (".csv", ".jsonl")
+
+
+def _serve_one(a: argparse.Namespace, system, q: float | None, sched: dict, par: dict) -> dict:
+    """One rate's run: its run block, pooled result, each engine's result and summary row."""
+    from sysmodel import replicas
+
+    trace = load_requests(a, q, "serve")
+    res, each = replicas.run(
+        trace,
+        system,
+        max_batch=a.max_batch,
+        prefill_budget=a.prefill_budget,
+        concurrency=a.concurrency,
+        progress=True,
+        **par,
+        **sched,
+    )
+    extra = {"system": a.system, "settings": _system_settings(a), "concurrency": a.concurrency}
+    run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
+    row = {"qps": q, **res.summary()}
+    if a.slo_tbt or a.slo_ttft:
+        row.update(
+            {f"goodput_{k}": v for k, v in res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft).items()}
+        )
+    return {"run": run, "result": res, "engines": each, "row": row}
+
+
+def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> list[Path]:
+    """Every file of a serve run, written before anything is printed (``| head`` must not lose them)."""
+    import json
+
+    from sysmodel import serving
+    from sysmodel.outputs import replace_outputs, write_text
+    from sysmodel.plots import described
+    from sysmodel.runinfo import line
+
+    multi = len(runs) > 1
+    qps = [r["row"]["qps"] for r in runs]
+    written = [
+        r["result"].write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
+        for r, q in zip(runs, qps, strict=True)
+    ]
+    labels = [f"{system.name} at {q:g} QPS" for q in qps] if multi else None
+    kv_labels = [
+        f"{lab}{f', engine {j}' if len(r['engines']) > 1 else ''}"
+        for lab, r in zip(labels or [system.name], runs, strict=True)
+        for j in range(len(r["engines"]))
+    ]
+    with described("; ".join(line(r["run"]) for r in runs)):  # each plot says how its runs were made
+        written += [
+            serving.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
+            serving.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
+        ]
+        if multi:
+            written.append(serving.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
+    record = [{"run": r["run"], "summary": r["row"]} for r in runs]
+    written.append(write_text(out / "run.json", json.dumps(record, indent=1, default=str) + "\n"))
+    replace_outputs(out, "serve", written)
+    return written
+
+
+def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
+    """One rate's headline, percentiles, scheduler and goodput lines."""
+    from sysmodel.runinfo import line
+
+    lines = [
+        f"{s['system']} | {s['trace']} ({run['arrivals']}) | {plural(s['requests'], 'request')}, "
+        f"{plural(s['output_tokens'], 'output token')} | throughput {s['throughput_tok_s']:.2f} tokens/s | "
+        f"{s['joules_per_token']:.3g} J/token",
+        f"  {line(run)}",
+    ]
+    for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
+        sfx = "_ms" if unit == "ms" else "_s"
+        p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
+        if math.isnan(p50):  # TBT of single-token requests
+            lines.append(f"  {metric.upper():5s} none: no request has a second output token")
+            continue
+        lines.append(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
+    lines.append(
+        f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
+        f"p99 {s['scheduling_delay_p99_s']:.4g} s"
+        + (
+            f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
+            f"{s['swapped_gb']:.3g} GB swapped"
+            if "preemptions" in s
+            else ""
+        )
+    )
+    if "goodput_met" in s:
+        lines.append(
+            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO ({s['goodput_share']:.1%}), "
+            f"{s['goodput_requests_per_s']:.4g} requests/s, {s['goodput_tokens_per_s']:.4g} tokens/s"
+        )
+    return lines
+
+
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
-    from sysmodel import replicas, serving, systems
+    from sysmodel import systems
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
+    _no_repeats(qps, "--qps")
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     system = systems.build(a.system, a.model, _system_settings(a))
+    _check_lengths(a)
     if a.profile is not None:
         from sysmodel.profile import ProfiledSystem
 
         system = ProfiledSystem(system, a.profile)
+    sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/serve")) as out:
-        rows, results, per_replica = [], [], []
-        for q in qps:
-            trace = load_requests(a, q, "serve")
-            res, each = replicas.run(
-                trace,
-                system,
-                max_batch=a.max_batch,
-                prefill_budget=a.prefill_budget,
-                concurrency=a.concurrency,
-                progress=a.replicas == a.pp == 1,
-                **_parallel(a),
-                **_scheduling(a),
-            )
-            results.append(res)
-            per_replica.append(each)
-            rows.append({"qps": q, **res.summary()})
-            s = rows[-1]
-            arrivals = "all at t=0" if not trace.arrival.any() else "the trace's arrivals"
-            load = f"closed loop at {a.concurrency}" if a.concurrency else (arrivals if q is None else f"{q:g} QPS")
-            print(
-                f"{s['system']} | {s['trace']} ({load}) | {s['requests']} requests, {s['output_tokens']} output "
-                f"tokens | throughput {s['throughput_tok_s']:.2f} tokens/s | {s['joules_per_token']:.3g} J/token"
-            )
-            for metric, unit in (("tbt", "ms"), ("t2ft", "s"), ("e2e", "s")):
-                sfx = "_ms" if unit == "ms" else "_s"
-                p50, p90, p99 = (s[f"{metric}_p{q}{sfx}"] for q in (50, 90, 99))
-                print(f"  {metric.upper():5s} p50 {p50:.4g} {unit}  p90 {p90:.4g} {unit}  p99 {p99:.4g} {unit}")
-            print(
-                f"  scheduler {s['scheduler']}: scheduling delay p50 {s['scheduling_delay_p50_s']:.4g} s, "
-                f"p99 {s['scheduling_delay_p99_s']:.4g} s"
-                + (
-                    f"; {s['preemptions']} preemptions ({a.preempt}), {s['recomputed_tokens']} tokens recomputed, "
-                    f"{s['swapped_gb']:.3g} GB swapped"
-                    if "preemptions" in s
-                    else ""
-                )
-            )
-            if a.slo_tbt or a.slo_ttft:
-                g = res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft)
-                rows[-1].update({f"goodput_{k}": v for k, v in g.items()})
-                print(
-                    f"  goodput: {g['met']} of {s['requests']} requests meet the SLO ({g['share']:.1%}), "
-                    f"{g['requests_per_s']:.4g} requests/s, {g['tokens_per_s']:.4g} tokens/s"
-                )
-            res.write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
-        labels = None if len(qps) == 1 else [f"{system.name} at {q:g} QPS" for q in qps]
-        kv_runs = [r for each in per_replica for r in each]  # KV over time is per engine
-        kv_labels = [
-            f"{lab}{f', engine {j}' if len(each) > 1 else ''}"
-            for lab, each in zip(labels or [system.name] * len(qps), per_replica, strict=True)
-            for j in range(len(each))
-        ]
-        written = [
-            serving.plot_tbt_cdf(results, out / "tbt_cdf.png", labels),
-            serving.plot_kv(kv_runs, out / "kv_utilisation.png", kv_labels),
-        ]
-        if len(qps) > 1:
-            written.append(serving.plot_qps(rows, out / "throughput_vs_qps.png"))
-        print(f"wrote per-request CSV(s) and {', '.join(p.name for p in written)} to {out}")
+        runs = [_serve_one(a, system, q, sched, par) for q in qps]
+        written = _serve_files(a, system, runs, out)
+        for r in runs:
+            print("\n".join(_serve_lines(a, r["run"], r["row"])))
+        print(f"wrote {', '.join(p.name for p in written)} to {out}")
+        sys.stdout.flush()  # a closed pipe is met here, inside main's handler, not at exit
     return 0
 
 
 def _scheduling(a: argparse.Namespace) -> dict:
     """The scheduler options of serve and compare, checked before anything runs."""
-    from sysmodel.scheduling import PREEMPT, get_scheduler
+    from sysmodel.scheduling import BLOCK_SIZE, PREEMPT, WATERMARK, get_scheduler
 
-    get_scheduler(a.scheduler)
+    pol = get_scheduler(a.scheduler)
     if a.preempt not in PREEMPT:
         raise ValueError(f"--preempt: {a.preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
     if not 0 <= a.watermark < 1:
         raise ValueError(f"--watermark: {a.watermark} not allowed; a share of the blocks in [0, 1)")
+    paged = (
+        ("block-size", a.block_size, BLOCK_SIZE),
+        ("watermark", a.watermark, WATERMARK),
+        ("preempt", a.preempt, "recompute"),
+    )
+    unused = [f"--{name}" for name, value, default in paged if value != default]
+    if unused and not pol.paged:
+        raise ValueError(
+            f"{', '.join(unused)}: scheduler {a.scheduler} reserves each request's whole KV cache; these set the "
+            "paged cache (vllm, orca, sarathi)"
+        )
     return {
         "scheduler": a.scheduler,
         "block_size": a.block_size,
@@ -246,6 +376,10 @@ def _parallel(a: argparse.Namespace) -> dict:
 
     if a.router not in ROUTERS:
         raise ValueError(f"--router: {a.router!r} not allowed; allowed: {', '.join(ROUTERS)}")
+    if a.router != ROUTERS[0] and a.replicas == 1:
+        raise ValueError(f"--router: {a.router} has nothing to route with one replica (give --replicas N)")
+    if a.pp_link is not None and a.pp == 1:
+        raise ValueError("--pp-link: no pipeline stages to link (give --pp N)")
     if a.pp_link is not None and a.pp_link not in LINKS:
         raise ValueError(f"--pp-link: unknown {a.pp_link!r}; known: {', '.join(sorted(LINKS))}")
     return {"replicas": a.replicas, "router": a.router, "pp": a.pp, "pp_link": a.pp_link}
@@ -253,7 +387,8 @@ def _parallel(a: argparse.Namespace) -> dict:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
-    from sysmodel import compare, compare_report, systems
+    from sysmodel import compare, compare_report, runinfo, systems
+    from sysmodel.outputs import replace_outputs
 
     known = list(systems.entries())
     names = known if a.systems == "all" else [n.strip() for n in a.systems.split(",") if n.strip()]
@@ -261,25 +396,31 @@ def cmd_compare(a: argparse.Namespace) -> int:
         systems.get(n)  # an unknown name is an error naming it
     if not names:
         raise ValueError("--systems: empty; a comma-separated list of registered systems, or all")
+    _no_repeats(names, "--systems")
     settings = compare.split_settings(a.set or [], names)
     for n in names:  # validate every --set before anything runs
         systems.get(n).settings(settings[n])
     from sysmodel.models import load_model
 
     load_model(a.model)
+    _check_lengths(a)
+    sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(
-            a.model, trace, names, settings, a.max_batch, scheduling=_scheduling(a), parallel=_parallel(a)
-        )
-        title = f"{a.model} on {trace.name} ({len(trace)} requests)"
+        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=sched, parallel=par)
+        run = _run_block(a, trace, a.qps, sched, par)
+        copies = "".join(f", {n} {what}" for n, what in ((a.replicas, "replicas"), (a.pp, "pipeline stages")) if n > 1)
+        title = f"{a.model} on {trace.name} ({plural(len(trace), 'request')}{copies})"
+        paths = compare_report.write(rows, prov, title, out, run)
+        replace_outputs(out, "compare", paths)
         print(title)
+        print(runinfo.line(run))
         print("\n".join(compare_report.terminal_lines(rows)))
-        paths = compare_report.write(rows, prov, title, out)
         if a.provenance:
             print("\nProvenance (full record in compare_provenance.json):")
             print("\n".join(compare_report.provenance_lines(prov)))
         print(f"wrote {', '.join(p.name for p in paths)} to {out}")
+        sys.stdout.flush()  # a closed pipe is met here, inside main's handler, not at exit
     return 0
 
 
@@ -288,8 +429,10 @@ def cmd_systems(a: argparse.Namespace) -> int:
 
     for name, e in systems.entries().items():
         print(f"{name}: {e.description}")
-        for p in e.params:
-            print(f"    {p.name} = {p.default!r}: {p.help}{p.allowed()}")
+        for p in e.params:  # the default as --set takes it: true/false, a bare name, "" for an empty one
+            d = p.default
+            shown = str(d).lower() if isinstance(d, bool) else (d or '""') if isinstance(d, str) else d
+            print(f"    {p.name} = {shown}: {p.help}{p.allowed()}")
     return 0
 
 
@@ -474,8 +617,8 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         metavar="COLUMN=VALUE",
         help="a public trace file: keep its rows with this value (repeatable; e.g. Model=ChatGPT for BurstGPT)",
     )
-    p.add_argument("--prompt", type=positive_int, default=128, help="prompt tokens (mean for gaussian)")
-    p.add_argument("--output", type=positive_int, default=128, help="output tokens (mean for gaussian)")
+    p.add_argument("--prompt", type=positive_int, default=DEFAULT_TOKENS, help="prompt tokens (mean for gaussian)")
+    p.add_argument("--output", type=positive_int, default=DEFAULT_TOKENS, help="output tokens (mean for gaussian)")
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
     p.add_argument(
         "--scheduler",
@@ -507,7 +650,7 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         help="the link between pipeline stages (default: the system's device interconnect; "
         "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)",
     )
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 
@@ -515,12 +658,11 @@ def parser() -> Parser:
     ap = Parser(prog="membound", description="membound: RTL-backed system models of memory-bound LLM inference")
     sub = ap.add_subparsers(dest="cmd", parser_class=Parser, metavar="COMMAND")
     r = sub.add_parser("report", help="write the Markdown and HTML report")
-    r.add_argument("--paper", choices=["all", *_papers()], default="all")
+    r.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
     r.add_argument("--out", type=Path, help="output directory (default build/report)")
     r.add_argument(
-        "--requests", type=positive_int, default=1000, help="requests per serving run (L3: the paper's 1000)"
+        "--requests", type=positive_int, default=1000, help="requests per serving run (L3's paper runs 1000)"
     )
-    r.add_argument("--quick", action="store_true", help="smoke-run grids (Hermes: two models, batches 1 and 16)")
     r.add_argument(
         "--full",
         action="store_true",
@@ -528,10 +670,16 @@ def parser() -> Parser:
     )
     r.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
     c = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
-    c.add_argument("--records", type=Path, default=Path("build/characterization"))
+    c.add_argument(
+        "--records", type=Path, default=Path("build/characterization"), help="directory of testbench records (.json)"
+    )
     sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
-    sw.add_argument("config", type=Path)
-    sw.add_argument("--out", type=Path)
+    sw.add_argument("config", type=Path, help="the grid: a .toml or .yaml file (examples/)")
+    sw.add_argument(
+        "--out",
+        type=Path,
+        help="the results: .csv, or .parquet (default: the config's out, else build/sweeps/KIND.csv)",
+    )
     sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
     sub.add_parser("systems", help="list the registered systems with their parameters")
@@ -586,7 +734,7 @@ def parser() -> Parser:
     hm_.add_argument(
         "--batch", type=positive_int, help="sequences of a generated trace (default 1; at most the GEMV unit's batch)"
     )
-    hm_.add_argument("--seed", type=int, help="a generated trace's seed (default 1)")
+    hm_.add_argument("--seed", type=seed, help="a generated trace's seed (default 1)")
     hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
     hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
     hm_.add_argument(
@@ -603,7 +751,7 @@ def parser() -> Parser:
     dr.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
     dr.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     dr.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
-    dr.add_argument("--seed", type=int, default=0)
+    dr.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
     dr.add_argument(
         "--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, bank, row, command)"
     )
@@ -624,9 +772,9 @@ def parser() -> Parser:
         help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
         "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent",
     )
-    fp.add_argument("--rank", type=positive_int, default=64)
+    fp.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
     fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
-    fp.add_argument("--seed", type=int, default=1)
+    fp.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
     return ap
 
 
@@ -658,7 +806,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # a mistake already said in one line (Parser.error), or --help
         return int(e.code or 0)
     if a.cmd is None:
-        ap.print_usage(sys.stderr)
+        ap.print_help(sys.stderr)  # the commands with what each does
         print("membound: a command is required (membound --help lists them)", file=sys.stderr)
         return USAGE_ERROR
     try:

@@ -54,9 +54,10 @@ def run(
     scheduling: dict | None = None,
     parallel: dict | None = None,
 ) -> tuple[list[dict], dict]:
-    """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it.
-    ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.replicas.run`); a system that cannot be
-    pipelined gets its reason in its row."""
+    """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it (in
+    its row and its provenance). ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.replicas.run`);
+    a system that cannot be pipelined gets its reason in its row. ``show_progress``: a bar over the systems
+    and, below it, each system's own run advancing."""
     par = {"replicas": 1, "router": "round-robin", "pp": 1, "pp_link": None, **(parallel or {})}
     copies = par["replicas"] * par["pp"]
     rows, prov = [], {}
@@ -70,7 +71,7 @@ def run(
             sys_ = entry.build(model, settings.get(name, []))
             row["hardware"] = sys_.hardware()
             area = sys_.area()
-            res = replicas.run(trace, sys_, max_batch=max_batch, **par, **(scheduling or {}))[0]
+            res = replicas.run(trace, sys_, max_batch=max_batch, progress=show_progress, **par, **(scheduling or {}))[0]
             s = res.summary()
             row.update(
                 {k: s[k] for _, k, _ in COLUMNS[2:8]},
@@ -82,11 +83,13 @@ def run(
             prov[name] = {
                 "system": sys_.name,
                 "settings": settings.get(name, []),
+                "feasible": True,
                 **sys_.provenance().to_dict(),
                 "area": {"mm2": area.mm2, "source": area.source},
             }
         except (Infeasible, PipelineUnsupported) as e:
             row["reason"] = str(e)
+            prov[name] = {"system": name, "settings": settings.get(name, []), "feasible": False, "reason": str(e)}
         rows.append(row)
         bar.update()
     bar.close()

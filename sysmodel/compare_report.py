@@ -17,7 +17,8 @@ from pathlib import Path
 from sysmodel import systems
 from sysmodel.compare import COLUMNS, pareto, rows_of
 from sysmodel.outputs import atomic, write_text
-from sysmodel.plots import log_axis, pyplot, save
+from sysmodel.plots import described, legend_outside, log_axis, pyplot, save, system_style
+from sysmodel.runinfo import line
 
 
 def _cell(row: dict, key: str, fmt: str) -> str:
@@ -49,12 +50,14 @@ def terminal_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def write_csv(rows: list[dict], path: Path) -> Path:
-    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source"]
+def write_csv(rows: list[dict], path: Path, run: dict | None = None) -> Path:
+    """The rows, each with the run block's fields (``run``: :func:`sysmodel.runinfo.block`) as columns."""
+    run = run or {}
+    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source", *run]
     with atomic(path) as tmp, tmp.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({**run, **r} for r in rows)
     return path
 
 
@@ -69,37 +72,64 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
         ("latency", ("throughput_tok_s", "output tokens/s"), ("tbt_p99_ms", "p99 time between tokens (ms)")),
     ):
         fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        for i, r in enumerate(ok):
-            ax.scatter(r[xk], r[yk], s=36, color=f"C{i % 10}", label=r["system"], zorder=3)
+        shown = [r for r in ok if r[xk] > 0 and r[yk] > 0]  # a log axis: no TBT without a second output token
+        for r in shown:  # hollow: a system at (nearly) another's point still shows its outline
+            style = system_style(r["system"])
+            ax.scatter(
+                r[xk],
+                r[yk],
+                s=44,
+                label=r["system"],
+                zorder=3,
+                marker=style["marker"],
+                facecolors="none",
+                edgecolors=style["color"],
+                linewidths=1.4,
+            )
         if name == "energy" and front:
             ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
-        log_axis(ax.xaxis)
-        log_axis(ax.yaxis)
+        if shown:
+            log_axis(ax.xaxis)
+            log_axis(ax.yaxis)
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.set_title(
             f"{title}: {'throughput vs energy' if name == 'energy' else 'tail latency vs throughput'}", fontsize=9
         )
-        ax.legend(fontsize=7, loc="best")
+        if not shown:
+            why = "no system can run this workload" if not ok else f"no system has a value of {yl}"
+            ax.text(0.5, 0.5, why, transform=ax.transAxes, ha="center")
+        legend_outside(ax)
         ax.grid(True, which="both", lw=0.3)
         paths.append(save(fig, plt, out / f"{stem}_{name}.png"))
     return paths
 
 
-def write(rows: list[dict], prov: dict, title: str, out: Path, stem: str = "compare") -> list[Path]:
-    """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON)."""
-    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", *table_lines(rows), ""]))
-    paths = [md, write_csv(rows, out / f"{stem}.csv"), *plot(rows, title, out, stem)]
-    paths.append(write_text(out / f"{stem}_provenance.json", json.dumps(prov, indent=1, default=str) + "\n"))
+def write(rows: list[dict], prov: dict, title: str, out: Path, run: dict, stem: str = "compare") -> list[Path]:
+    """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON: ``run``, the run block,
+    and ``systems``, each system's provenance or its reason for not running)."""
+    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", line(run), "", *table_lines(rows), ""]))
+    with described(line(run)):
+        paths = [md, write_csv(rows, out / f"{stem}.csv", run), *plot(rows, title, out, stem)]
+    sidecar = json.dumps({"run": run, "systems": prov}, indent=1, default=str) + "\n"
+    paths.append(write_text(out / f"{stem}_provenance.json", sidecar))
     return paths
+
+
+def _params(params: dict | None) -> str:
+    """A record's parameters as the terminal shows them: `` [banks=16, d_head=128]``, nothing without any."""
+    return f" [{', '.join(f'{k}={v}' for k, v in params.items())}]" if params else ""
 
 
 def provenance_lines(prov: dict) -> list[str]:
     lines = []
     for name, p in prov.items():
+        if not p["feasible"]:
+            lines.append(f"- {name}: not run: {p['reason']}")
+            continue
         recs = (
             ", ".join(
-                f"{r['unit']} {r.get('params', '')} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
+                f"{r['unit']}{_params(r.get('params'))} ({r.get('simulator', 'cycle model')}, hw {r['hw_sha256']})"
                 for r in p["records"]
             )
             or "none (analytical model)"
@@ -118,14 +148,12 @@ WORKLOADS = (  # (model, trace kind, prompt, output): a conversational and a lon
     ("mixtral-8x7b", "gaussian", 512, 256),
 )
 
-QUICK_WORKLOADS = (WORKLOADS[0], WORKLOADS[2])  # the smoke run: one dense and one MoE model, few requests
-
 
 def report_lines(ctx) -> list[str]:
     from sysmodel.report import caption
 
     names = list(systems.entries())
-    n = 4 if ctx.quick else min(ctx.requests, 200)
+    n = min(ctx.requests, 200)
     lines = [
         f"Every registered system ({', '.join(names)}) with its paper's defaults on the same trace: {n} "
         "requests arriving at t = 0, served by the one engine (sysmodel/serving.py); energy on the one basis "
@@ -134,7 +162,7 @@ def report_lines(ctx) -> list[str]:
         "and trace.",
         "",
     ]
-    for model, kind, prompt, output in QUICK_WORKLOADS if ctx.quick else WORKLOADS:
+    for model, kind, prompt, output in WORKLOADS:
         label = f"{model}, {kind}" + (f" {prompt}/{output} tokens" if prompt else " (L3 Table 4 lengths)")
         rows = ctx.grid(
             f"compare-{model}-{kind}", rows_of, model, kind, n, prompt, output, names, modules=systems.modules()

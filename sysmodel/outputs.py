@@ -79,3 +79,39 @@ def output_dir(path: Path, option: str = "--out", default: bool = False) -> Iter
             with contextlib.suppress(OSError):
                 d.rmdir()  # only if empty
         raise
+
+
+MANIFEST = ".membound-written.json"  # per command, the files it last wrote into an output directory
+
+
+def _manifest(out: Path) -> dict:
+    import json
+
+    try:
+        record = json.loads((Path(out) / MANIFEST).read_text())
+    except (OSError, ValueError):  # none yet, or unreadable: nothing known to be ours
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def recorded(out: Path, command: str) -> set[str]:
+    """The names of the files ``command`` wrote into ``out`` on its previous run there."""
+    names = _manifest(out).get(command, [])
+    return {n for n in names if isinstance(n, str) and Path(n).name == n} if isinstance(names, list) else set()
+
+
+def replace_outputs(out: Path, command: str, written: list[Path]) -> list[Path]:
+    """Record the files ``command`` wrote into ``out`` and remove those it wrote there on its previous run and
+    not on this one (a reused ``--out`` keeps no stale CSV or plot of an earlier run, e.g. a rate no longer
+    swept); files it did not write are left alone. Returns the files removed."""
+    import json
+
+    now = sorted({Path(p).name for p in written})
+    removed = []
+    for name in recorded(out, command) - set(now):
+        stale = Path(out) / name
+        if stale.is_file():
+            stale.unlink()
+            removed.append(stale)
+    write_text(Path(out) / MANIFEST, json.dumps({**_manifest(out), command: now}, indent=1) + "\n")
+    return removed

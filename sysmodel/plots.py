@@ -2,11 +2,16 @@
 plot so commands that draw nothing never load it; and the one way a figure is written (atomically).
 
 Every saved figure can be checked for colliding text (:func:`overlaps`: titles, axis labels, tick labels,
-legend entries and annotations whose boxes intersect at the size the figure is saved) and for missing titles
-(:func:`unlabelled`). ``CHECK`` (set by the report's figure test) makes :func:`save` record both in ``FOUND``."""
+legend entries and annotations whose boxes intersect at the size the figure is saved), for missing titles
+(:func:`unlabelled`) and for legends drawn over data (:func:`hidden`). ``CHECK`` (set by the report's figure
+test) makes :func:`save` record all three in ``FOUND``.
+
+One system keeps one colour and marker in every plot (:func:`system_style`, from the registry's order)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 
@@ -14,6 +19,17 @@ from sysmodel.outputs import atomic
 
 CHECK = False
 FOUND: list[str] = []
+_DESCRIPTION: list[str] = []  # what the figures being saved show (:func:`described`)
+
+
+@contextlib.contextmanager
+def described(text: str) -> Iterator[None]:
+    """Figures saved inside the block carry ``text`` (a run block) as their PNG Description."""
+    _DESCRIPTION.append(text)
+    try:
+        yield
+    finally:
+        _DESCRIPTION.pop()
 
 
 def pyplot():
@@ -28,12 +44,43 @@ def pyplot():
 def log_axis(axis) -> None:
     """A log axis labelled at 1-2-5 steps in plain numbers (minor ticks unlabelled): readable at any span,
     where matplotlib's default labels every minor tick of a short span in colliding scientific notation."""
+    import math
+
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(v: float, _) -> str:  # past two decades (a stall beside millisecond gaps) decades only: no collisions
+        lo, hi = sorted(axis.get_view_interval())
+        wide = lo > 0 and math.log10(hi / lo) > 2
+        return f"{v:g}" if not wide or math.isclose(math.log10(v), round(math.log10(v))) else ""
 
     axis._set_axes_scale("log")
     axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
+
+
+MARKERS = "osD^vP*Xph<>"  # one per registered system, beside its colour: coinciding points stay apart
+LINESTYLES = ("-", "--", "-.", ":")  # cycled over a plot's series: a series drawn over another still shows
+
+
+def system_style(name: str) -> dict:
+    """A registered system's colour and marker, the same in every plot: its place in the registry."""
+    from sysmodel.systems import entries
+
+    names = list(entries())
+    i = names.index(name) if name in names else len(names)
+    return {"color": f"C{i % 10}", "marker": MARKERS[i % len(MARKERS)]}
+
+
+def series_style(i: int) -> dict:
+    """The ``i``-th series of a plot of one system's runs (rates, engines): its colour and line style."""
+    return {"color": f"C{i % 10}", "linestyle": LINESTYLES[i % len(LINESTYLES)]}
+
+
+def legend_outside(ax) -> None:
+    """The legend beside the axes, where it can cover no data; nothing when no series is labelled."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
 
 
 def _drawn(axis, coord: int) -> list:
@@ -73,6 +120,42 @@ def overlaps(fig) -> list[str]:
     return out
 
 
+def _data_boxes(ax, renderer) -> list:
+    """Display-space boxes of what an axes plots: each line vertex and scatter point (as a point), each bar."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+    from matplotlib.transforms import Bbox
+
+    points = [line.get_transform().transform(line.get_xydata()) for line in ax.lines if line.get_visible()]
+    points += [
+        c.get_offset_transform().transform(np.asarray(c.get_offsets()).reshape(-1, 2))
+        for c in ax.collections
+        if isinstance(c, PathCollection) and c.get_visible()
+    ]
+    view = ax.get_window_extent(renderer)  # what falls outside the axes is clipped, not drawn
+    boxes = [Bbox([p, p]) for pts in points for p in pts if view.contains(*p)]
+    bars = [patch.get_window_extent(renderer) for patch in ax.patches if patch.get_visible()]
+    return boxes + [clipped for b in bars if (clipped := Bbox.intersection(b, view)) is not None]
+
+
+def hidden(fig) -> list[str]:
+    """Legends drawn over data: a legend whose box holds a plotted point or line vertex, or covers a bar."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible():
+            continue
+        box = legend.get_window_extent(renderer)
+        if any(
+            min(box.x1, b.x1) >= max(box.x0, b.x0) and min(box.y1, b.y1) >= max(box.y0, b.y0)
+            for b in _data_boxes(ax, renderer)
+        ):
+            out.append(f"panel {ax.get_title()!r}: the legend covers data")
+    return out
+
+
 def unlabelled(fig) -> list[str]:
     """What a reader would miss: a figure without a title, a panel without axis titles (an inner panel of a
     grid shares its row's y title and its column's x title)."""
@@ -97,9 +180,10 @@ def save(fig, plt, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         if CHECK:
-            FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig) + unlabelled(fig))
+            FOUND.extend(f"{path.name}: {o}" for o in overlaps(fig) + unlabelled(fig) + hidden(fig))
         with atomic(path) as tmp:
-            fig.savefig(tmp, dpi=110, bbox_inches="tight")
+            about = {"Description": _DESCRIPTION[-1]} if _DESCRIPTION and path.suffix == ".png" else None
+            fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata=about)
     finally:
         plt.close(fig)
     return path

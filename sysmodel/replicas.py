@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from sysmodel.pipeline import Pipelined, default_link
+from sysmodel.progress import progress as make_progress
 from sysmodel.serving import Result, Trace, simulate
 from sysmodel.systems import System
 
@@ -46,11 +47,13 @@ def engine(trace: Trace, system: System, pp: int = 1, pp_link: str | None = None
     return res, parts
 
 
-def route(trace: Trace, system: System, replicas: int, router: str, **kw) -> np.ndarray:
-    """The replica of every request."""
+def route(trace: Trace, system: System, replicas: int, router: str, progress: bool = False, **kw) -> np.ndarray:
+    """The replica of every request (``progress``: a bar over the requests routed: least-outstanding
+    re-simulates replicas as it goes)."""
     n = len(trace)
     if router == "round-robin":
         return np.arange(n) % replicas
+    bar = make_progress(n, f"route {system.name}", progress)
     where = np.full(n, -1)
     finish = np.full(n, np.inf)  # as of each replica's last simulation
     dirty: set[int] = set()
@@ -65,6 +68,8 @@ def route(trace: Trace, system: System, replicas: int, router: str, **kw) -> np.
         where[i] = int(np.argmin(outstanding))
         finish[i] = np.inf
         dirty.add(int(where[i]))
+        bar.update()
+    bar.close()
     return where
 
 
@@ -79,7 +84,8 @@ def run(
 ) -> tuple[Result, list[Result]]:
     """:func:`serve`'s pooled result and each engine's own — one per replica, or per virtual engine with
     ``pp`` (stage-by-stage views such as KV utilisation over time are per engine: pooled stages of
-    different engines do not share a time axis)."""
+    different engines do not share a time axis). ``progress`` in ``kw``: a bar while routing and one per
+    engine's run."""
     if replicas < 1:
         raise ValueError(f"replicas: {replicas} not allowed; must be >= 1")
     if router not in ROUTERS:

@@ -53,7 +53,7 @@ from sysmodel.cost import Infeasible
 from sysmodel.devices import get_link
 from sysmodel.models import StageShape
 from sysmodel.outputs import atomic
-from sysmodel.plots import pyplot, save
+from sysmodel.plots import legend_outside, log_axis, pyplot, save, series_style
 from sysmodel.progress import progress as make_progress
 from sysmodel.scheduling import BLOCK_SIZE, HOST_LINK, PREEMPT, SCHEDULERS, WATERMARK, Blocks, get_scheduler
 from sysmodel.systems import Area, Provenance, System
@@ -839,18 +839,23 @@ def tbt_cdf(r: Result, points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray
 
 
 def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
-    """The TBT CDF of each run (``labels``: one legend entry per run, e.g. per offered rate)."""
+    """The TBT CDF of each run (``labels``: one legend entry per run, e.g. per offered rate) on a log time
+    axis: a stall of hours beside gaps of milliseconds (a preempted request's wait) leaves both readable;
+    each entry states its run's longest gap."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, r in enumerate(results):
         t, cum = tbt_cdf(r)
         if len(t):
-            ax.step(t * 1e3, cum, where="post", label=labels[i] if labels else r.system)
-    ax.set_xlabel("time between tokens (ms)")
+            longest = f"{t[-1] * 1e3:.4g} ms" if t[-1] < 1 else f"{t[-1]:.4g} s"
+            label = f"{labels[i] if labels else r.system} (longest {longest})"
+            ax.step(t * 1e3, cum, where="post", label=label, **series_style(i))
+    log_axis(ax.xaxis)
+    ax.set_xlabel("time between tokens (ms, log scale)")
     ax.set_ylabel("fraction of decode tokens")
     ax.set_title(f"TBT CDF, {results[0].trace.name.split('@')[0]}")
-    ax.legend(fontsize=7)
-    ax.grid(True, lw=0.3)
+    legend_outside(ax)
+    ax.grid(True, which="both", lw=0.3)
     return save(fig, plt, path)
 
 
@@ -861,11 +866,11 @@ def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) 
     for i, r in enumerate(results):
         assert r.iter_kv is not None  # simulate() records it on every run
         start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
-        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system)
+        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system, **series_style(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("KV cache held (% of capacity)")
     ax.set_title(f"KV utilisation, {results[0].trace.name.split('@')[0]} ({results[0].meta['scheduler']})")
-    ax.legend(fontsize=7)
+    legend_outside(ax)
     ax.grid(True, lw=0.3)
     return save(fig, plt, path)
 
@@ -874,13 +879,14 @@ def plot_qps(rows: list[dict], path: Path) -> Path:
     """Throughput and p50 E2E against offered QPS (rows from :func:`qps_sweep`)."""
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for system in sorted({r["system"] for r in rows}):
-        pts = [r for r in rows if r["system"] == system]
-        a1.plot([r["qps"] for r in pts], [r["throughput_tok_s"] for r in pts], marker="o", label=system)
-        a2.plot([r["qps"] for r in pts], [r["e2e_p50_s"] for r in pts], marker="o", label=system)
+    for i, system in enumerate(sorted({r["system"] for r in rows})):
+        pts = sorted((r for r in rows if r["system"] == system), key=lambda r: r["qps"])
+        style = {"marker": "o", "label": system, **series_style(i)}
+        a1.plot([r["qps"] for r in pts], [r["throughput_tok_s"] for r in pts], **style)
+        a2.plot([r["qps"] for r in pts], [r["e2e_p50_s"] for r in pts], **style)
     a1.set(xlabel="offered load (requests/s)", ylabel="output tokens/s", title="throughput vs offered load")
     a2.set(xlabel="offered load (requests/s)", ylabel="median end-to-end latency (s)", title="latency vs offered load")
-    a1.legend(fontsize=7)
+    legend_outside(a2)
     fig.tight_layout()
     return save(fig, plt, path)
 

@@ -111,6 +111,9 @@ class System(Protocol):
     def provenance(self) -> Provenance: ...
 
 
+KINDS = {bool: "true or false", int: "a whole number", float: "a number"}  # a parameter's type, in words
+
+
 @dataclass(frozen=True)
 class Param:
     """A design parameter `--set name=value` may change: its type, default, meaning and allowed values."""
@@ -138,7 +141,7 @@ class Param:
             else:
                 v = kind(text)
         except (TypeError, ValueError):
-            raise ValueError(f"{self.name}: {text!r} is not a {kind.__name__}{self.allowed()}") from None
+            raise ValueError(f"{self.name}: {text!r} is not {KINDS.get(kind, kind.__name__)}{self.allowed()}") from None
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
         if self.choices and v not in self.choices:
@@ -173,8 +176,14 @@ class Entry:
         raise ValueError(f"--set {name}: system {self.name} has no such parameter; its parameters: {known}")
 
     def settings(self, pairs: list[str] | dict) -> dict[str, Any]:
-        """``key=value`` strings (or a dict) validated against the parameters."""
-        items = pairs.items() if isinstance(pairs, dict) else [_split(s) for s in pairs]
+        """``key=value`` strings (or a dict) validated against the parameters; a key set twice (``--set
+        devices=2 --devices 4``) is refused, not silently the last."""
+        items = list(pairs.items()) if isinstance(pairs, dict) else [_split(s) for s in pairs]
+        keys = [k for k, _ in items]
+        twice = [k for i, k in enumerate(keys) if k in keys[:i]]
+        if twice:
+            given = ", ".join(f"{k}={v}" for k, v in items if k == twice[0])
+            raise ValueError(f"--set {twice[0]}: given twice ({given})")
         return {k: self.param(k).parse(v) for k, v in items}
 
     def build(self, model: str, settings: list[str] | dict | None = None) -> System:

@@ -145,7 +145,7 @@ def test_serve_trace_file_with_qps_and_more_requests_than_rows(tmp_path, capsys)
     )
     cap = capsys.readouterr()
     assert "t.csv has 2 requests; running all of them, not --requests 5" in cap.err
-    assert "--qps 2 replaces" in cap.err and "2 requests" in cap.out and "(2 QPS)" in cap.out
+    assert "--qps 2 replaces" in cap.err and "2 requests" in cap.out and "(Poisson at 2 QPS)" in cap.out
     assert main(["serve", "--model", "llama2-7b", "--qps", "2", "--concurrency", "3"]) == 2
     one_line(capsys, "--qps, --concurrency: choose one")
 
@@ -153,8 +153,10 @@ def test_serve_trace_file_with_qps_and_more_requests_than_rows(tmp_path, capsys)
 def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
     assert main(["serve", "--model", "llama2-7b", "--requests", "20", "--qps", "1,50", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "(1 QPS)" in out and "(50 QPS)" in out
+    assert "(Poisson at 1 QPS)" in out and "(Poisson at 50 QPS)" in out
     assert {p.name for p in tmp_path.iterdir()} == {
+        ".membound-written.json",
+        "run.json",
         "requests-qps1.csv",
         "requests-qps50.csv",
         "tbt_cdf.png",

@@ -184,6 +184,8 @@ def test_serve_cli(tmp_path, capsys) -> None:
     text = capsys.readouterr().out
     assert "throughput" in text and "TBT" in text and "p99" in text
     assert {p.name for p in out.iterdir()} == {
+        ".membound-written.json",
+        "run.json",
         "requests-qps2.csv",
         "requests-qps6.csv",
         "tbt_cdf.png",
@@ -203,8 +205,10 @@ def test_serve_cli(tmp_path, capsys) -> None:
         (["--model", "llama2-7b", "--qps", "-3"], "--qps: '-3' is not a number > 0"),
         (["--model", "gpt-9"], "model: unknown 'gpt-9'"),
         (["--model", "llama2-7b", "--device", "tpu"], "device: 'tpu' not allowed; allowed: rtx4090"),
-        # GPT-175B on 5 A100s leaves 50 GB of KV: OpenR1's long requests never fit
-        (["--model", "gpt3-175b", "--devices", "5", "--trace", "openr1", "--requests", "100"], "request"),
+        # GPT-175B on 6 A100s leaves 129 GB of KV: OpenR1's long requests never fit
+        (["--model", "gpt3-175b", "--devices", "6", "--trace", "openr1", "--requests", "100"], "request"),
+        (["--model", "gpt3-175b", "--devices", "5"], "devices: 5 does not divide gpt3-175b's 96 attention heads"),
+        (["--model", "gpt3-175b", "--system", "l3", "--set", "tp=5"], "allowed: 1, 2, 3, 4, 6, 8\n"),
     ],
 )
 def test_serve_cli_mistakes_are_one_line(argv, msg, capsys) -> None:

@@ -57,7 +57,7 @@ def test_set_is_validated(capsys) -> None:
         (["--set", "dimms=0"], "dimms: '0' not allowed; allowed: >= 1 and <= 64"),
         (["--set", "wings=2"], "--set wings: system hermes has no such parameter; its parameters: dimms, multipliers"),
         (["--set", "dimms"], "--set: 'dimms' is not key=value"),
-        (["--set", "host=maybe"], "host: 'maybe' is not a bool"),
+        (["--set", "host=maybe"], "host: 'maybe' is not true or false"),
         (["--devices", "2"], "--devices: system hermes has no devices parameter"),
     ):
         assert main(["serve", "--system", "hermes", "--model", "llama2-7b", *argv]) == 2
@@ -113,6 +113,9 @@ def test_compare_llama2_70b_on_every_system(tmp_path, capsys) -> None:
     assert rows["flash"]["feasible"] == "False" and rows["deca"]["feasible"] == "True"
     assert float(rows["deca"]["area_mm2"]) == pytest.approx(2.51) and float(rows["gpu"]["area_mm2"]) == 0
     prov = json.loads((tmp_path / "compare_provenance.json").read_text())
+    assert prov["run"]["requests"] == 8 and prov["run"]["replicas"] == 1
+    prov = prov["systems"]
+    assert prov["flash"] == {"system": "flash", "settings": [], "feasible": False, "reason": rows["flash"]["reason"]}
     gemv = prov["hermes"]["records"][0]
     assert gemv["unit"] == "hermes_gemv" and len(gemv["hw_sha256"]) == 16
     assert any("fitted" in f for f in prov["deca"]["fits"])

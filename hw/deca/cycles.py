@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import binom
-
 from golden.deca_spec import CODE_BITS, RAW_BITS, SQQ_READ_VALUES_RAW, SUB_LUT_DEPTH, SUB_LUTS, TILE
 
 
@@ -46,6 +44,8 @@ def bpv(w: int, lq_: int, density: float) -> float:
     sum_k k * [F((k+1) Lq; W, d) - F(k Lq; W, d)], F the binomial CDF."""
     if density >= 1.0:
         return math.ceil(w / lq_) - 1
+    from scipy.stats import binom  # here, not at import: scipy.stats takes 1.5 s, `membound systems` none
+
     return sum(
         k * (binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density)) for k in range(math.ceil(w / lq_))
     )
@@ -55,6 +55,8 @@ def bpv_std(w: int, lq_: int, density: float) -> float:
     """Standard deviation of one vOp's bubbles under the same binomial assumption."""
     if density >= 1.0:
         return 0.0
+    from scipy.stats import binom
+
     ks = range(math.ceil(w / lq_))
     p = [binom.cdf((k + 1) * lq_, w, density) - binom.cdf(k * lq_, w, density) for k in ks]
     mean = sum(k * pk for k, pk in zip(ks, p, strict=True))

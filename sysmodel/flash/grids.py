@@ -13,15 +13,15 @@ from sysmodel.flash.cache import NeuronCache
 from sysmodel.flash.store import FFN
 
 
-def predictor(quick: bool) -> dict:
+def predictor() -> dict:
     """The predictor's error rates at two ranks, and per window size the cache's loaded and held shares."""
-    p = pr.Synthetic(d_model=256, d_ff=1024) if quick else pr.Synthetic()
-    data = pr.synthetic(3000 if quick else 10000, p, seed=1)
+    p = pr.Synthetic()
+    data = pr.synthetic(10000, p, seed=1)
     n = int(data.x.shape[0] * 0.8)
     train, test = pr.Activations(data.x[:n], data.active[:n]), pr.Activations(data.x[n:], data.active[n:])
     rates = []
     for rank in (p.rank // 2, 2 * p.rank):
-        model = pr.train(train, rank, epochs=10 if quick else 20)
+        model = pr.train(train, rank, epochs=20)
         q = pr.evaluate(model, test)
         rates.append({"rank": rank, "fnr": q.fnr, "fpr": q.fpr, "predicted": q.predicted, "active": q.active})
     ffn, window = FFN.random(p.d_model, p.d_ff, seed=2), []

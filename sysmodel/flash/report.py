@@ -271,7 +271,7 @@ def plot_latency(rows: list, path: Path) -> Path:
 
 
 def report_lines(ctx) -> list[str]:
-    out, quick = ctx.out, ctx.quick
+    out = ctx.out
     rows = table3()
     lines = [
         *flash_lines(),
@@ -282,7 +282,7 @@ def report_lines(ctx) -> list[str]:
         "",
         *headline_lines(rows),
         "",
-        *predictor_lines(ctx.grid("flash-predictor", grids.predictor, quick)),
+        *predictor_lines(ctx.grid("flash-predictor", grids.predictor)),
         "",
     ]
     measured = bench.OUT / "flash_bench.json"

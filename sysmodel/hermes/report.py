@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -341,8 +340,6 @@ def trend_lines(rows: list[dict]) -> list[str]:
     by = {(r["model"], r["batch"]): r for r in rows}
     models = list(dict.fromkeys(r["model"] for r in rows))
     batches = sorted({r["batch"] for r in rows})
-    if 2 not in batches:  # the quick grid
-        return []
 
     def lowest_step(f: Callable[[dict], float]) -> float:  # f at each batch over f at the batch before
         return min(f(by[m, b]) / f(by[m, a]) for m in models for a, b in pairwise(batches))
@@ -503,25 +500,13 @@ def trt_lines(rows: list[dict]) -> list[str]:
     ]
 
 
-QUICK = {"models": ("llama2-70b", "opt-66b"), "batches": (1, 16), "multipliers": (32, 64, 512)}
-
-
 def report_lines(ctx) -> list[str]:
-    """The section; ``ctx.quick``: the smoke-run grid (QUICK) instead of every model, batch and multiplier count."""
-    out, quick = ctx.out, ctx.quick
-    grid: dict[str, Any] = (
-        QUICK if quick else {"models": paper.MODELS, "batches": paper.BATCHES, "multipliers": paper.DSE_MULTIPLIERS}
-    )
-    rows = ctx.grid("hermes-runs", runs, grid["models"], grid["batches"])
-    note = (
-        [f"Quick grid (--quick): {', '.join(grid['models'])} at batches {grid['batches']}; averages over it only.", ""]
-        if quick
-        else []
-    )
+    """The section: every model, batch and multiplier count of the paper's grids."""
+    out = ctx.out
+    rows = ctx.grid("hermes-runs", runs, paper.MODELS, paper.BATCHES)
     mlp = ctx.grid("hermes-ablation", ablation)
-    tokens = ctx.grid("hermes-dse", dse, grid["multipliers"])
+    tokens = ctx.grid("hermes-dse", dse, paper.DSE_MULTIPLIERS)
     return [
-        *note,
         "### Setup",
         "",
         *setup_lines(),
@@ -548,7 +533,7 @@ def report_lines(ctx) -> list[str]:
         "",
         "### Multipliers",
         "",
-        *dse_lines(tokens, out, grid["multipliers"]),
+        *dse_lines(tokens, out, paper.DSE_MULTIPLIERS),
         "",
         "### GPUs",
         "",

@@ -14,7 +14,7 @@ from sysmodel.l3 import paper
 from sysmodel.l3.grids import BASELINES, fig8, studies
 from sysmodel.l3.model import HostConfig, L3System, dram_efficiency, head_cycles, train_predictors
 from sysmodel.models import StageShape
-from sysmodel.plots import pyplot, save
+from sysmodel.plots import legend_outside, pyplot, save
 from sysmodel.report import caption
 
 # The named modelling difference behind each result more than 10% off the paper's
@@ -252,7 +252,7 @@ def plot_fig8(rows: list[dict], path: Path) -> Path:
     ax.set_xticks(np.arange(len(rows)), [f"{r['model']}\n{r['trace']}" for r in rows], fontsize=7)
     ax.set_xlabel("model and trace (L3 Table 4)")
     ax.set_ylabel("throughput / GPU-only's")
-    ax.legend(fontsize=8, ncol=len(names), loc="upper left")
+    legend_outside(ax)  # inside, it covered the first group's bars
     ax.set_title(
         "L3 Fig. 8 (model): output tokens/s over GPU-only's (over L3's where GPU-only is OOM; no bar: OOM)", fontsize=10
     )

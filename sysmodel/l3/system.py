@@ -46,10 +46,11 @@ def _l3(
     overlap: bool,
     efficiency: str,
 ):
+    from sysmodel.baselines import tp_devices
     from sysmodel.l3.model import HostConfig, L3System
 
     if tp * dp > paper.GPUS:
         raise ValueError(f"tp, dp: {tp} x {dp} not allowed; the DGX has {paper.GPUS} GPUs")
     host = HostConfig(ranksets, capacity_gb * 1e9)
     eff = device_profile(efficiency, paper.GPU)
-    return L3System(model, tp, dp, host, attention, scheduler, overlap, eff=eff)
+    return L3System(model, tp_devices(model, tp, "tp", paper.GPUS), dp, host, attention, scheduler, overlap, eff=eff)
