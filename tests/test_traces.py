@@ -114,7 +114,7 @@ def test_cli_names_the_format_and_refuses_by_line(tmp_path: Path, capsys: pytest
     assert main([*args, str(SAMPLES / "mooncake_sample.jsonl"), "--time-scale", "0.5"]) == 0
     cap = capsys.readouterr()
     assert "Mooncake trace, 20 rows, 5 kept; skipped: 15 over the model's 4096-token context" in cap.err
-    assert "mooncake_sample (Mooncake) (the trace's arrivals) | 5 requests" in cap.out
+    assert "mooncake_sample (Mooncake) (the file's arrival times) | 5 requests" in cap.out
     bad = write(tmp_path, "m.jsonl", '{"timestamp": 1, "input_length": 9, "output_length": 2}\n[1]\n')
     assert main([*args, str(bad)]) == 2
     assert capsys.readouterr().err == "membound serve: m.jsonl line 2: not a JSON object\n"
