@@ -251,6 +251,36 @@ def _map_local(kind: str, pts: list[dict], workers: int | None, bar) -> list[dic
 SCHEDULER_TIMEOUT_S = 5
 
 
+def _handshake(scheduler: str) -> None:
+    """Complete Dask's comm handshake with ``scheduler`` within SCHEDULER_TIMEOUT_S, or raise a ValueError
+    naming the address. ``Client(timeout=)`` bounds only the TCP connect, not the handshake read that
+    follows (distributed/comm/core.py ``connect``): a listener that never answers hangs it, and an HTTP
+    server's reply (the dashboard on 8787) is read as a frame length of 3 EiB, a MemoryError."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def shake() -> None:
+        comm = await connect(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+        await comm.close()
+
+    hint = "is something else listening there, such as the dashboard (8787) instead of the scheduler (8786)?"
+    try:
+        asyncio.run(asyncio.wait_for(shake(), SCHEDULER_TIMEOUT_S))
+    except TimeoutError:
+        raise ValueError(
+            f"--scheduler: {scheduler} accepted the connection but no Dask scheduler answered within "
+            f"{SCHEDULER_TIMEOUT_S} s: {hint}"
+        ) from None
+    except OSError as e:  # refused, unreachable, closed mid-handshake (CommClosedError)
+        raise ValueError(
+            f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
+            f"({type(e).__name__})"
+        ) from None
+    except Exception as e:  # the peer's bytes are not Dask's protocol: a MemoryError, a decoding error
+        raise ValueError(f"--scheduler: {scheduler} answered, but not as a Dask scheduler ({hint})") from e
+
+
 def _client(scheduler: str):
     """A Dask client for ``scheduler``, or a ValueError naming the address within a few seconds."""
     import re
@@ -259,6 +289,7 @@ def _client(scheduler: str):
 
     if not re.fullmatch(r"(tcp|tls|inproc|ws|wss)://[^\s:]+(:\d+)?|[^\s:/]+:\d+", scheduler):
         raise ValueError(f"--scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
+    _handshake(scheduler)
     try:
         return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
