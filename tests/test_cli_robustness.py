@@ -4,15 +4,19 @@ characterization records, and warnings on stderr. Every case runs the real comma
 
 import contextlib
 import http.server
+import json
+import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from test_cli import one_line
 
-from sysmodel import sweep
+from sysmodel import characterization, sweep
 from sysmodel.cli import main
 
 # --- sweep --scheduler at an address where no Dask scheduler listens ----------------------------------------
@@ -94,3 +98,89 @@ def test_scheduler_address_of_something_else(listener, needle, tmp_path, capsys,
     assert code == 2 and elapsed < 1 + 2, elapsed
     one_line(capsys, "--scheduler: ", f"tcp://127.0.0.1:{port}", needle)
     assert not (tmp_path / "x.csv").exists()
+
+
+# --- modes of written files ----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _deca_config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("kind: deca\ngrid:\n  density: [0.5]\n")
+    return cfg
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_files_get_the_umask_mode(mask, mode, tmp_path, capsys) -> None:
+    out = tmp_path / "x.csv"
+    with _umask(mask):
+        assert main(["sweep", str(_deca_config(tmp_path)), "--out", str(out), "--workers", "1"]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+    assert sorted(os.listdir(tmp_path)) == ["c.yaml", "x.csv"]  # no temporary left
+
+
+def test_a_rewrite_keeps_the_mode_of_a_tracked_file(tmp_path, capsys, monkeypatch) -> None:
+    """`characterize` rewrites the committed snapshot (a 0664 checkout here) under a strict umask: it stays
+    0664, as `git checkout` made it."""
+    snap = tmp_path / "characterization.json"
+    snap.write_text(characterization.SNAPSHOT.read_text())
+    snap.chmod(0o664)
+    monkeypatch.setattr(characterization, "SNAPSHOT", snap)
+    records = tmp_path / "records"
+    records.mkdir()
+    rec = characterization.lookup("hermes_gemv", snap)
+    (records / "a.json").write_text(json.dumps({**rec.to_dict(), "date": "2099-01-01"}))
+    with _umask(0o077):
+        assert main(["characterize", "--records", str(records)]) == 0
+    assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01"
+    assert stat.S_IMODE(snap.stat().st_mode) == 0o664
+
+
+# --- characterize: unreadable records ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b'{"unit": "u", ', "not a characterization record (Expecting"),
+        (b"[1, 2]", "a JSON object of fields expected, not a list"),
+        (b'{"unit": "u"}', "missing fields ['cycles_per_transaction', 'date'"),
+        (b"\xff\xfe\x00garbage", "not a characterization record"),
+    ],
+    ids=["truncated", "list", "missing", "binary"],
+)
+def test_characterize_names_the_bad_record_file(content, needle, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(characterization, "SNAPSHOT", tmp_path / "snap.json")
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "bad.json").write_bytes(content)
+    assert main(["characterize", "--records", str(records)]) == 2
+    one_line(capsys, f"{records / 'bad.json'}: ", needle)
+    assert not (tmp_path / "snap.json").exists()
+
+
+def test_characterize_names_a_field_of_the_wrong_type(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(characterization, "SNAPSHOT", tmp_path / "snap.json")
+    records = tmp_path / "records"
+    records.mkdir()
+    rec = characterization.load()[0].to_dict()
+    (records / "r.json").write_text(json.dumps({**rec, "latency": "12"}))
+    assert main(["characterize", "--records", str(records)]) == 2
+    one_line(capsys, f"{records / 'r.json'}: ", "latency is '12'; a whole number expected")
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_characterize_records_directory_missing_or_a_file(kind, tmp_path, capsys) -> None:
+    records = tmp_path / "records"
+    if kind == "file":
+        records.write_text("")
+    assert main(["characterize", "--records", str(records)]) == 2
+    one_line(capsys, f"--records: {records} {'does not exist' if kind == 'missing' else 'is not a directory'}")
