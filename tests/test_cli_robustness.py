@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import json
 import os
+import shutil
 import socket
 import stat
 import threading
@@ -184,3 +185,16 @@ def test_characterize_records_directory_missing_or_a_file(kind, tmp_path, capsys
         records.write_text("")
     assert main(["characterize", "--records", str(records)]) == 2
     one_line(capsys, f"--records: {records} {'does not exist' if kind == 'missing' else 'is not a directory'}")
+
+
+# --- flash-bench --size larger than the disk -------------------------------------------------------------------
+
+
+def test_flash_bench_refuses_a_size_over_the_free_space(tmp_path, capsys) -> None:
+    """Refused before a byte is written (the scratch file used to fill the disk for minutes first)."""
+    size_mib = (shutil.disk_usage(tmp_path).free >> 20) + 1024
+    start = time.monotonic()
+    assert main(["flash-bench", "--out", str(tmp_path / "fb"), "--size", str(size_mib)]) == 2
+    assert time.monotonic() - start < 5
+    one_line(capsys, f"--size: {size_mib} MiB does not fit on the disk of {tmp_path / 'fb'}", "MiB free")
+    assert not (tmp_path / "fb").exists()  # the --out it created is removed again
