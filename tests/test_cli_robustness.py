@@ -9,6 +9,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -198,3 +200,38 @@ def test_flash_bench_refuses_a_size_over_the_free_space(tmp_path, capsys) -> Non
     assert time.monotonic() - start < 5
     one_line(capsys, f"--size: {size_mib} MiB does not fit on the disk of {tmp_path / 'fb'}", "MiB free")
     assert not (tmp_path / "fb").exists()  # the --out it created is removed again
+
+
+# --- Ctrl-C while numba compiles ---------------------------------------------------------------------------------
+
+# The real command, with SIGINT sent from inside the ctypes callback LLVM calls when it has compiled a module
+# (numba's object-cache hook): the window where a KeyboardInterrupt used to be swallowed ("Exception ignored on
+# calling ctypes callback function", then exit 0)
+_INTERRUPT_MID_COMPILE = """
+import os, signal, sys
+from numba.core import codegen
+hook = codegen.JITCodeLibrary._object_compiled_hook.__func__
+def kick(cls, ll_module, buf):
+    os.kill(os.getpid(), signal.SIGINT)
+    hook(cls, ll_module, buf)
+codegen.JITCodeLibrary._object_compiled_hook = classmethod(kick)
+from sysmodel.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_during_the_first_numba_compile(tmp_path) -> None:
+    """The interrupt waits for the compile to finish (the engine lands in the empty cache whole), then exits 130
+    with one line."""
+    cache = tmp_path / "numba"
+    cache.mkdir()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(Path(__file__).parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_MID_COMPILE, "dram", "--requests", "1000"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 130 and proc.stderr == "membound dram: interrupted\n", proc.stderr
+    assert proc.stdout == "" and list(cache.rglob("memory._channel-*.nbi"))
