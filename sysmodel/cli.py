@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -616,6 +617,18 @@ def _interrupts() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def _warnings_as_lines(cmd: str) -> Iterator[None]:
+    """A library warning that still reaches a run (numpy, matplotlib, ...) is one line naming the command,
+    not a source path and line: the filters stay Python's (each said once per place; ``-W error`` still
+    raises), only the rendering changes. Causes are fixed where found (tests/test_cli_robustness.py)."""
+    with warnings.catch_warnings():  # restores showwarning on exit
+        warnings.showwarning = lambda message, category, *_, **__: print(
+            f"membound {cmd}: warning: {' '.join(str(message).split())} ({category.__name__})", file=sys.stderr
+        )
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
     try:
@@ -627,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
         print("membound: a command is required (membound --help lists them)", file=sys.stderr)
         return USAGE_ERROR
     try:
-        with _interrupts():
+        with _interrupts(), _warnings_as_lines(a.cmd):
             return COMMANDS[a.cmd](a)
     except BrokenPipeError:  # the reader went away (`| head`): say nothing more, on a stdout that stays quiet
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

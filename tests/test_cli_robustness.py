@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_cli import one_line
 
@@ -235,3 +236,56 @@ def test_ctrl_c_during_the_first_numba_compile(tmp_path) -> None:
     )
     assert proc.returncode == 130 and proc.stderr == "membound dram: interrupted\n", proc.stderr
     assert proc.stdout == "" and list(cache.rglob("memory._channel-*.nbi"))
+
+
+# --- warnings on stderr -------------------------------------------------------------------------------------
+
+
+def _one_token_trace(tmp_path: Path) -> Path:
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,prompt_tokens,output_tokens\n0,100,1\n0.5,50,1\n")
+    return trace
+
+
+def _dump(tmp_path: Path, active: bool) -> Path:
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", x=rng.standard_normal((50, 64)), active=np.full((50, 256), active))
+    return tmp_path / "d.npz"
+
+
+@pytest.mark.filterwarnings("error")  # any warning fails the test, naming its cause
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["systems"],
+        ["serve", "--model", "llama2-7b", "--requests", "20", "--out", "{tmp}/s"],
+        ["dram", "--requests", "2000", "--pattern", "random", "--writes", "0.5"],
+        ["flash-predictor", "--tokens", "100"],
+        ["flash-predictor", "--dump", "{all_active}"],  # used to divide by zero: a log-odds bias of 1 / 0
+        ["sweep", "{deca}", "--out", "{tmp}/x.csv", "--workers", "1"],
+        pytest.param(
+            ["serve", "--model", "llama2-7b", "--trace", "{one_token}", "--out", "{tmp}/s"],
+            marks=pytest.mark.xfail(
+                strict=True, reason="serving.plot_tbt_cdf: a legend with no TBT gaps to plot (matplotlib UserWarning)"
+            ),
+        ),
+    ],
+    ids=["systems", "serve", "dram", "flash-predictor", "flash-predictor-all-active", "sweep", "serve-one-token"],
+)
+def test_commands_warn_nothing(args, tmp_path, capsys) -> None:
+    paths = {
+        "tmp": tmp_path,
+        "deca": _deca_config(tmp_path),
+        "one_token": _one_token_trace(tmp_path),
+        "all_active": _dump(tmp_path, True),
+    }
+    assert main([a.format(**paths) for a in args]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_library_warning_is_one_line(tmp_path, capsys) -> None:
+    """Rendered as one line naming the command, whatever its source (this one: serving.plot_tbt_cdf)."""
+    assert (
+        main(["serve", "--model", "llama2-7b", "--trace", str(_one_token_trace(tmp_path)), "--out", str(tmp_path)]) == 0
+    )
+    one_line(capsys, "membound serve: warning: No artists with labels found to put in legend.", "(UserWarning)")
