@@ -619,14 +619,18 @@ def _interrupts() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _warnings_as_lines(cmd: str) -> Iterator[None]:
-    """A library warning that still reaches a run (numpy, matplotlib, ...) is one line naming the command,
-    not a source path and line: the filters stay Python's (each said once per place; ``-W error`` still
-    raises), only the rendering changes. Causes are fixed where found (tests/test_cli_robustness.py)."""
-    with warnings.catch_warnings():  # restores showwarning on exit
-        warnings.showwarning = lambda message, category, *_, **__: print(
-            f"membound {cmd}: warning: {' '.join(str(message).split())} ({category.__name__})", file=sys.stderr
-        )
+    """A library warning that still reaches a run (numpy, matplotlib, ...) is printed as one line naming the
+    command, not a source path and line. Only the format changes: Python's filters still decide (each said
+    once per place; ``-W error`` raises) and a harness that records warnings (pytest) still gets them.
+    Causes are fixed where found (tests/test_cli_robustness.py runs the commands under ``-W error``)."""
+    previous = warnings.formatwarning
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"membound {cmd}: warning: {' '.join(str(message).split())} ({category.__name__})\n"
+    )
+    try:
         yield
+    finally:
+        warnings.formatwarning = previous
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ import math
 import pickle
 import tomllib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -265,8 +265,9 @@ def _handshake(scheduler: str) -> None:
         await comm.close()
 
     hint = "is something else listening there, such as the dashboard (8787) instead of the scheduler (8786)?"
-    try:
-        asyncio.run(asyncio.wait_for(shake(), SCHEDULER_TIMEOUT_S))
+    try:  # on a thread of its own: the caller may be running an event loop (a notebook)
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, asyncio.wait_for(shake(), SCHEDULER_TIMEOUT_S)).result()
     except TimeoutError:
         raise ValueError(
             f"--scheduler: {scheduler} accepted the connection but no Dask scheduler answered within "
