@@ -28,6 +28,15 @@ from sysmodel.cli import main
 
 
 @contextlib.contextmanager
+def _closed() -> Iterator[int]:
+    """A port nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    yield port
+
+
+@contextlib.contextmanager
 def _silent() -> Iterator[int]:
     """A port whose connections the kernel accepts (the listen backlog) and nobody ever answers."""
     with socket.socket() as s:
@@ -82,14 +91,15 @@ def _replying(reply: bytes) -> Iterator[int]:
 @pytest.mark.parametrize(
     ("listener", "needle"),
     [
-        (_silent, "accepted the connection but no Dask scheduler answered within 1 s"),
+        (_silent, "accepted the connection but sent no Dask handshake within 1 s"),
         (_http, "such as the dashboard (8787) instead of the scheduler (8786)?"),
         # tornado's answer to a non-HTTP request (the dashboard's server): read as a 3 EiB frame length
         (lambda: _replying(b"HTTP/1.1 400 Bad Request\r\n\r\n"), "answered, but not as a Dask scheduler"),
         (lambda: _replying(b"\x07\x00\x00\x00\x00\x00\x00\x00garbage\xff\xfe" * 4), "answered, but not as a Dask"),
-        (lambda: _replying(b""), "no Dask scheduler answered at"),  # closes at once
+        (lambda: _replying(b""), "answered, but not as a Dask scheduler"),  # closes at once
+        (_closed, "no Dask scheduler answered at {addr} within 1 s (connection refused)"),
     ],
-    ids=["silent", "http", "http-400", "garbage", "closes"],
+    ids=["silent", "http", "http-400", "garbage", "closes", "closed-port"],
 )
 def test_scheduler_address_of_something_else(listener, needle, tmp_path, capsys, monkeypatch) -> None:
     """The timeout bounds the whole handshake, not only the TCP connect (1 s here to keep the test quick)."""
@@ -101,7 +111,7 @@ def test_scheduler_address_of_something_else(listener, needle, tmp_path, capsys,
         code = main(["sweep", str(cfg), "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "x.csv")])
         elapsed = time.monotonic() - start
     assert code == 2 and elapsed < 1 + 3, elapsed
-    one_line(capsys, "--scheduler: ", f"tcp://127.0.0.1:{port}", needle)
+    one_line(capsys, "--scheduler: ", f"tcp://127.0.0.1:{port}", needle.format(addr=f"tcp://127.0.0.1:{port}"))
     assert not (tmp_path / "x.csv").exists()
 
 
