@@ -606,8 +606,13 @@ class _Interrupt:
 
 @contextlib.contextmanager
 def _interrupts() -> Iterator[None]:
-    """:class:`_Interrupt` as the SIGINT handler for the block (signal handlers belong to the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
+    """:class:`_Interrupt` in place of Python's KeyboardInterrupt handler for the block; any other handling
+    is left alone (SIGINT ignored, as in a shell's background job; a host program's handler), as are
+    threads other than the main one (signal handlers belong to it)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
         yield
         return
     previous = signal.signal(signal.SIGINT, _Interrupt())

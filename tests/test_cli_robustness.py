@@ -202,6 +202,17 @@ def test_characterize_records_directory_missing_or_a_file(kind, tmp_path, capsys
     one_line(capsys, f"--records: {records} {'does not exist' if kind == 'missing' else 'is not a directory'}")
 
 
+def test_a_corrupt_snapshot_is_named(tmp_path, capsys, monkeypatch) -> None:
+    snap = tmp_path / "snap.json"
+    snap.write_text('{"records": [')
+    monkeypatch.setattr(characterization, "SNAPSHOT", snap)
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "r.json").write_text(json.dumps(characterization.load()[0].to_dict()))
+    assert main(["characterize", "--records", str(records)]) == 2
+    one_line(capsys, f"{snap}: not a characterization snapshot (JSONDecodeError")
+
+
 # --- flash-bench --size larger than the disk -------------------------------------------------------------------
 
 
