@@ -216,8 +216,14 @@ def test_a_corrupt_snapshot_is_named(tmp_path, capsys, monkeypatch) -> None:
 # --- flash-bench --size larger than the disk -------------------------------------------------------------------
 
 
-def test_flash_bench_refuses_a_size_over_the_free_space(tmp_path, capsys) -> None:
+def test_flash_bench_refuses_a_size_over_the_free_space(tmp_path, capsys, monkeypatch) -> None:
     """Refused before a byte is written (the scratch file used to fill the disk for minutes first)."""
+    from sysmodel.flash import bench
+
+    def must_not_write(path, size) -> None:  # were the check gone, this test must not fill the disk
+        raise AssertionError("flash-bench started writing its scratch file")
+
+    monkeypatch.setattr(bench, "write_scratch", must_not_write)
     size_mib = (shutil.disk_usage(tmp_path).free >> 20) + 1024
     assert main(["flash-bench", "--out", str(tmp_path / "fb"), "--size", str(size_mib)]) == 2
     one_line(capsys, f"--size: {size_mib} MiB does not fit on the disk of {tmp_path / 'fb'}", "MiB free")
