@@ -22,7 +22,7 @@ MACHINE_FIELDS = ("sim_cycles", "wall_s")  # how fast this machine simulated: no
 
 
 # A record field's annotation -> the JSON values it accepts and their name in an error (bools are refused)
-_FIELD_TYPES = {
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "str": (str, "a string"),
     "dict": (dict, "an object"),
     "int": (int, "a whole number"),
@@ -58,7 +58,7 @@ class Record:
         if required - set(d):
             raise ValueError(f"record: missing fields {sorted(required - set(d))}")
         for f in fields(cls):
-            want = _FIELD_TYPES[f.type]
+            want = _FIELD_TYPES[str(f.type)]
             if f.name in d and (isinstance(d[f.name], bool) or not isinstance(d[f.name], want[0])):
                 raise ValueError(f"record: {f.name} is {d[f.name]!r}; {want[1]} expected")
         names = {f.name for f in fields(cls)}

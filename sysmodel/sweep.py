@@ -305,7 +305,11 @@ def _handshake(scheduler: str) -> None:
     within = f"within {SCHEDULER_TIMEOUT_S} s"
     hint = "is something else listening there, such as the dashboard (8787) instead of the scheduler (8786)?"
     if phase[0] == "connect":
-        why = {ConnectionRefusedError: "connection refused", socket.gaierror: "unknown host"}.get(type(e))
+        named: dict[type[BaseException], str] = {
+            ConnectionRefusedError: "connection refused",
+            socket.gaierror: "unknown host",
+        }
+        why = named.get(type(e))
         raise ValueError(f"--scheduler: no Dask scheduler answered at {scheduler} {within} ({why or type(e).__name__})")
     if isinstance(e, TimeoutError):
         raise ValueError(
