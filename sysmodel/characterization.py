@@ -21,6 +21,15 @@ AREA_SNAPSHOT = Path(__file__).parent / "data" / "area.json"  # Yosys cell count
 MACHINE_FIELDS = ("sim_cycles", "wall_s")  # how fast this machine simulated: not part of the snapshot
 
 
+# A record field's annotation -> the JSON values it accepts and their name in an error (bools are refused)
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "str": (str, "a string"),
+    "dict": (dict, "an object"),
+    "int": (int, "a whole number"),
+    "float": ((int, float), "a number"),
+}
+
+
 @dataclass(frozen=True)
 class Record:
     """What a testbench measured. ``latency``/``ii`` in cycles (``ii`` may be a mean, e.g. DECA cycles per
@@ -43,9 +52,15 @@ class Record:
 
     @classmethod
     def from_dict(cls, d: dict) -> Record:
+        if not isinstance(d, dict):
+            raise ValueError(f"record: a JSON object of fields expected, not a {type(d).__name__}")
         required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
         if required - set(d):
             raise ValueError(f"record: missing fields {sorted(required - set(d))}")
+        for f in fields(cls):
+            want = _FIELD_TYPES[str(f.type)]
+            if f.name in d and (isinstance(d[f.name], bool) or not isinstance(d[f.name], want[0])):
+                raise ValueError(f"record: {f.name} is {d[f.name]!r}; {want[1]} expected")
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -59,7 +74,11 @@ class Record:
 
 
 def read(path: Path) -> Record:
-    return Record.from_dict(json.loads(path.read_text()))
+    """The record in ``path``; a ValueError naming the file when it is not one."""
+    try:
+        return Record.from_dict(json.loads(path.read_bytes()))
+    except (ValueError, UnicodeDecodeError) as e:  # json.JSONDecodeError is a ValueError
+        raise ValueError(f"{path}: not a characterization record ({e})") from None
 
 
 def _key(rec: Record) -> str:
@@ -74,13 +93,16 @@ def collect(
     ValueError naming them) to write a snapshot that lacks a record some registered system reads
     (``required``: system -> [(unit, params)], default :func:`sysmodel.systems.required_records`). Written
     atomically. Returns (added, replaced, kept)."""
+    if not records_dir.is_dir():
+        what = "is not a directory" if records_dir.exists() else "does not exist"
+        raise ValueError(f"--records: {records_dir} {what} (`make sim` writes the records to build/characterization)")
     fresh: dict[str, Record] = {}
     for path in sorted(records_dir.glob("*.json")):
         rec = read(path)
         if _key(rec) not in fresh or rec.date >= fresh[_key(rec)].date:
             fresh[_key(rec)] = rec
     if not fresh:
-        raise ValueError(f"records_dir: no characterization records in {records_dir}; run `make sim` first")
+        raise ValueError(f"--records: no characterization records in {records_dir}; run `make sim` first")
     entries = {_key(r): r for r in load(out)}
     added = [r for k, r in fresh.items() if k not in entries]
     replaced = [r for k, r in fresh.items() if k in entries and r.date >= entries[k].date]
@@ -110,9 +132,13 @@ def collect(
 
 
 def load(path: Path = SNAPSHOT) -> list[Record]:
+    """The snapshot's records (none when it does not exist); a ValueError naming the file when unreadable."""
     if not path.exists():
         return []
-    return [Record.from_dict(r) for r in json.loads(path.read_text())["records"]]
+    try:
+        return [Record.from_dict(r) for r in json.loads(path.read_bytes())["records"]]
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a characterization snapshot ({type(e).__name__}: {e})") from None
 
 
 def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:

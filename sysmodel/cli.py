@@ -5,9 +5,14 @@ is one line on stderr naming it and exit status 2, never a traceback; Ctrl-C exi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
+import threading
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
@@ -107,7 +112,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 def cmd_characterize(a: argparse.Namespace) -> int:
     from sysmodel import characterization
 
-    added, replaced, kept = characterization.collect(a.records)
+    added, replaced, kept = characterization.collect(a.records, characterization.SNAPSHOT)
     print(f"wrote {characterization.SNAPSHOT}: {len(added)} added, {len(replaced)} replaced, {len(kept)} kept")
     for what, recs in (("added", added), ("replaced", replaced)):
         for r in recs:
@@ -799,6 +804,75 @@ COMMANDS = {
 }
 
 
+class _Interrupt:
+    """The SIGINT handler: KeyboardInterrupt at once, except while numba compiles (its global compiler lock
+    held), where Python code runs inside LLVM's C callbacks: raised there, the interrupt is swallowed (the
+    run goes on and exits 0 after an llvmlite traceback) or leaves LLVM broken (a segfault). Then it is
+    raised when the lock is released, a few seconds later at most (numba's ``numba:compiler_lock`` event)."""
+
+    def __init__(self) -> None:
+        self.pending = False
+        self.registered = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        lock = sys.modules.get("numba.core.compiler_lock")
+        if lock is None or not lock.global_compiler_lock.is_locked():
+            raise KeyboardInterrupt
+        self.pending = True
+        if not self.registered:  # numba.core.event is imported with the lock: no import in a signal handler
+            event = sys.modules["numba.core.event"]
+            event.register("numba:compiler_lock", self._at_release(event.Listener, lock.global_compiler_lock))
+            self.registered = True
+
+    def _at_release(self, base: type, lock) -> object:
+        interrupt = self
+
+        class AtRelease(base):
+            def on_start(self, event) -> None:
+                pass
+
+            def on_end(self, event) -> None:  # the lock is already released: raising here is safe
+                if interrupt.pending and not lock.is_locked():
+                    interrupt.pending = False
+                    raise KeyboardInterrupt
+
+        return AtRelease()
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[None]:
+    """:class:`_Interrupt` in place of Python's KeyboardInterrupt handler for the block; any other handling
+    is left alone (SIGINT ignored, as in a shell's background job; a host program's handler), as are
+    threads other than the main one (signal handlers belong to it)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _Interrupt())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(cmd: str) -> Iterator[None]:
+    """A library warning that still reaches a run (numpy, matplotlib, ...) is printed as one line naming the
+    command, not a source path and line. Only the format changes: Python's filters still decide (each said
+    once per place; ``-W error`` raises) and a harness that records warnings (pytest) still gets them.
+    Causes are fixed where found (tests/test_cli_robustness.py runs the commands under ``-W error``)."""
+    previous = warnings.formatwarning
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"membound {cmd}: warning: {' '.join(str(message).split())} ({category.__name__})\n"
+    )
+    try:
+        yield
+    finally:
+        warnings.formatwarning = previous
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = parser()
     try:
@@ -810,7 +884,8 @@ def main(argv: list[str] | None = None) -> int:
         print("membound: a command is required (membound --help lists them)", file=sys.stderr)
         return USAGE_ERROR
     try:
-        return COMMANDS[a.cmd](a)
+        with _interrupts(), _warnings_as_lines(a.cmd):
+            return COMMANDS[a.cmd](a)
     except BrokenPipeError:  # the reader went away (`| head`): say nothing more, on a stdout that stays quiet
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return PIPE_CLOSED

@@ -2,7 +2,9 @@
 
 * :func:`atomic` yields a temporary path beside the target (same suffix, so matplotlib and pyarrow pick the
   format from it); on success it is renamed over the target (``os.replace``: atomic on POSIX), on any
-  exception — Ctrl-C included — it is removed. :func:`write_text` and
+  exception — Ctrl-C included — it is removed. The result has the mode a plain ``open()`` gives under the
+  umask (the temporary file is created with 0666 and the umask applied by the kernel, not mkstemp's 0600),
+  or the mode of the file it replaces (a tracked file keeps its 0644 or 0664). :func:`write_text` and
   ``sysmodel.plots.save`` use it.
 * :func:`output_dir` checks a ``--out`` directory before any work starts — not a file, its parent exists,
   writable (probed by creating a file: root ignores permission bits) — creates it, and removes it again if
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,10 +27,12 @@ from pathlib import Path
 def atomic(path: Path) -> Iterator[Path]:
     """A temporary file to write ``path``'s contents into; renamed over ``path`` when the block succeeds."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
+    tmp = path.parent / f".{path.stem}.{uuid.uuid4().hex[:12]}{path.suffix}"
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # O_EXCL: never another's file
     try:
-        yield Path(tmp)
+        yield tmp
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # a rewrite keeps the file's mode
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

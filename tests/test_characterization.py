@@ -24,7 +24,7 @@ def test_snapshot_matches_cycle_model(spec) -> None:
 
 
 def test_collect_rejects_empty_dir(tmp_path) -> None:
-    with pytest.raises(ValueError, match="records_dir: no characterization records"):
+    with pytest.raises(ValueError, match="--records: no characterization records"):
         characterization.collect(tmp_path, tmp_path / "snap.json")
 
 
@@ -95,4 +95,4 @@ def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, 
     assert not snap.exists()
     assert main(["characterize", "--records", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
-    assert "no characterization records" in err and err.count("\n") == 1
+    assert f"--records: {tmp_path / 'none'} does not exist" in err and err.count("\n") == 1

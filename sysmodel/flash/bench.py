@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -34,6 +35,9 @@ KIB = 1024
 CHUNKS = tuple(KIB << k for k in range(2, 11))  # 4 KiB .. 1 MiB
 THREADS = (1, 4, 16, 32)
 OUT = Path("build/flash-bench")  # `membound flash-bench`'s default output, which the report overlays
+# Left free beside the scratch file (not a calibration: a margin): the JSON and plot written after it, and
+# whatever else writes to that disk meanwhile; a full disk fails late and others with it
+FREE_RESERVE = 64 << 20
 
 
 def filesystem(path: Path) -> str:
@@ -139,6 +143,12 @@ def run(
         raise ValueError(f"chunks: {chunks} not allowed; multiples of {BLOCK} bytes")
     out.mkdir(parents=True, exist_ok=True)
     scratch = out / "flash_bench.scratch"
+    free = shutil.disk_usage(out).free + (scratch.stat().st_size if scratch.exists() else 0)
+    if size + FREE_RESERVE > free:
+        raise ValueError(
+            f"--size: {size >> 20} MiB does not fit on the disk of {out}: {free >> 20} MiB free, "
+            f"{FREE_RESERVE >> 20} MiB of it kept free"
+        )
     pairs = [(c, n) for n in threads for c in chunks]
     try:  # the scratch file goes whatever happens, Ctrl-C included
         write_scratch(scratch, size)

@@ -128,7 +128,7 @@ def train(
     if not 1 <= rank <= min(d, f):
         raise ValueError(f"rank: {rank} not allowed; 1 to min(d_model, d_ff) = {min(d, f)}")
     rng = np.random.default_rng(seed)
-    pos = max(data.active.mean(), 1e-6)
+    pos = min(max(data.active.mean(), 1e-6), 1 - 1e-6)  # all-active or none: the bias stays finite
     w_pos = (1 - pos) / pos  # positives weighted by the class ratio
     params = [
         rng.standard_normal((d, rank)) / np.sqrt(d),
