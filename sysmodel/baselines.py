@@ -42,6 +42,12 @@ from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, lay
 from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
+# Bank-PIM silicon per TB/s of PIM bandwidth [D]: Duplex's Bank-PIM estimate (§IV-C logic-die breakdown, §VI: MACs
+# at 1 Op/B and 16x the stack's bandwidth, in the DRAM process), 16.85 mm2 per stack at 10.73 TB/s. A fact of the
+# Duplex paper that no design owns here; tests/test_sysmodel_duplex.py holds it equal to
+# sysmodel.duplex.model.pim_area_mm2("bank") / bank_pim_stack_bw()
+BANK_PIM_MM2_PER_TBPS = 1.5707874245570954
+
 HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16.3 TB/s (L3 §6.1, notes §1)
 ATTACC_BANK_FACTOR = 9  # AttAcc_bank under the HBM power budget: src/config.py BW_SCALE[True][PIMType.BA]
 OFFLOAD_RESERVE = 0.1  # GPU memory kept free by the offloading runtime (activations, workspace); our choice
@@ -305,13 +311,10 @@ class HbmPim(Baseline):
         return u
 
     def area(self) -> Area:
-        """Bank-PIM MACs sized to 1 Op/B at the PIM bandwidth, in the DRAM process: Duplex's Bank-PIM estimate
-        per byte/s of bandwidth (sysmodel.duplex.model.pim_area_mm2, §IV-C and §VI) at this device's."""
-        from sysmodel.duplex.model import bank_pim_stack_bw, pim_area_mm2
-
-        per_bw = pim_area_mm2("bank") / bank_pim_stack_bw()
+        """Bank-PIM MACs sized to 1 Op/B at the PIM bandwidth, in the DRAM process (:data:`BANK_PIM_MM2_PER_TBPS`)
+        at this device's."""
         return Area(
-            per_bw * self.factor * self.device.mem_bw * self.engine.count,
+            BANK_PIM_MM2_PER_TBPS / 1e12 * self.factor * self.device.mem_bw * self.engine.count,
             "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth",
         )
 

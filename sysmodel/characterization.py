@@ -86,12 +86,12 @@ def _key(rec: Record) -> str:
 
 
 def collect(
-    records_dir: Path, out: Path = SNAPSHOT, required: dict[str, list[tuple[str, dict]]] | None = None
+    records_dir: Path, required: dict[str, list[tuple[str, dict]]], out: Path = SNAPSHOT
 ) -> tuple[list[Record], ...]:
     """Merge every record in ``records_dir`` into the snapshot ``out``: a record replaces the snapshot's entry
     for the same unit and parameters when it is as new or newer, every other entry is kept. Refuses (a
-    ValueError naming them) to write a snapshot that lacks a record some registered system reads
-    (``required``: system -> [(unit, params)], default :func:`sysmodel.systems.required_records`). Written
+    ValueError naming them) to write a snapshot that lacks a record some system reads (``required``: system
+    -> [(unit, params)]; :func:`sysmodel.systems.required_records` for the registered ones). Written
     atomically. Returns (added, replaced, kept)."""
     if not records_dir.is_dir():
         what = "is not a directory" if records_dir.exists() else "does not exist"
@@ -108,10 +108,6 @@ def collect(
     replaced = [r for k, r in fresh.items() if k in entries and r.date >= entries[k].date]
     kept = [r for k, r in entries.items() if k not in {_key(x) for x in replaced}]
     entries.update({_key(r): r for r in added + replaced})
-    if required is None:
-        from sysmodel.systems import required_records
-
-        required = required_records()
     have = set(entries)
     missing = sorted(
         {

@@ -111,8 +111,9 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 def cmd_characterize(a: argparse.Namespace) -> int:
     from sysmodel import characterization
+    from sysmodel.systems import required_records
 
-    added, replaced, kept = characterization.collect(a.records, characterization.SNAPSHOT)
+    added, replaced, kept = characterization.collect(a.records, required_records(), characterization.SNAPSHOT)
     print(f"wrote {characterization.SNAPSHOT}: {len(added)} added, {len(replaced)} replaced, {len(kept)} kept")
     for what, recs in (("added", added), ("replaced", replaced)):
         for r in recs:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sysmodel import characterization
+from sysmodel.systems import required_records
 from tb.case import load_case
 from tb.registry import all_specs
 
@@ -25,7 +26,7 @@ def test_snapshot_matches_cycle_model(spec) -> None:
 
 def test_collect_rejects_empty_dir(tmp_path) -> None:
     with pytest.raises(ValueError, match="--records: no characterization records"):
-        characterization.collect(tmp_path, tmp_path / "snap.json")
+        characterization.collect(tmp_path, required_records(), tmp_path / "snap.json")
 
 
 def test_collect_keeps_newest(tmp_path) -> None:
@@ -41,7 +42,7 @@ def test_collect_keeps_newest(tmp_path) -> None:
     }
     (tmp_path / "a.json").write_text(json.dumps({**base, "date": "2026-01-01", "latency": 9}))
     (tmp_path / "b.json").write_text(json.dumps({**base, "date": "2026-02-01"}))
-    added, replaced, kept = characterization.collect(tmp_path, tmp_path / "snap.json", required={})
+    added, replaced, kept = characterization.collect(tmp_path, {}, tmp_path / "snap.json")
     assert [r.latency for r in added] == [2] and not replaced and not kept
 
 
@@ -70,7 +71,7 @@ def test_characterize_merges_a_partial_record_set(tmp_path, capsys) -> None:
     old = characterization.lookup("hermes_gemv", snap)
     (records / "a.json").write_text(json.dumps({**old.to_dict(), "date": "2099-01-01", "latency": old.latency}))
     (records / "b.json").write_text(json.dumps(_record("new_unit", {"n": 3}, "2099-01-01")))
-    added, replaced, kept = characterization.collect(records, snap)
+    added, replaced, kept = characterization.collect(records, required_records(), snap)
     after = characterization.load(snap)
     assert [r.unit for r in added] == ["new_unit"] and [r.unit for r in replaced] == ["hermes_gemv"]
     assert len(after) == len(before) + 1 and len(kept) == len(before) - 1
@@ -91,7 +92,7 @@ def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, 
     (records / "a.json").write_text(json.dumps(_record("fpmul", {"fmt_in": "bf16"}, "2099-01-01")))
     snap = tmp_path / "snap.json"
     with pytest.raises(ValueError, match="hermes_gemv .*system hermes.*l3_rank"):
-        characterization.collect(records, snap)
+        characterization.collect(records, required_records(), snap)
     assert not snap.exists()
     assert main(["characterize", "--records", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err

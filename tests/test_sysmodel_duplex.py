@@ -172,3 +172,10 @@ def test_coprocessing_splits_by_memory_space() -> None:
     assert list(sx) == [1, 4, 8, 8] and list(sp) == [10, 40, 80, 80]
     three = np.array([2, 0, 1])  # fewer experts than spaces: one space each
     assert list(dm.space_times(three, three * 1.0, three * 2.0)[0]) == [0, 1, 2]
+
+
+def test_the_bank_pim_area_basis_is_duplexs_estimate() -> None:
+    """baselines' Bank-PIM area constant (no design owns it there) is Duplex's §IV-C / §VI derivation."""
+    from sysmodel.baselines import BANK_PIM_MM2_PER_TBPS
+
+    assert dm.pim_area_mm2("bank") / dm.bank_pim_stack_bw() * 1e12 == BANK_PIM_MM2_PER_TBPS
