@@ -52,10 +52,12 @@ class Field:
     open_lo: bool = False
     choices: Callable[[], list[str]] | None = None
     required: bool = False
+    config_path: bool = False  # a path to an existing .json file is allowed beside the choices (a model's config)
 
     def allowed(self) -> str:
         if self.choices:
-            return f"one of {', '.join(self.choices())}"
+            path = " or the path of a config.json" if self.config_path else ""
+            return f"one of {', '.join(self.choices())}{path}"
         what = "a whole number" if self.kind is int else "a number"
         lo = "" if self.lo is None else f"{'>' if self.open_lo else '>='} {self.lo:g}"
         hi = "" if self.hi is None else f"<= {self.hi:g}"
@@ -71,7 +73,7 @@ class Field:
             and (self.kind is not int or v == int(v))
         )
         if ok and self.choices:
-            ok = v in self.choices()
+            ok = v in self.choices() or (self.config_path and v.endswith(".json") and Path(v).is_file())
         if ok and self.kind is not str:
             ok = (self.lo is None or (v > self.lo if self.open_lo else v >= self.lo)) and (
                 self.hi is None or v <= self.hi
@@ -94,7 +96,7 @@ def _devices() -> list[str]:
 
 SCHEMA = {  # kind -> key -> Field
     "decode": {
-        "model": Field(str, choices=_models, required=True),
+        "model": Field(str, choices=_models, required=True, config_path=True),
         "device": Field(str, choices=_devices, required=True),
         "batch": Field(int, 1),
         "kv_len": Field(int, 0),

@@ -144,3 +144,16 @@ def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.toml" in err and "Traceback" not in err
+
+
+def test_a_model_may_be_a_config_path(tmp_path) -> None:
+    """A grid's model is a zoo name or a Hugging Face config.json path (as --model elsewhere)."""
+    from sysmodel.models import MODELS_DIR
+
+    path = str(MODELS_DIR / "llama2-7b.json")
+    cfg = {"kind": "decode", "grid": {"model": [path], "device": ["a100-80g-sxm"], "batch": [1], "kv_len": [128]}}
+    sweep.validate(cfg)
+    rows = sweep.sweep(cfg, tmp_path / "out.csv", workers=1).read_text().splitlines()
+    assert len(rows) == 2 and path in rows[1]
+    with pytest.raises(ValueError, match="or the path of a config.json"):
+        sweep.validate({**cfg, "grid": {**cfg["grid"], "model": [str(tmp_path / "missing.json")]}})
