@@ -730,7 +730,9 @@ def parser() -> Parser:
     cp.add_argument("--qps", type=positive_float, help="Poisson arrivals at this rate (default: all at t=0)")
     cp.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
     hm_ = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
-    hm_.add_argument("--model", required=True, help="a zoo model (membound model lists them) or a Hugging Face config.json")
+    hm_.add_argument(
+        "--model", required=True, help="a zoo model (membound model lists them) or a Hugging Face config.json"
+    )
     hm_.add_argument(
         "--trace",
         type=Path,
