@@ -436,49 +436,6 @@ ATTACC_DIFFERENCES = (
 )
 
 
-def report_lines(ctx=None) -> list[str]:
-    from sysmodel.report import caption
-
-    rows = [
-        gpu_only("llama2-7b", batch=16, kv_len=4096),
-        hbm_pim_attention("llama2-7b", batch=16, kv_len=4096),
-        offload_pcie("opt-30b", batch=1),
-        cpu_only("llama2-70b"),
-        gpu_only("llama2-70b", gpus=2),
-    ]
-    lines = [
-        f"GPU profile: {ATTACC.source}; compute {ATTACC.compute}, memory {ATTACC.memory}. HBM-PIM "
-        f"internal bandwidth {HBM_PIM_FACTOR}x external (L3 §6.1).",
-        "",
-        caption("One decode step of each baseline on a representative model and batch"),
-        "| system | model | batch | step ms | tokens/s |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
-    models = ["llama2-7b (4K ctx)", "llama2-7b (4K ctx)", "opt-30b", "llama2-70b", "llama2-70b"]
-    for r, m in zip(rows, models, strict=True):
-        lines.append(f"| {r.system} | {m} | {r.batch} | {r.seconds * 1e3:.2f} | {r.tokens_per_s:.1f} |")
-    lines += [
-        "",
-        "### External anchor: the AttAcc simulator (scale-snu/attacc_simulator)",
-        "",
-        f"GPT-175B on 8x A100 with HBM3 ('A100a'), {ATTACC_LIN} input / {ATTACC_LOUT} output tokens, "
-        "decode throughput as AttAcc reports it (prefill excluded). AttAcc values are its main.py outputs.",
-        "",
-        caption(
-            "membound's GPU-only and HBM-PIM baselines against the AttAcc simulator's outputs, "
-            f"GPT-175B on 8 x A100-HBM3, {ATTACC_LIN}/{ATTACC_LOUT} tokens"
-        ),
-        "| system | batch | AttAcc tokens/s | membound tokens/s | ratio |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    lines += [
-        f"| {r['system']} | {r['batch']} | {r['attacc']} | {r['model']:.2f} | {r['ratio']:.3f} |"
-        for r in attacc_anchor()
-    ]
-    lines += ["", "Modelling differences that remain:", ""] + [f"- {d}" for d in ATTACC_DIFFERENCES]
-    return lines
-
-
 # --- the registry entries ------------------------------------------------------------------------------
 
 WEIGHT_SHARE = 0.8  # [S] `devices=0` picks the fewest devices (a power of two) whose memory the weights fill at

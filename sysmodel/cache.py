@@ -33,6 +33,7 @@ PACKAGES = ("hw", "golden", "sysmodel")
 PRESENTATION = frozenset(
     {
         "sysmodel.report",
+        "sysmodel.report.sections",
         "sysmodel.results",
         "sysmodel.plots",
         "sysmodel.outputs",

@@ -147,27 +147,6 @@ def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:
 ARITH_UNITS = ("fpmul", "fpadd", "fpmac", "addtree", "maxtree", "fpexp", "fprecip")  # hw/arith
 
 
-def report_lines(ctx=None) -> list[str]:
-    """The arithmetic library's measured RTL cycle models, from the snapshot."""
-    recs = [m for m in load() if m.unit in ARITH_UNITS]
-    if not recs:
-        return ["No characterization snapshot yet: run `make characterize`."]
-    from sysmodel.report import caption
-
-    lines = [
-        caption(
-            "The arithmetic units' measured latency and initiation interval (RTL testbenches, bit-exact "
-            "against golden on the vectors counted)"
-        ),
-        "| unit | parameters | latency (cycles) | II | vectors checked | simulator | date |",
-        "| --- | --- | ---: | ---: | ---: | --- | --- |",
-    ]
-    for m in recs:
-        params = ", ".join(f"{k}={v}" for k, v in m.params.items())
-        lines.append(f"| {m.unit} | {params} | {m.latency} | {m.ii:g} | {m.vectors} | {m.simulator} | {m.date} |")
-    return lines
-
-
 def load_area(paper: str, path: Path = AREA_SNAPSHOT) -> dict[str, dict]:
     """{design: point} of ``paper``'s units in the area snapshot; empty before `make area` ran."""
     if not path.exists():

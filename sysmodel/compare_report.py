@@ -181,6 +181,6 @@ def report_lines(ctx) -> list[str]:
             f"![{label}: tokens/s against J/token]({pe.name}) ![{label}: p99 TBT against tokens/s]({pl.name})",
             "",
         ]
-    from sysmodel.energy import table_lines as energy_lines
+    from sysmodel.report.sections import energy_lines
 
     return lines + ["### The energy basis", "", *energy_lines()]

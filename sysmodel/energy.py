@@ -6,7 +6,7 @@ FP16 FLOPs, vector operations, bytes over each link, and the static power of its
 
 Sources are marked as in the papers' modules: [Q] a paper states it, [D] derived from a stated number,
 [EXT] a public datasheet or simulator, [S] membound's assumption where no source gives the number (each
-says why it is reasonable). The report prints the whole table (:func:`table_lines`).
+says why it is reasonable). The report prints the whole table (:func:`sysmodel.report.sections.energy_lines`).
 
 * **Memory** (pJ per bit read; writes are priced the same [S]): each technology is a chain of parts a bit
   crosses on its way out (row activation, cell read, on-die datapath, TSVs, the off-chip interface), and an
@@ -144,24 +144,3 @@ def joules(u: Usage, seconds: ArrayLike) -> np.ndarray:
     for link, nbytes in u.links.items():
         e = e + np.multiply(nbytes, 8 * LINK_PJ[link] * PJ)
     return np.asarray(e, float)
-
-
-def table_lines() -> list[str]:
-    """The basis as Markdown: every constant with its source."""
-    from sysmodel.report import caption
-
-    lines = [
-        caption("The energy basis every system's J/token is priced on, with sources"),
-        "| item | pJ | source |",
-        "| --- | ---: | --- |",
-    ]
-    for m in MEMORIES.values():
-        for path in m.paths:
-            lines.append(f"| {m.name} read, {path} path (per bit) | {m.pj_per_bit(path):.3g} | {m.source} |")
-    lines += [
-        f"| FP16 FLOP (any MAC array) | {FLOP_PJ:.3g} | [EXT] AttAcc ALU energy |",
-        f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: 3.1 W / (56 PEs x 2.5 GHz) |",
-    ]
-    lines += [f"| {k} (per bit) | {v:.3g} | see sysmodel/energy.py |" for k, v in LINK_PJ.items()]
-    lines.append(f"| static power | {STATIC_SHARE:.0%} of TDP | [S] every device alike |")
-    return lines

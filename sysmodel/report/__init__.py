@@ -61,12 +61,12 @@ class Section:
 
 
 SECTIONS = (
-    Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.characterization:report_lines"),
+    Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.report.sections:arith_lines"),
     Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.memory:report_lines"),
     Section(
         "baselines",
         "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
-        "sysmodel.baselines:report_lines",
+        "sysmodel.report.sections:baselines_lines",
     ),
     Section(
         "compare",
