@@ -344,7 +344,7 @@ def cmd_dram(a: argparse.Namespace) -> int:
     )
     if a.log is not None:
         assert res.log is not None  # simulate() logged: log=True
-        bad = memory_check.check(p, res.log, refresh=a.refresh != "none")
+        bad = memory_check.check(p, res.log, refresh=a.refresh)
         if bad:
             raise RuntimeError(f"the command log breaks a timing constraint: {bad[0]}")
         res.write_log(a.log)

@@ -34,7 +34,7 @@ def run(p: mm.DramPreset, reqs: list[tuple], refresh: str = "none") -> np.ndarra
     """Requests (rank, bank, row, col, write, arrival) -> the command log; the checker must pass it."""
     addrs = [mm.encode(p.org, r, b, row, c) for r, b, row, c, _, _ in reqs]
     res = mm.simulate(p, addrs, [w for *_, w, _ in reqs], [a for *_, a in reqs], refresh=refresh, log=True)
-    assert mc.check(p, res.log, refresh=refresh != "none") == []
+    assert mc.check(p, res.log, refresh=refresh) == []
     return res.log
 
 
@@ -205,7 +205,7 @@ def test_postpone_bound() -> None:
     p = one("ddr4-3200", ranks=1)
     t = p.timing
     res = mm.simulate(p, mm.streaming_trace(p, 60000 * 64), refresh="postpone", log=True)
-    assert mc.check(p, res.log) == []
+    assert mc.check(p, res.log, refresh="postpone") == []
     refs = res.log["cycle"][res.log["command"] == REF]
     trains = np.split(refs, np.flatnonzero(np.diff(refs) != t.trfc) + 1)
     assert max(len(x) for x in trains) == 9
@@ -260,7 +260,7 @@ def test_checker_finds_each_violation() -> None:
     bad["cycle"][np.flatnonzero((bad["command"] == ACT) & (bad["row"] == 1))[0]] = at(log, PRE) + t.trp - 1
     assert "tRP" in [v.constraint for v in mc.check(p, bad, refresh=False)]
     late = run(p, [rd(arrival=20 * t.trefi)])
-    assert "tREFI" in [v.constraint for v in mc.check(p, late, refresh=True)]
+    assert any(v.constraint.startswith("tREFI") for v in mc.check(p, late, refresh="on-time"))
 
 
 # --- random traffic under the checker -------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_random_traffic_is_legal(view: mm.DramPreset, policy: str) -> None:
     res = mm.simulate(
         view, addrs, rng.random(REQUESTS) < 0.3, np.cumsum(rng.integers(0, 4, REQUESTS)), refresh=policy, log=True
     )
-    assert mc.check(view, res.log, refresh=policy != "none") == []
+    assert mc.check(view, res.log, refresh=policy) == []
     assert np.count_nonzero(np.isin(res.log["command"], (RD, WR))) == REQUESTS
 
 
@@ -324,7 +324,7 @@ def test_small_random_traces_are_legal(name: str, policy: str, seed: int, n: int
     res = mm.simulate(
         p, addrs, rng.random(n) < writes, np.cumsum(rng.integers(0, 8, n)), queue=queue, refresh=policy, log=True
     )
-    assert mc.check(p, res.log, refresh=policy != "none") == []
+    assert mc.check(p, res.log, refresh=policy) == []
 
 
 # --- against the earlier engine -------------------------------------------------------------------------
@@ -343,14 +343,38 @@ def reference_trace(p: mm.DramPreset, pattern: str, rw: str):
     return addrs, (rng.random(len(addrs)) < 0.25).tolist(), np.cumsum(rng.integers(0, 6, len(addrs))).tolist()
 
 
+def old_log(p: mm.DramPreset, ref: np.ndarray) -> np.ndarray:
+    """A recorded log (cycle, rank, bank index, row, command) in the engine's log form."""
+    old = np.zeros(len(ref), dtype=[(f, np.int64) for f in mm.LOG_FIELDS])
+    old["cycle"], old["rank"], old["row"], old["command"] = ref[:, 0], ref[:, 1], ref[:, 3], ref[:, 4]
+    old["bankgroup"] = np.where(ref[:, 2] >= 0, ref[:, 2] // p.org.banks_per_group, -1)
+    old["bank"] = np.where(ref[:, 2] >= 0, ref[:, 2] % p.org.banks_per_group, -1)
+    return old
+
+
+def explained_divergence(p: mm.DramPreset, new: np.ndarray, ref: np.ndarray) -> bool:
+    """The first command where the engine leaves a recorded read/write log is one of issue 52's two
+    changes: a WR that took the tRTRS the old engine left after another rank's WR, or the old engine's RD
+    that the checker flags for tWTR_L (it counted only the rank's last write, not the last to the bank
+    group)."""
+    d = int(np.flatnonzero((new[: len(ref)] != ref[: len(new)]).any(1))[0])
+    cols = new[: d + 1][np.isin(new[: d + 1, 4], (RD, WR))]
+    (pc, pr, *_, pcmd), (c, r, *_, cmd) = cols[-2], cols[-1]
+    dropped_trtrs = cmd == WR == pcmd and r != pr and c < pc + p.timing.bl + p.timing.trtrs
+    bad = [v for v in mc.check(p, old_log(p, ref), refresh=False) if v.constraint == "tWTR_L"]
+    return bool(dropped_trtrs) or any(v.command == "RD" and v.cycle == ref[d, 0] for v in bad)
+
+
 @pytest.mark.parametrize("rw", ["rd", "rw"])
 @pytest.mark.parametrize("pattern", mm.PATTERNS)
 @pytest.mark.parametrize("name", PRESETS)
 def test_same_log_as_the_python_engine(name: str, pattern: str, rw: str) -> None:
     """Every ACT, RD, WR and REF at the same cycle and every request done at the same cycle as the earlier
     engine; the PREs it issued to close banks for a REF (per bank, possibly in one cycle) are one PREA at
-    the last of them. One trace (HBM3 streaming reads) differs: there the old engine issued a RD on the
-    cycle of a back-to-back owed REF — the checker flags it — and later commands move by one cycle."""
+    the last of them. Read/write traces on more than one rank, or that write and read one bank group
+    within tWTR_L, leave the recorded log where issue 52 changed the engine (:func:`explained_divergence`).
+    One trace (HBM3 streaming reads) differs: there the old engine issued a RD on the cycle of a
+    back-to-back owed REF — the checker flags it — and later commands move by one cycle."""
     key = f"{name}|{pattern}|{rw}"
     ref, done_ref = LOGS[f"{key}|log"], LOGS[f"{key}|done"]
     p = one(name)
@@ -359,6 +383,9 @@ def test_same_log_as_the_python_engine(name: str, pattern: str, rw: str) -> None
     bank = np.where(log["bankgroup"] >= 0, log["bankgroup"] * p.org.banks_per_group + log["bank"], -1)
     new = np.stack([log["cycle"], log["rank"], bank, log["row"], log["command"]], 1)
     keep_new, keep_ref = new[~np.isin(new[:, 4], (PRE, PREA))], ref[ref[:, 4] != PRE]
+    if rw == "rw" and (len(keep_new) != len(keep_ref) or (keep_new != keep_ref).any()):
+        assert explained_divergence(p, keep_new, keep_ref)
+        return
     old_pres = {tuple(x) for x in ref[ref[:, 4] == PRE]}
     new_pres = new[new[:, 4] == PRE]
     refresh_pres = old_pres - {tuple(x) for x in new_pres}
@@ -367,10 +394,7 @@ def test_same_log_as_the_python_engine(name: str, pattern: str, rw: str) -> None
         before = [x[0] for x in refresh_pres if x[1] == r and x[0] <= c]
         assert before and 0 <= c - max(before) <= shifted
     if shifted:
-        old = np.zeros(len(ref), dtype=log.dtype)
-        old["cycle"], old["rank"], old["row"], old["command"] = ref[:, 0], ref[:, 1], ref[:, 3], ref[:, 4]
-        old["bankgroup"] = np.where(ref[:, 2] >= 0, ref[:, 2] // p.org.banks_per_group, -1)
-        old["bank"] = np.where(ref[:, 2] >= 0, ref[:, 2] % p.org.banks_per_group, -1)
+        old = old_log(p, ref)
         old = old[old["command"] != PRE]  # its refresh PREs share cycles; the RD on a REF is what we look for
         assert any(
             v.constraint == "one command per cycle" and v.command == "RD" for v in mc.check(p, old, refresh=False)
