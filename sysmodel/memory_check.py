@@ -129,7 +129,7 @@ class _Refresh:
         if self.policy == "none":
             return
         owed = MAX_POSTPONED if self.policy == "postpone" else 0
-        for q in range(self.ranks):  # by every command, no rank owes more REFs than the policy allows
+        for q in range(self.ranks) if cmd not in (REF, REFPB) else ():  # no rank owes more than allowed
             if self.due(q, len(s.refs[q]) + owed) + self.allow < cyc:
                 need(cyc + 1, f"tREFI: a rank owes more than {owed} REFs ({self.policy})")
         if self.policy == "per-bank" and cmd not in (REF, REFPB):

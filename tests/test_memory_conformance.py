@@ -146,12 +146,50 @@ def test_twtr_l(name: str) -> None:
     assert at(log, RD) - (at(log, WR) + t.cwl + t.bl) == BIG
 
 
+def test_rd_to_wr_is_jedec_on_ddr4_3200() -> None:
+    """JESD79-4 "READ to WRITE command delay" = RL + BL/2 - WL + 2 tCK (1 tCK write preamble, AL = 0):
+    22 + 4 - 16 + 2 = 12 on DDR4-3200 (Ramulator 2's nCL + nBL + 2 - nCWL gives 12 too; DRAMsim3's
+    RL + BL/2 - WL + tRTRS gives 11), in the same rank and across ranks (tRTRS 1 < the 2 tCK)."""
+    p = one("ddr4-3200")
+    for other in (0, 1):
+        log = run(p, [rd(), rd(rank=other, col=1, write=True)])
+        assert at(log, WR) - at(log, RD) == 12
+
+
 @pytest.mark.parametrize("name", PRESETS)
 def test_rd_to_wr_turnaround(name: str) -> None:
     p = one(name)
     log = run(p, [rd(), rd(col=1, write=True)])
     t = p.timing
     assert at(log, WR) - at(log, RD) == max(t.cl + t.bl + 2 - t.cwl, t.tccd_l)
+    wide = one(name, ranks=2, trtrs=BIG)  # across ranks tRTRS binds once it exceeds the 2 tCK
+    log = run(wide, [rd(), rd(rank=1, write=True)])
+    assert at(log, WR) - at(log, RD) == t.cl + t.bl + BIG - t.cwl
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_wr_to_wr_across_ranks_adds_no_trtrs(name: str) -> None:
+    """Two writes to two ranks, rows opened a cycle apart: the second write's data follows the first's
+    on the bus (BL/2 apart) however large tRTRS is — the controller drives both bursts."""
+    p = one(name, ranks=2, trtrs=BIG)
+    log = run(p, [rd(write=True), rd(rank=1, write=True)])
+    first, second = (int(c) for c in log["cycle"][log["command"] == WR])
+    assert second - first == p.timing.bl
+    bad = log.copy()
+    bad["cycle"][np.flatnonzero(bad["command"] == WR)[1]] -= 1
+    assert [v.constraint for v in mc.check(p, bad, refresh=False)] == ["data bus"]
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_twtr_l_counts_from_the_last_write_to_the_bank_group(name: str) -> None:
+    """WR to bank group 0, WR to another bank group, then RD to bank group 0: the RD waits tWTR_L after
+    the first write's data, not only tWTR_S after the second's (the engine before issue 52 took the
+    rank's last write alone)."""
+    p = one(name, twtr_l=BIG)
+    log = run(p, [rd(write=True), rd(bank=other_group(p), write=True), rd(col=1)])
+    t = p.timing
+    assert at(log, RD) - (at(log, WR) + t.cwl + t.bl) == BIG
+    assert at(log, WR, 1) < at(log, RD)
 
 
 @pytest.mark.parametrize("name", PRESETS)
@@ -238,6 +276,53 @@ def test_per_bank_refresh(name: str) -> None:
     assert len(pb) == 3 * slots
 
 
+def starved(p: mm.DramPreset, victim: int, age_cap: int | None) -> np.ndarray:
+    """The log of a 2,000-read row-hit stream in rank 0 bank 0's row 0 (bank groups alternating), every
+    read arriving at cycle 0, with ``victim`` (a burst address) second in arrival order."""
+    o = p.org
+    stream = [
+        mm.encode(o, 0, (i % o.bankgroups) * o.banks_per_group, 0, i // o.bankgroups % o.columns) for i in range(2000)
+    ]
+    res = mm.simulate(p, [stream[0], victim, *stream[1:]], refresh="none", log=True, age_cap=age_cap)
+    assert mc.check(p, res.log, refresh=False) == []
+    return res.log
+
+
+def test_age_cap_serves_a_starved_read() -> None:
+    """DDR4-3200: a read to rank 1 loses every cycle to the rank-0 stream (its data would need tRTRS more),
+    so FR-FCFS serves it after the whole stream; with ``age_cap`` its RD issues once the cap has passed:
+    at the first choice after a command at or past the cap (a stream RD every BL/2 = 4 cycles), BL/2 +
+    tRTRS after that RD's data slot."""
+    p, t = one("ddr4-3200"), mm.DDR4_3200.timing
+    victim = mm.encode(p.org, 1, 0, 5, 0)
+    for cap in (None, 100, 400):
+        log = starved(p, victim, cap)
+        got = int(log["cycle"][(log["command"] == RD) & (log["rank"] == 1)][0])
+        if cap is None:
+            assert got > 1999 * t.bl  # after the stream
+        else:
+            assert cap <= got <= cap + (t.bl - 1) + t.bl + t.trtrs
+
+
+def test_age_cap_closes_a_row_others_hit() -> None:
+    """The starved read wants another row of the stream's bank: FR-FCFS keeps the row open while hits are
+    queued; past the cap the bank closes (tRTP after the last stream RD to it, which issues within BL/2
+    of the cap), then ACT tRP later and the RD tRCD after."""
+    p, t = one("ddr4-3200"), mm.DDR4_3200.timing
+    log = starved(p, mm.encode(p.org, 0, 0, 5, 0), 100)
+    act, got = (int(log["cycle"][(log["command"] == c) & (log["row"] == 5)][0]) for c in (ACT, RD))
+    pre = at(log, PRE)
+    assert 100 <= pre <= 100 + t.bl + t.trtp
+    assert (act - pre, got - act) == (t.trp, t.trcd)
+    assert at(starved(p, mm.encode(p.org, 0, 0, 5, 0), None), PRE) > 1999 * t.bl
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True, "100"])
+def test_age_cap_refuses_bad_values(bad) -> None:
+    with pytest.raises(ValueError, match=f"age_cap: {bad!r} not allowed; an integer number of cycles >= 1"):
+        mm.simulate(mm.DDR4_3200, [0, 1], age_cap=bad)
+
+
 def test_per_bank_refused_without_the_command() -> None:
     with pytest.raises(ValueError, match="refresh: per-bank not allowed for ddr4-3200"):
         mm.simulate(mm.DDR4_3200, [0], refresh="per-bank")
@@ -261,6 +346,83 @@ def test_checker_finds_each_violation() -> None:
     assert "tRP" in [v.constraint for v in mc.check(p, bad, refresh=False)]
     late = run(p, [rd(arrival=20 * t.trefi)])
     assert any(v.constraint.startswith("tREFI") for v in mc.check(p, late, refresh="on-time"))
+
+
+def test_checker_turnaround_rules() -> None:
+    """The checker's column rules are the standard's command-pair gaps: a legal log with the later
+    command moved one cycle earlier breaks exactly the binding rule (DDR4-3200: RD->WR 12, WR->RD
+    CWL + BL/2 + tWTR_S, RD->RD across ranks BL/2 + tRTRS)."""
+    p = one("ddr4-3200")
+    cases = [
+        ([rd(), rd(col=1, write=True)], WR, "RD->WR (RL + BL/2 - WL + 2)"),
+        ([rd(write=True), rd(bank=other_group(p))], RD, "tWTR_S"),
+        ([rd(), rd(rank=1)], RD, "tRTRS"),
+    ]
+    for reqs, cmd, rule in cases:
+        bad = run(p, reqs)
+        bad["cycle"][np.flatnonzero(bad["command"] == cmd)[-1]] -= 1
+        assert [v.constraint for v in mc.check(p, bad, refresh=False)] == [rule]
+
+
+def drifted(log: np.ndarray, cmd: int, step: int) -> np.ndarray:
+    """The log with its k-th ``cmd`` moved k x ``step`` cycles later: a refresh policy that drifts."""
+    out = log.copy()
+    rows = np.flatnonzero(out["command"] == cmd)
+    out["cycle"][rows] += step * np.arange(len(rows))
+    return out
+
+
+def test_checker_catches_a_drifting_on_time_refresh() -> None:
+    """An idle rank refreshed by on-time exactly every tREFI, then each REF 30 cycles later than the last
+    interval: on-time's rule (each REF within the bank-closing allowance of its due time: DDR4-3200
+    max(tRAS, tRTP, CWL + BL/2 + tWR) + tRP = 52 + 22 = 74) flags the first REF more than 74 late, the
+    fourth (90); postpone's rule (at most 8 owed, 9 tREFI between REFs) accepts the same log."""
+    p = one("ddr4-3200", ranks=1)
+    t = p.timing
+    log = run(p, [rd(arrival=12 * t.trefi + 1000)], refresh="on-time")  # after the drifted REFs' tRFC
+    assert mc.close_allowance(t) == 74
+    drift = drifted(log, REF, 30)
+    late = [v for v in mc.check(p, drift, refresh="on-time") if v.constraint.startswith("tREFI")]
+    assert late[0].constraint == "tREFI: REF late (on-time)" and late[0].cycle == 4 * t.trefi + 90
+    assert mc.check(p, drift, refresh="postpone") == []
+
+
+def test_checker_postpone_bounds() -> None:
+    """postpone on an idle rank refreshed every tREFI (on-time's log, legal under postpone too): nine REFs
+    owed (the first ten dropped) break "at most 8 postponed"; the REFs back to back from the first due
+    time break "at most 8 pulled in" (JESD79-4)."""
+    p = one("ddr4-3200", ranks=1)
+    t = p.timing
+    log = run(p, [rd(arrival=12 * t.trefi)], refresh="on-time")
+    assert mc.check(p, log, "postpone") == []
+    late = log[(log["command"] != REF) | (log["cycle"] > 10 * t.trefi)]
+    assert "tREFI: a rank owes more than 8 REFs (postpone)" in [v.constraint for v in mc.check(p, late, "postpone")]
+    early = log.copy()
+    refs = np.flatnonzero(early["command"] == REF)
+    early["cycle"][refs] = t.trefi + t.trfc * np.arange(len(refs))
+    early = early[np.argsort(early["cycle"], kind="stable")]
+    assert "tREFI: more than 8 REFs pulled in (postpone)" in [v.constraint for v in mc.check(p, early, "postpone")]
+
+
+@pytest.mark.xfail(strict=True, reason="postpone decides on the last command's cycle: an idle gap skips REFs")
+def test_postpone_refreshes_an_idle_rank() -> None:
+    """The replay checker's postpone rule finds that the legacy ``postpone`` policy issues no REF while the
+    channel is idle (it compares the due time with the last command's cycle), so a read after 12 idle
+    intervals finds 12 REFs owed. The L3 stream that takes this policy is never idle."""
+    p = one("ddr4-3200", ranks=1)
+    run(p, [rd(arrival=12 * p.timing.trefi)], refresh="postpone")
+
+
+def test_checker_catches_a_drifting_per_bank_refresh() -> None:
+    """HBM3 REFpb every tREFI / 16 on an idle rank, each 10 cycles later than the last interval: the
+    allowance (max(tRAS, tRTP, CWL + BL/2 + tWR) + tRP = 45 + 19 = 64; one bank per REFpb) is passed
+    by the seventh (60 <= 64 < 70)."""
+    p = one("hbm3", ranks=1)
+    t = p.timing
+    log = run(p, [rd(arrival=2 * t.trefi)], refresh="per-bank")
+    drift = drifted(log, REFPB, 10)
+    late = [v for v in mc.check(p, drift, refresh="per-bank") if v.constraint.startswith("tREFI")]
+    assert late[0].constraint == "tREFI: REF late (per-bank)" and late[0].cycle == 8 * (t.trefi // 16) + 70
 
 
 # --- random traffic under the checker -------------------------------------------------------------------
