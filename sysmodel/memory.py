@@ -14,7 +14,9 @@ Engine semantics (all times in controller clock cycles, tCK):
   - RD->WR, any rank: RL + BL/2 - WL + 2 tCK (JESD79-4's "READ to WRITE command delay" with the 1 tCK
     write preamble; the 2 tCK hold the read postamble and write preamble apart on the shared DQS): 12 on
     DDR4-3200. Ramulator 2 has the same (nCL + nBL + 2 - nCWL); DRAMsim3 has RL + BL/2 - WL + tRTRS, 11
-    with its tRTRS of 1: the textbook form (Jacob et al., *Memory Systems*), not JEDEC's.
+    with its tRTRS of 1: the textbook form (Jacob et al., *Memory Systems*), not JEDEC's. The DDR5 and
+    HBM3 presets take the same formula; their own (Ramulator 2: 2 tCK more on DDR5 for its longer write
+    preamble, a tRTW parameter on HBM3) are not modelled: no report stream writes.
   - WR->RD, same rank: WL + BL/2 + tWTR_S/L (tWTR counts from the end of the write data), from every
     earlier write: tWTR_L from the last write to the same bank group even when one to another bank group
     came since (until issue 52 only the rank's last write counted; the replay checker found it).
