@@ -404,13 +404,14 @@ def test_checker_postpone_bounds() -> None:
     assert "tREFI: more than 8 REFs pulled in (postpone)" in [v.constraint for v in mc.check(p, early, "postpone")]
 
 
-@pytest.mark.xfail(strict=True, reason="postpone decides on the last command's cycle: an idle gap skips REFs")
 def test_postpone_refreshes_an_idle_rank() -> None:
-    """The replay checker's postpone rule finds that the legacy ``postpone`` policy issues no REF while the
-    channel is idle (it compares the due time with the last command's cycle), so a read after 12 idle
-    intervals finds 12 REFs owed. The L3 stream that takes this policy is never idle."""
+    """postpone on an idle channel: every REF at its due time, tREFI apart (before issue 52 the policy
+    compared due times with the last command's cycle only, so a read after 12 idle intervals found 12 REFs
+    owed; the checker's postpone rule flags that)."""
     p = one("ddr4-3200", ranks=1)
-    run(p, [rd(arrival=12 * p.timing.trefi)], refresh="postpone")
+    t = p.timing
+    log = run(p, [rd(arrival=12 * t.trefi + 1)], refresh="postpone")
+    np.testing.assert_array_equal(log["cycle"][log["command"] == REF], t.trefi * np.arange(1, 12))
 
 
 def test_checker_catches_a_drifting_per_bank_refresh() -> None:
