@@ -42,8 +42,10 @@ Engine semantics (all times in controller clock cycles, tCK):
     of DRAMsim3 (``RANK_LEVEL_STAGGERED``) and Ramulator 2 (its ``AllBank`` refresh manager).
   - ``postpone``: the earlier engine's policy, kept for comparison: a due REF is postponed while the rank
     has queued row hits, at most ``max_postpone`` intervals (JEDEC allows 8), then every owed REF issues
-    back to back. A due REF is seen when a command issues, or at its due time when the channel would
-    stay idle a whole tREFI past it (until issue 52 an idle gap skipped REFs; the replay checker found it).
+    back to back. Every rank falls due at once (not staggered) and the ranks are refreshed one at a time.
+    A due REF is seen when a command issues past it; the last one allowed to wait (the ninth owed) and
+    one the channel would stay idle a whole tREFI past are seen at their due time, as on-time's (until
+    issue 52 the first came late and an idle gap skipped REFs; the replay checker found both).
   - ``per-bank`` (presets with ``trfc_pb``): REFpb to one bank (HBM3) or REFsb to the same bank of every
     bank group (DDR5) in round robin, tREFI / (commands per round) apart, staggered across ranks; only the
     refreshed banks wait tRFCpb/tRFCsb. tRREFD (REFpb to ACT of another bank) is not modelled.
@@ -457,9 +459,10 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
         refreshed = False
         for r in range(ranks):
             if policy == 1:  # postpone while the rank has queued row hits, at most max_postpone intervals
-                if now < next_ref[r] and best_when < next_ref[r] + trefi:  # due by the next command's time
-                    continue  # (or a whole tREFI idle past it: then at its due time, not on the next command)
-                if rank_hit[r] and postponed[r] < max_postpone:
+                forced = postponed[r] >= max_postpone  # the last REF allowed to wait: due as on-time's
+                if now < next_ref[r] and best_when < next_ref[r] + (0 if forced else trefi):
+                    continue  # seen when a command issues past it, or at its due time if forced or idle a tREFI
+                if rank_hit[r] and not forced:
                     postponed[r] += 1
                     next_ref[r] += trefi
                     continue

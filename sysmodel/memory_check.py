@@ -27,9 +27,11 @@ data-bus cycles of one burst):
     earlier and at most the allowance later; by every command, every REF due an allowance earlier has
     issued. A policy that drifts (each REF a little late on the last) breaks this within a few intervals.
   - ``postpone`` (JESD79-4 "Refresh Command": at most 8 REFs postponed, at most 8 pulled in, at most
-    9 tREFI between surrounding REFs): REFs fall due every tREFI; at every command, owed REFs (due an
-    allowance earlier, not issued) at most 8 and REFs ahead of their due time at most 8; consecutive REFs
-    of a rank at most 9 tREFI plus the allowance apart.
+    9 tREFI between surrounding REFs): REFs fall due every tREFI, every rank at once, and the ranks are
+    refreshed one at a time (the allowance grows by tRP + 1 per other rank: a rank closes its banks after
+    the previous rank's REF); at every command, owed REFs (due an allowance earlier, not issued) at most
+    8 and REFs ahead of their due time at most 8; consecutive REFs of a rank at most 9 tREFI plus the
+    allowance apart.
   - ``per-bank``: as ``on-time`` at tREFI / (commands per round) per REFpb (REFsb on DDR5), and every
     bank refreshed at least every tREFI plus the allowance (the standard's per-bank rule: each bank once
     per tREFI).
@@ -117,6 +119,8 @@ class _Refresh:
         cmds = (o.banks_per_group if p.refsb else o.banks) if policy == "per-bank" else 1
         self.interval = t.trefi // cmds  # between one rank's REFs (REFpb under per-bank)
         self.allow = close_allowance(t) + (o.banks // cmds - 1 if policy == "per-bank" else 0)
+        if policy == "postpone":  # every rank falls due together; each closes after the previous one's REF
+            self.allow += (o.ranks - 1) * (t.trp + 1)
 
     def due(self, rank: int, k: int) -> int:
         """The k-th REF's due time (the policy's schedule: staggered across ranks but under postpone)."""
