@@ -11,8 +11,8 @@ data-bus cycles of one burst):
 * ACT: bank closed; tRP after its PRE; tRC after its ACT; tRRD_S/L after the rank's ACT; 4 ACTs per tFAW;
   tRFC after the rank's REF, tRFCpb after its bank's REFpb;
 * RD/WR: the row open, tRCD after ACT; then for every earlier column command (:func:`column_gaps`):
-  same rank tCCD_S/L; RD->WR RL + BL/2 - WL + 2 (JESD79-4 "READ to WRITE command delay", 1 tCK write
-  preamble), WR->RD WL + BL/2 + tWTR_S/L (tWTR from the end of the write data); across ranks the data
+  RD->WR, any rank, RL + BL/2 - WL + 2 (JESD79-4 "READ to WRITE command delay", 1 tCK write preamble);
+  same rank tCCD_S/L and WR->RD WL + BL/2 + tWTR_S/L (tWTR from the end of the write data); across ranks the data
   bursts do not overlap, and a burst after another rank's read, or a read after another rank's write,
   starts tRTRS after its data (JESD79-4 leaves rank-to-rank spacing to the system: tRTRS is the preset's
   allowance); a write after another rank's write needs only the bus;
