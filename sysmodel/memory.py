@@ -7,13 +7,33 @@ Engine semantics (all times in controller clock cycles, tCK):
   sequential stream alternates bank groups (tCCD_S apart) and stays in a row (row hits).
 * One command per channel per cycle. ACT needs the bank closed, tRP after its PRE, tRC after its last
   ACT, tRRD_S/L after the rank's last ACT (other/same bank group) and at most 4 ACTs per tFAW. RD/WR need
-  the row open tRCD ago and tCCD_S/L after the rank's last column command (other/same bank group); the
-  data bus carries one burst at a time, and tRTRS more when the next burst comes from another rank (RD->RD,
-  WR->WR and the RD<->WR cases alike, as DRAMsim3's *_o timings); WR->RD waits tWTR_S/L after the write
-  data, RD->WR waits CL + BL + 2 - CWL. PRE needs tRAS after ACT, tRTP after RD, tWR after write data.
+  the row open tRCD ago and tCCD_S/L after the rank's last column command (other/same bank group). The
+  data bus carries one burst at a time. Turnarounds, from JEDEC DDR4 (JESD79-4, AL = 0: RL = CL,
+  WL = CWL; BL/2 = ``bl``, the bus cycles of a BL8 burst):
+
+  - RD->WR, any rank: RL + BL/2 - WL + 2 tCK (JESD79-4's "READ to WRITE command delay" with the 1 tCK
+    write preamble; the 2 tCK hold the read postamble and write preamble apart on the shared DQS): 12 on
+    DDR4-3200. Ramulator 2 has the same (nCL + nBL + 2 - nCWL); DRAMsim3 has RL + BL/2 - WL + tRTRS, 11
+    with its tRTRS of 1: the textbook form (Jacob et al., *Memory Systems*), not JEDEC's. The DDR5 and
+    HBM3 presets take the same formula; their own (Ramulator 2: 2 tCK more on DDR5 for its longer write
+    preamble, a tRTW parameter on HBM3) are not modelled: no report stream writes.
+  - WR->RD, same rank: WL + BL/2 + tWTR_S/L (tWTR counts from the end of the write data), from every
+    earlier write: tWTR_L from the last write to the same bank group even when one to another bank group
+    came since (until issue 52 only the rank's last write counted; the replay checker found it).
+  - across ranks: JESD79-4 defines no rank-to-rank spacing; tRTRS (a controller/board allowance, as
+    DRAMsim3's and Ramulator 2's nCS) separates a read's data from the next burst of another rank (RD->RD,
+    RD->WR, WR->RD), where the bus passes from one device's drivers to another's. WR->WR across ranks
+    adds nothing: the controller drives both bursts (DRAMsim3's write_to_write_o is BL/2; Ramulator 2
+    has only its channel-level nBL).
+
+  PRE needs tRAS after ACT, tRTP after RD, tWR after write data.
 * FR-FCFS: among queued requests (a window of ``queue`` oldest), the command that can issue earliest
   wins; ties go to row hits, then to the oldest. A bank with queued hits to its open row is not
-  precharged for another request.
+  precharged for another request. ``age_cap`` (cycles; off by default: DRAMsim3's and Ramulator 2's FR-FCFS
+  have none): once the oldest request has waited that long, only its commands are chosen (its bank is
+  closed even if others hit its open row) until it is served, so a stream that keeps winning cannot
+  starve it. A cap in cycles rather than, as FR-FCFS+Cap (Mutlu and Moscibroda, MICRO 2007), in younger
+  row hits let past it.
 * Refresh, a policy of :data:`REFRESH` (``refresh=`` of :func:`simulate`):
 
   - ``on-time`` (the default): an all-bank REF per rank every tREFI, staggered across the ranks (rank r
@@ -22,7 +42,10 @@ Engine semantics (all times in controller clock cycles, tCK):
     of DRAMsim3 (``RANK_LEVEL_STAGGERED``) and Ramulator 2 (its ``AllBank`` refresh manager).
   - ``postpone``: the earlier engine's policy, kept for comparison: a due REF is postponed while the rank
     has queued row hits, at most ``max_postpone`` intervals (JEDEC allows 8), then every owed REF issues
-    back to back.
+    back to back. Every rank falls due at once (not staggered) and the ranks are refreshed one at a time.
+    A due REF is seen when a command issues past it; the last one allowed to wait (the ninth owed) and
+    one the channel would stay idle a whole tREFI past are seen at their due time, as on-time's (until
+    issue 52 the first came late and an idle gap skipped REFs; the replay checker found both).
   - ``per-bank`` (presets with ``trfc_pb``): REFpb to one bank (HBM3) or REFsb to the same bank of every
     bank group (DDR5) in round robin, tREFI / (commands per round) apart, staggered across ranks; only the
     refreshed banks wait tRFCpb/tRFCsb. tRREFD (REFpb to ACT of another bank) is not modelled.
@@ -328,10 +351,11 @@ def _engine():
     return _njit(_channel)
 
 
-def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queue, policy, max_postpone, log):
+def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queue, policy, max_postpone, age_cap, log):
     """One channel's controller (module docstring) over requests in arrival order; returns (done cycle per
     request, refreshes, log entries written, False if ``log`` ran out of room). ``policy``: an index into
-    REFRESH; ``slots``: per-bank refresh commands per tREFI (a REFpb covers the banks ``b % slots == s``).
+    REFRESH; ``slots``: per-bank refresh commands per tREFI (a REFpb covers the banks ``b % slots == s``);
+    ``age_cap``: cycles (10^18: no cap).
     Compiled by numba (:func:`_engine`); plain Python runs it too, slowly."""
     bl, cl, cwl, trcd, trp, tras, trc, tccd_s, tccd_l = tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], tm[8]
     trrd_s, trrd_l, tfaw, twtr_s, twtr_l, twr, trtp = tm[9], tm[10], tm[11], tm[12], tm[13], tm[14], tm[15]
@@ -351,7 +375,7 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
     last_col = np.full(ranks, never, np.int64)
     last_col_bg = np.full(ranks, -1, np.int64)
     r_wr = np.full(ranks, never, np.int64)  # end of the rank's last write data
-    wr_bg = np.full(ranks, -1, np.int64)
+    bg_wr = np.full((ranks, banks // bpg), never, np.int64)  # ... per bank group: tWTR_L binds on it
     busy = np.zeros(ranks, np.int64)  # all-bank refresh
     postponed = np.zeros(ranks, np.int64)
     train_at = np.zeros(ranks, np.int64)  # postpone: the first of a rank's back-to-back owed REFs
@@ -361,7 +385,7 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
     interval = trefi if policy != 2 else trefi // slots
     for r in range(ranks):  # postpone: all ranks at tREFI; on-time and per-bank: staggered across ranks
         next_ref[r] = trefi if policy == 1 else interval * (r + 1) // ranks
-    bus_free, bus_rank, last_rd_end, cmd_free, refreshes, nlog = 0, -1, never, 0, 0, 0
+    bus_free, bus_rank, bus_wr, last_rd_end, cmd_free, refreshes, nlog = 0, -1, False, never, 0, 0, 0
     done = np.full(n, -1, np.int64)
     nxt = np.arange(1, n + 1)  # the pending requests: a linked list in arrival order
     prv = np.arange(-1, n - 1)
@@ -385,24 +409,30 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
                 hit[rank[j], bank[j]] = True
                 rank_hit[rank[j]] = True
         best_when, best_col, best_k, best_cmd = inf, False, -1, -1
-        for k in range(w):  # FR-FCFS: earliest command, then column commands, then the oldest request
+        alone = now - arrival[head] >= age_cap  # the oldest request waited age_cap cycles: it alone may go
+        for k in range(1 if alone else w):  # FR-FCFS: earliest command, then column commands, then the oldest
             j = window[k]
             r, b, bg = rank[j], bank[j], bank[j] // bpg
             base = max(now, arrival[j], cmd_free, busy[r], b_busy[r, b])
             if open_row[r, b] == row[j]:
                 ccd = tccd_l if last_col_bg[r] == bg else tccd_s
                 turn = trtrs if bus_rank != -1 and bus_rank != r else 0
-                if write[j]:
+                if write[j]:  # no tRTRS after another rank's write: the controller drives both bursts
+                    turn = 0 if bus_wr else turn
                     when = max(
                         base, b_act[r, b] + trcd, last_col[r] + ccd, last_rd_end + 2 - cwl, bus_free + turn - cwl
                     )
                     cmd = 3
                 else:
-                    wtr = twtr_l if wr_bg[r] == bg else twtr_s
-                    when = max(base, b_act[r, b] + trcd, last_col[r] + ccd, r_wr[r] + wtr, bus_free + turn - cl)
+                    wtr = max(r_wr[r] + twtr_s, bg_wr[r, bg] + twtr_l)
+                    when = max(base, b_act[r, b] + trcd, last_col[r] + ccd, wtr, bus_free + turn - cl)
                     cmd = 2
             elif open_row[r, b] >= 0:  # a bank with queued hits to its open row is not closed
-                when = inf if hit[r, b] else max(base, b_act[r, b] + tras, b_rd[r, b] + trtp, b_wr[r, b] + twr)
+                when = (
+                    inf
+                    if hit[r, b] and not alone
+                    else max(base, b_act[r, b] + tras, b_rd[r, b] + trtp, b_wr[r, b] + twr)
+                )
                 cmd = 1
             else:
                 faw = acts[r, 0] + tfaw if nacts[r] >= 4 else base
@@ -429,13 +459,14 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
         refreshed = False
         for r in range(ranks):
             if policy == 1:  # postpone while the rank has queued row hits, at most max_postpone intervals
-                if now < next_ref[r]:
-                    continue
-                if rank_hit[r] and postponed[r] < max_postpone:
+                forced = postponed[r] >= max_postpone  # the last REF allowed to wait: due as on-time's
+                if now < next_ref[r] and best_when < next_ref[r] + (0 if forced else trefi):
+                    continue  # seen when a command issues past it, or at its due time if forced or idle a tREFI
+                if rank_hit[r] and not forced:
                     postponed[r] += 1
                     next_ref[r] += trefi
                     continue
-                start = max(now, cmd_free, busy[r])
+                start = max(now, cmd_free, busy[r], next_ref[r])
             elif r == due:
                 start = max(next_ref[r], cmd_free, busy[r])
             else:
@@ -515,7 +546,7 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
             open_row[r, b], b_pre[r, b] = -1, when
         else:
             last_col[r], last_col_bg[r] = when, bg
-            bus_rank = r
+            bus_rank, bus_wr = r, best_cmd == 3
             if best_cmd == 2:
                 b_rd[r, b] = when
                 bus_free = when + cl + bl
@@ -524,7 +555,7 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
                 bus_free = when + cwl + bl
                 b_wr[r, b] = bus_free
                 r_wr[r] = bus_free
-                wr_bg[r] = bg
+                bg_wr[r, bg] = bus_free
             done[j] = bus_free
             left -= 1
             if prv[j] >= 0:
@@ -586,13 +617,17 @@ def simulate(
     refresh: bool | str = True,
     max_postpone: int = 8,
     log: bool = False,
+    age_cap: int | None = None,
 ) -> TraceResult:
     """Run burst addresses (global: the lowest bits pick the channel) and return achieved bandwidth; with
     ``log`` the command log (``TraceResult.log``). ``refresh``: a policy of :data:`REFRESH` (True: the
-    default, :data:`DEFAULT_REFRESH`; False: none)."""
+    default, :data:`DEFAULT_REFRESH`; False: none). ``age_cap``: FR-FCFS's starvation bound in cycles
+    (module docstring; None, the default: no cap)."""
     o = preset.org
     if len(addrs) == 0:
         raise ValueError("addrs: empty trace")
+    if age_cap is not None and (isinstance(age_cap, bool) or not isinstance(age_cap, (int, np.integer)) or age_cap < 1):
+        raise ValueError(f"age_cap: {age_cap!r} not allowed; an integer number of cycles >= 1, or None (no cap)")
     policy = policy_index(preset, refresh)
     addr_a = np.asarray(addrs, np.int64)
     writes_a = np.zeros(len(addrs), np.bool_) if writes is None else np.asarray(writes, np.bool_)
@@ -629,6 +664,7 @@ def simulate(
                 queue,
                 policy,
                 max_postpone,
+                10**18 if age_cap is None else age_cap,
                 buf,
             )
             if fits or not log:

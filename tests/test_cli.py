@@ -311,9 +311,19 @@ def test_dram_log_is_legal_and_readable(tmp_path, capsys) -> None:
     assert sum(ln.endswith((",RD", ",WR")) for ln in lines) == 3000
 
 
+def test_dram_checks_the_log_under_its_policy(tmp_path, capsys) -> None:
+    """--refresh postpone with reads and writes on two ranks and an age cap: the log replayed under
+    postpone's own refresh rule (at most 8 REFs owed), not on-time's."""
+    log = tmp_path / "cmds.csv"
+    args = ["--pattern", "random", "--requests", "60000", "--writes", "0.3", "--refresh", "postpone"]
+    assert main(["dram", *args, "--age-cap", "2000", "--log", str(log)]) == 0
+    assert "(timing checker: legal)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
+        (["--age-cap", "0"], "--age-cap: '0' is not a whole number >= 1"),
         (["--refresh", "per-bank"], "refresh: per-bank not allowed for ddr4-3200"),
         (["--refresh", "often"], "refresh: 'often' not allowed; allowed: on-time, postpone, per-bank, none"),
         (["--writes", "1.5"], "--writes: 1.5 not allowed; a share in [0, 1]"),
