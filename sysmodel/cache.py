@@ -34,6 +34,7 @@ PRESENTATION = frozenset(
     {
         "sysmodel.report",
         "sysmodel.report.sections",
+        "sysmodel.report.memory",
         "sysmodel.results",
         "sysmodel.plots",
         "sysmodel.outputs",

@@ -125,7 +125,9 @@ def test_bad_input() -> None:
 
 
 def test_report_section() -> None:
-    lines = mm.report_lines()
+    from sysmodel.report.memory import memory_lines
+
+    lines = memory_lines()
     assert any(ln.startswith("| L3 all-bank PIM") and "| 13.0 | 13.11 |" in ln for ln in lines)
 
 
@@ -158,5 +160,7 @@ def test_pim_modes_under_each_refresh_policy() -> None:
     assert l3_eff() == pytest.approx(bw["postpone"] / peak, rel=0.002)  # two channels there, one here
     for _, _, bw in table.values():
         assert all(v is None or v <= bw["none"] * 1.0001 for k, v in bw.items() if k != "analytical")
-    lines = mm.pim_refresh_lines()
+    from sysmodel.report.memory import pim_refresh_lines
+
+    lines = pim_refresh_lines()
     assert len([ln for ln in lines if ln.startswith("| ")]) == 2 + len(table)  # header, rule, modes

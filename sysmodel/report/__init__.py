@@ -62,7 +62,7 @@ class Section:
 
 SECTIONS = (
     Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.report.sections:arith_lines"),
-    Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.memory:report_lines"),
+    Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.report.memory:memory_lines"),
     Section(
         "baselines",
         "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
