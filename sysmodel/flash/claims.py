@@ -133,6 +133,9 @@ STATEMENTS: tuple[Statement, ...] = (
     not_computed("§3.1", "Llama 2 with FATReLU: 90% sparsity", REAL_ACTIVATIONS),
     claim("§3.1", "attention weights are about one third of the model", *_share("opt-6.7b", "attention")),
     not_computed("§3.1", "ReLU induces over 90% sparsity in the FFN's intermediate outputs", REAL_ACTIVATIONS),
+    not_computed(
+        "Fig. 3a", "most false positives are close to 0; false negatives are a small portion", REAL_ACTIVATIONS
+    ),
     not_computed("§3.1", "predictor trained on 10000 C4 samples for 2 epochs", f"{SETTING} (synthetic training)"),
     not_computed("§3.1", "4 hours on an A100 to train each predictor", "training time is not modelled"),
     *(
@@ -237,6 +240,10 @@ STATEMENTS: tuple[Statement, ...] = (
     not_computed("App. B.1", "Phi-2: roughly 2x the required neurons", REAL_ACTIVATIONS),
     not_computed("App. B.1, Fig. 9d", "OPT and Persimmon: later layers have more active neurons", REAL_ACTIVATIONS),
     not_computed("App. B.2", "zero-shot accuracy does not drop with predictors", ACCURACY),
+    not_computed(
+        "App. B.2", "larger predictors in the last 4 layers of Persimmon and Falcon improve zero-shot", ACCURACY
+    ),
+    not_computed("App. B.2", "a higher predictor threshold loads less data, slightly degrading zero-shot", ACCURACY),
     not_computed("App. B.2, Fig. 10b", "Phi-2's MMLU drops 2.3 points, staying at 52", ACCURACY),
     not_computed("App. B.2", "Persimmon uses threshold 0.7", f"{SETTING} (paper.PREDICTOR_THRESHOLD)"),
     claim("App. B.3", "OPT-6.7B's predictors' average rank is 240", *_q(paper.TEXT["predictor rank"].quantity)),
@@ -264,8 +271,11 @@ STATEMENTS: tuple[Statement, ...] = (
     not_computed(
         "Fig. 9a", "fewer than 5% of each layer's FFN neurons fire; the predictor about 3x that", REAL_ACTIVATIONS
     ),
+    not_computed("Fig. 9d", "later layers have more cached rows (their higher non-sparse ratio)", REAL_ACTIVATIONS),
+    not_computed("Fig. 10a", "Persimmon's MMLU barely drops with larger predictors in the last 4 layers", ACCURACY),
     not_computed("Fig. 10b", "with predictors Phi-2's MMLU stays at 52", ACCURACY),
     not_computed("Table 4", "zero-shot metrics with predictors (cells not in the extracted text)", ACCURACY),
+    not_computed("Table 4", "sensitive layers: the last 4 (OPT, Falcon, Persimmon), the middle 8 (Phi-2)", SETTING),
     *_table5(),
     not_computed(
         "App. C.1", "OPT: rank 128 in the first 28 layers, 1024 in the last four", f"{SETTING} (paper.PREDICTOR_RANKS)"
@@ -295,6 +305,9 @@ STATEMENTS: tuple[Statement, ...] = (
     not_computed(
         "App. C.2", "Falcon: the window of the last 4 tokens uses 33% of the FFN", f"{SETTING} (paper.WINDOW_FFN)"
     ),
+    not_computed(
+        "Fig. 11", "perplexity drops slightly for OPT and Persimmon, more for Phi-2, with predictors", ACCURACY
+    ),
     claim("App. C.2", "embeddings take 4.2% of the model", *_share("falcon-7b", "embeddings")),
     claim("App. C.2", "attention weights 19.4%", *_share("falcon-7b", "attention")),
     claim("App. C.2", "predictors 4%", *_share("falcon-7b", "predictors")),
@@ -316,10 +329,10 @@ STATEMENTS: tuple[Statement, ...] = (
     not_computed("App. C.3", "Persimmon: rank 256 in the first 32 layers, 1152 in the last four", SETTING),
     not_computed("App. C.3", "Persimmon: sigmoid threshold 0.7", SETTING),
     not_computed("App. C.3", "window of 4, shrunk past 25% of the FFN", f"{SETTING} (paper.FFN_LIMIT)"),
-    not_computed(
+    claim(
         "App. C.3",
         "the 25% FFN limit makes 50% of the total model size",
-        "the kit's Persimmon budget is not printed as a ledger row (its window share is the 25% limit)",
+        *_q("persimmon-8b DRAM budget (% of the model)"),
     ),
     not_computed("App. C.3", "nucleus sampling with p = 0.9", SETTING),
     claim("App. C.3", "310 ms to load from flash", *_q("persimmon-8b cpu all: I/O (ms), Table 5 rerun")),
@@ -355,6 +368,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "App. D, Fig. 12b", "each neuron and its closest friend coactivate at least 95% of the time", REAL_ACTIVATIONS
     ),
     not_computed("Fig. 12c", "the 3rd closest friend coactivates 86% of the time on average", REAL_ACTIVATIONS),
+    not_computed("Fig. 12d", "the 7th closest friend coactivates much less often", REAL_ACTIVATIONS),
     claim(
         "App. E",
         "4-5x and 20-25x speedup on CPU and GPU",
