@@ -114,7 +114,7 @@ STATEMENTS: tuple[Statement, ...] = (
     claim(
         "§1",
         "speed up inference up to 4x, 7x and 20x in CPU, Metal and NVIDIA GPU backends",
-        *_q("cpu speedup over naive, up to", "metal-m2 speedup over naive, up to", "gpu speedup over naive, up to"),
+        *_q("cpu speedup over naive, up to", "metal speedup over naive, up to", "gpu speedup over naive, up to"),
     ),
     # §2 Flash memory and LLM inference
     not_computed("§2.1", "reloading the model from flash often takes seconds, even compressed", OTHER),
