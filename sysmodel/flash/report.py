@@ -327,11 +327,11 @@ def budget_lines() -> list[str]:
 def _shares(cfg) -> dict[str, float]:
     """The parts of the "all" DRAM budget, % of the model: the weights' split and the window's FFN rows."""
     w = lat.weights(cfg)
-    emb = cfg.vocab * cfg.hidden * (1 if cfg.tied_embeddings else 2)
+    attention = cfg.layers * (cfg.layer_params(False) - cfg.ffn_params())  # with the layers' norms
     ffn = w["ffn"] / w["total"] * 100
     return {
-        "embeddings": emb / w["total"] * 100,
-        "attention": (w["total"] - w["ffn"] - emb) / w["total"] * 100,
+        "embeddings": (w["total"] - w["ffn"] - attention) / w["total"] * 100,  # all outside the layers
+        "attention": attention / w["total"] * 100,
         "predictors": w["predictor"] / w["total"] * 100,
         "FFN": ffn,
         "window": lat.window_share(cfg)[0] * ffn,
