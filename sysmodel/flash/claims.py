@@ -95,7 +95,11 @@ STATEMENTS: tuple[Statement, ...] = (
         "up to 4x and 20x faster than naive loading in CPU and GPU",
         *_q("cpu speedup over naive, up to", "gpu speedup over naive, up to"),
     ),
-    not_computed("§1, Fig. 1", "average latency per token with half the model's memory (bars, no values)", SETTING),
+    not_computed(
+        "Fig. 1",
+        "average latency per token with half the model's memory",
+        "a bar chart whose values the text does not give (Table 3 has the rows); the half-memory setup is an input",
+    ),
     not_computed("§1", "LLMs contain hundreds of billions or even trillions of parameters", OTHER),
     not_computed(
         "§1",
@@ -104,9 +108,9 @@ STATEMENTS: tuple[Statement, ...] = (
         "parameters are 13.5 GB)",
     ),
     not_computed("§1", "flash is at least an order of magnitude larger than DRAM", OTHER),
-    not_computed("§1, Fig. 2a", "flash has much lower bandwidth than DRAM and caches (no values)", OTHER),
+    not_computed("Fig. 2a", "flash has much lower bandwidth than DRAM and caches (no values)", OTHER),
     claim(
-        "§1, Fig. 2b",
+        "Fig. 2b",
         "random-read throughput increases with the chunk size and the number of threads",
         *_q("read throughput, 32 KiB over 8 KiB chunks", "read throughput, 32 over 16 threads"),
     ),
