@@ -270,10 +270,10 @@ def test_a_closed_pipe_exits_quietly() -> None:
 
 
 def test_readme_examples_run(tmp_path, capsys) -> None:
-    """The README's one-example-per-system block: every registered system, every command exits 0."""
+    """The guide's one-example-per-system block: every registered system, every command exits 0."""
     from sysmodel import systems
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent / "docs" / "guide.md").read_text()
     block = readme.split("### One example per system")[1].split("```sh")[1].split("```")[0]
     commands = [line.split()[1:] for line in block.strip().splitlines()]
     assert sorted(c[c.index("--system") + 1] for c in commands) == sorted(systems.entries())

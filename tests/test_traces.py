@@ -123,13 +123,13 @@ def test_cli_names_the_format_and_refuses_by_line(tmp_path: Path, capsys: pytest
 
 
 def test_readme_trace_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's one example per trace format (the block after "Public traces") runs as written."""
+    """The guide's one example per trace format (the block after "Public traces") runs as written."""
     import shlex
 
     from sysmodel.cli import main
 
     root = SAMPLES.parent.parent
-    text = (root / "README.md").read_text().split("**Public traces**", 1)[1]
+    text = (root / "docs" / "guide.md").read_text().split("**Public traces**", 1)[1]
     block = text.split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("membound ")]
     assert {Path(c[c.index("--trace") + 1]).name for c in commands} == {p.name for p in SAMPLES.iterdir()}
