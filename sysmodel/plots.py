@@ -10,6 +10,9 @@ from __future__ import annotations
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
+
+from sysmodel.metrics import Result, tbt_cdf
 from sysmodel.outputs import atomic
 
 CHECK = False
@@ -103,3 +106,53 @@ def save(fig, plt, path: Path) -> Path:
     finally:
         plt.close(fig)
     return path
+
+
+# --- serving runs (sysmodel.engine) ---------------------------------------------------------------------
+
+
+def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """The TBT CDF of each run (``labels``: one legend entry per run, e.g. per offered rate)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        t, cum = tbt_cdf(r)
+        if len(t):
+            ax.step(t * 1e3, cum, where="post", label=labels[i] if labels else r.system)
+    ax.set_xlabel("time between tokens (ms)")
+    ax.set_ylabel("fraction of decode tokens")
+    ax.set_title(f"TBT CDF, {results[0].trace.name.split('@')[0]}")
+    ax.legend(fontsize=7)
+    ax.grid(True, lw=0.3)
+    return save(fig, plt, path)
+
+
+def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """KV cache utilisation (share of the capacity held) over the run, one line per run."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        assert r.iter_kv is not None  # simulate() records it on every run
+        start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
+        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("KV cache held (% of capacity)")
+    ax.set_title(f"KV utilisation, {results[0].trace.name.split('@')[0]} ({results[0].meta['scheduler']})")
+    ax.legend(fontsize=7)
+    ax.grid(True, lw=0.3)
+    return save(fig, plt, path)
+
+
+def plot_qps(rows: list[dict], path: Path) -> Path:
+    """Throughput and p50 E2E against offered QPS (rows from :func:`qps_sweep`)."""
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for system in sorted({r["system"] for r in rows}):
+        pts = [r for r in rows if r["system"] == system]
+        a1.plot([r["qps"] for r in pts], [r["throughput_tok_s"] for r in pts], marker="o", label=system)
+        a2.plot([r["qps"] for r in pts], [r["e2e_p50_s"] for r in pts], marker="o", label=system)
+    a1.set(xlabel="offered load (requests/s)", ylabel="output tokens/s", title="throughput vs offered load")
+    a2.set(xlabel="offered load (requests/s)", ylabel="median end-to-end latency (s)", title="latency vs offered load")
+    a1.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, plt, path)
