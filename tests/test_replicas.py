@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from constant_system import ConstantSystem
 
 from sysmodel import replicas
-from sysmodel.serving import ConstantSystem, Trace, simulate
+from sysmodel.serving import Trace, simulate
 
 # 0 decodes for 10 s on its replica; 1, 2 and 3 are one-token requests arriving while it runs
 TRACE = Trace(np.array([0.0, 0.5, 2.5, 3.5]), np.array([1, 1, 1, 1]), np.array([10, 1, 1, 1]), "hand")
