@@ -218,3 +218,20 @@ def test_ten_thousand_requests_are_quick() -> None:
     r = serving.simulate(tr, GpuOnly("llama2-7b", gpus=1), max_batch=128, scheduler="reserve")  # no recompute
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     assert math.isfinite(r.throughput) and r.throughput > 0
+
+
+def test_engine_advanced_in_pieces_is_the_engine_run_at_once() -> None:
+    """The event loop's contract: requests given in arrival-ordered pieces, the engine run up to each piece's
+    first arrival before it is given (as the router does), is the engine given every request at once."""
+    tr = serving.make_trace("gaussian", 120, seed=9, qps=40, prompt=300, output=40)
+    gpu = GpuOnly("llama2-7b")
+    whole = serving.simulate(tr, gpu, max_batch=16)
+    eng = engine.Engine(gpu, engine.get_scheduler("vllm"), 16, int(tr.output.max()), size=1)
+    cuts = [0, *sorted(np.random.default_rng(0).choice(np.arange(1, 120), 25, replace=False).tolist()), 120]
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        eng.advance(float(tr.arrival[a]))
+        eng.add(tr.prompt[a:b], tr.output[a:b], tr.arrival[a:b])
+    eng.advance()
+    pieces = eng.result(tr, whole.meta)
+    for k in ("admitted", "first_token", "finish", "iter_time", "iter_energy", "stall_tbt"):
+        np.testing.assert_array_equal(getattr(pieces, k), getattr(whole, k))
