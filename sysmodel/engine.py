@@ -152,7 +152,7 @@ class Engine:
         self.swapped: deque[int] = deque()
         self.running: list[int] = []
         self.stages = _Stages()
-        self.stall_tbt: list[float] = []
+        self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
         self.finish_times: list[float] = []  # in order: the router counts finishes up to a time
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
         self.closed: int | None = None  # closed loop: requests released so far (arrivals set at finishes)
@@ -305,7 +305,8 @@ class Engine:
         """``rs`` emit a token at ``end`` after a stage of ``dt``: a longer gap (a stall) is its own TBT sample."""
         gap = end - self.t_last[rs]
         late = gap > dt * (1 + 1e-9)
-        self.stall_tbt.extend(gap[late].tolist())
+        if late.any():
+            self.stalls.append(np.unique(gap[late], return_counts=True))
         np.maximum.at(self.max_gap, rs[late], gap[late])
         self.t_last[rs] = end
         return int(late.sum())
@@ -414,6 +415,14 @@ class Engine:
             return self.kv_used + self.need[r] <= self.cap
         return self.blocks.can_admit(int(self.target[r]))
 
+    def _stall_samples(self) -> dict[str, np.ndarray]:
+        """The stalled tokens' gaps: distinct values and their counts."""
+        if not self.stalls:
+            return {}
+        gaps, inv = np.unique(np.concatenate([g for g, _ in self.stalls]), return_inverse=True)
+        counts = np.bincount(inv, weights=np.concatenate([c for _, c in self.stalls]), minlength=len(gaps))
+        return {"stall_gaps": gaps, "stall_counts": counts.astype(np.int64)}
+
     def result(self, trace: Trace, meta: dict) -> Result:
         """The run's :class:`Result` (``trace``: this engine's requests, in their order here)."""
         n, col = self.n, self.stages.columns(self.system)
@@ -442,7 +451,7 @@ class Engine:
             {**meta, "scheduler": self.pol.name, **(paged if self.blocks is not None else {})},
             iter_kv=col["kv"],
             iter_stalled=col["stalled"],
-            stall_tbt=np.array(self.stall_tbt),
+            **self._stall_samples(),
             max_gap=self.max_gap[:n],
         )
 

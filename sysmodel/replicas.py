@@ -249,6 +249,7 @@ def _merge(
         meta,
         iter_kv=cat("iter_kv"),
         iter_stalled=cat("iter_stalled"),
-        stall_tbt=cat("stall_tbt"),
+        stall_gaps=cat("stall_gaps"),
+        stall_counts=cat("stall_counts"),
         max_gap=max_gap,
     )

@@ -235,3 +235,21 @@ def test_engine_advanced_in_pieces_is_the_engine_run_at_once() -> None:
     pieces = eng.result(tr, whole.meta)
     for k in ("admitted", "first_token", "finish", "iter_time", "iter_energy", "stall_tbt"):
         np.testing.assert_array_equal(getattr(pieces, k), getattr(whole, k))
+
+
+def test_tbt_percentiles_from_the_sketch_are_within_its_stated_error(monkeypatch) -> None:
+    """Above EXACT_SAMPLES the TBT percentiles come from a DDSketch: each within SKETCH_ACCURACY (relative)
+    of the exact one on a run with stalls (vllm pauses decodes for prompts)."""
+    from sysmodel import metrics
+
+    r = serving.simulate(
+        serving.make_trace("gaussian", 300, seed=3, qps=30, prompt=400, output=80), GpuOnly("llama2-7b")
+    )
+    qs = (1, 10, 50, 90, 99, 99.9)
+    exact = r.tbt_percentiles(qs)
+    values, _ = r.tbt_samples()
+    monkeypatch.setattr(metrics, "EXACT_SAMPLES", len(values) - 1)
+    sketched = r.tbt_percentiles(qs)
+    assert sketched != exact and len(set(exact.values())) > 3 and len(r.stall_gaps) > 10  # the sketch answered
+    for q in qs:
+        assert abs(sketched[q] - exact[q]) <= metrics.SKETCH_ACCURACY * exact[q] * (1 + 1e-9), q
