@@ -152,18 +152,19 @@ def cmd_serve(a: argparse.Namespace) -> int:
         system = ProfiledSystem(system, a.profile)
     with out_dir(a, Path("build/serve")) as out:
         rows, results, per_replica = [], [], []
-        for q in qps:
-            trace = load_requests(a, q, "serve")
-            res, each = replicas.run(
-                trace,
-                system,
-                max_batch=a.max_batch,
-                prefill_budget=a.prefill_budget,
-                concurrency=a.concurrency,
-                progress=a.replicas == a.pp == 1,
-                **_parallel(a),
-                **_scheduling(a),
-            )
+        traces = [load_requests(a, q, "serve") for q in qps]
+        runs = replicas.run_all(
+            traces,
+            system,
+            a.dask,
+            max_batch=a.max_batch,
+            prefill_budget=a.prefill_budget,
+            concurrency=a.concurrency,
+            progress=a.replicas == a.pp == 1 and a.dask is None,
+            **_parallel(a),
+            **_scheduling(a),
+        )
+        for q, (res, each) in zip(qps, runs, strict=True):
             results.append(res)
             per_replica.append(each)
             rows.append({"qps": q, **res.summary()})
@@ -429,7 +430,11 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     )
     p.add_argument("--preempt", default="recompute", help="paged schedulers: recompute or swap (over the host link)")
     p.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
-    p.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
+    p.add_argument(
+        "--router",
+        default="round-robin",
+        help="round-robin, least-outstanding or kv-aware (fewest KV bytes held; sysmodel/replicas.py)",
+    )
     p.add_argument(
         "--pp",
         type=positive_int,
@@ -502,6 +507,9 @@ def parser() -> Parser:
     )
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
+    sv.add_argument(
+        "--dask", metavar="ADDRESS", help="run the --qps values as tasks on an existing Dask cluster (tcp://host:8786)"
+    )
     cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
     _trace_options(cp, "requests (default 1000; a file: all of its rows)")
     cp.add_argument("--systems", default="all", help="comma-separated registered systems, or all")

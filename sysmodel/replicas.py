@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -93,6 +94,17 @@ def serve(trace: Trace, system: System, replicas: int = 1, router: str = "round-
     """``trace`` on ``replicas`` copies of ``system`` behind ``router``; ``kw``: :func:`simulate`'s options
     (``concurrency`` is not: a closed loop has no arrivals to route) and ``pp``, ``pp_link``."""
     return run(trace, system, replicas, router, **kw)[0]
+
+
+def run_all(traces: list[Trace], system: System, dask: str | None = None, **kw) -> list[tuple[Result, list[Result]]]:
+    """:func:`run` on each trace (``kw``: its options), here or, with ``dask`` (``tcp://host:port``), as one
+    task per trace on that Dask cluster; the results are the local run's (the engine is deterministic)."""
+    if dask is None:
+        return [run(t, system, **kw) for t in traces]
+    from sysmodel.sweep import _client
+
+    with _client(dask, "--dask") as client:
+        return client.gather(client.map(partial(run, system=system, **kw), traces, pure=False))
 
 
 def run(

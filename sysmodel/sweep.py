@@ -251,20 +251,20 @@ def _map_local(kind: str, pts: list[dict], workers: int | None, bar) -> list[dic
 SCHEDULER_TIMEOUT_S = 5
 
 
-def _client(scheduler: str):
-    """A Dask client for ``scheduler``, or a ValueError naming the address within a few seconds."""
+def _client(scheduler: str, flag: str = "--scheduler"):
+    """A Dask client for ``scheduler``, or a ValueError naming the address (and ``flag``, the option that
+    gave it) within a few seconds."""
     import re
 
     from dask.distributed import Client
 
     if not re.fullmatch(r"(tcp|tls|inproc|ws|wss)://[^\s:]+(:\d+)?|[^\s:/]+:\d+", scheduler):
-        raise ValueError(f"--scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
+        raise ValueError(f"{flag}: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
     try:
         return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
         raise ValueError(
-            f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
-            f"({type(e).__name__})"
+            f"{flag}: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s ({type(e).__name__})"
         ) from None
 
 

@@ -151,3 +151,25 @@ def test_kv_aware_routes_by_kv_held() -> None:
     sys_ = ConstantSystem(1.0)
     np.testing.assert_array_equal(replicas.route(tr, sys_, 2, "least-outstanding", scheduler="reserve"), [0, 1, 0])
     np.testing.assert_array_equal(replicas.route(tr, sys_, 2, "kv-aware", scheduler="reserve"), [0, 1, 1])
+
+
+def test_serve_qps_grid_on_two_dask_workers_matches_the_local_run(tmp_path, capsys) -> None:
+    """`serve --qps a,b --dask ADDRESS` runs each rate as a task on the cluster (two worker processes here):
+    the per-request CSVs and the printed summaries are the local run's, byte for byte."""
+    from dask.distributed import LocalCluster
+
+    from sysmodel.cli import main
+
+    args = ["serve", "--model", "llama2-7b", "--trace", "gaussian", "--qps", "10,40", "--requests", "40"]
+    args += ["--replicas", "2", "--router", "least-outstanding"]
+    assert main([*args, "--out", str(tmp_path / "local")]) == 0
+    local = capsys.readouterr().out
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        assert main([*args, "--dask", cluster.scheduler_address, "--out", str(tmp_path / "dask")]) == 0
+    remote = capsys.readouterr().out
+    assert remote.replace(str(tmp_path / "dask"), "OUT") == local.replace(str(tmp_path / "local"), "OUT")
+    for name in ("requests-qps10.csv", "requests-qps40.csv"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+    assert main([*args, "--dask", "nowhere", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--dask: 'nowhere' is not a scheduler address" in err
