@@ -9,8 +9,9 @@ replica's true state at that instant, and no engine is ever re-simulated. The ro
 * ``least-outstanding``: to the replica with the fewest requests routed to it and not finished by the
   arrival (ties: the lowest index) — the router real deployments use.
 * ``kv-aware``: to the replica holding the fewest KV bytes (reserved, or in blocks) at the arrival; ties
-  by outstanding requests, then the lowest index (llm-d's and Dynamo's KV-load scorers, in their simplest
-  form; a prefix-cache hit is not modelled).
+  by outstanding requests, then the lowest index. It is the ``kv-cache-utilization-scorer`` of the Gateway
+  API Inference Extension's endpoint picker (which llm-d deploys) used alone; prefix-cache affinity, which
+  that picker weighs beside it, is not modelled (membound's traces carry no prompt contents).
 
 With ``pp`` > 1 each replica is a pipeline of ``pp`` stages (:mod:`sysmodel.pipeline`): its ``pp`` virtual
 engines take the replica's requests by least-outstanding, as vLLM's do.
