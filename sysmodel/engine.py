@@ -52,54 +52,78 @@ OVERSIZE = ("error", "reject")
 DEFAULT_SCHEDULER = "vllm"  # paged, preempting, output lengths unknown: what deployed servers do (issue 33)
 
 
+class _Rows:
+    """Rows of numbers appended as a run goes, in one growing array (amortised doubling): a field costs 8
+    bytes, not a Python object."""
+
+    def __init__(self, width: int, dtype: type) -> None:
+        self.a, self.n = np.zeros((64, width), dtype), 0
+
+    def extend(self, block) -> None:
+        block = np.asarray(block, self.a.dtype).reshape(-1, self.a.shape[1])
+        if self.n + len(block) > len(self.a):
+            more = max(len(self.a), len(block))
+            self.a = np.concatenate([self.a, np.zeros((more, self.a.shape[1]), self.a.dtype)])
+        self.a[self.n : self.n + len(block)] = block
+        self.n += len(block)
+
+    def col(self, j: int) -> np.ndarray:
+        return np.ascontiguousarray(self.a[: self.n, j])
+
+
 class _Stages:
     """The stages of a run as the engine produces them, turned into per-stage columns at the end. Single
     stages are kept as rows; a decode-only stretch as one row (first stage, steps, requests, context at its
-    first step, requests in the system, KV share at its start and end, stalled tokens of its first step),
-    expanded in one vectorised pass — a paged run has thousands of short stretches. Energy is priced there
-    too: a stage's energy depends on nothing after it, so one call per MAX_STRETCH stages replaces one per
-    segment."""
+    first step, requests in the system, stalled tokens of its first step; KV share at its start and end) and
+    its stage times, expanded in one vectorised pass — a paged run has thousands of short stretches. Energy
+    is priced there too: a stage's energy depends on nothing after it, so one call per MAX_STRETCH stages
+    replaces one per segment."""
 
     def __init__(self) -> None:
-        self.single: list[tuple] = []  # (stage, decode, in system, KV share, stalled, *StageShape fields)
-        self.stretch: list[tuple] = []  # (stage, steps, requests, context, in system, KV0, KV1, stalled)
-        self.seconds: list[np.ndarray] = []
+        # single stages: (stage, decode, in system, stalled, tokens, decode_reqs, decode_ctx, prefill_kv),
+        # (seconds, KV share, prefill_pairs); stretches: (stage, steps, requests, context, in system, stalled),
+        # (KV0, KV1), and every stretch stage's seconds
+        self.single, self.single_f = _Rows(8, np.int64), _Rows(3, float)
+        self.stretch, self.stretch_f, self.stretch_dt = _Rows(6, np.int64), _Rows(2, float), _Rows(1, float)
         self.n = 0
 
     def stage(self, shape: StageShape, dt: float, in_sys: int, kv: float, stalled: int) -> None:
-        self.single.append(
-            (self.n, shape.decode_reqs, in_sys, kv, stalled, *(getattr(shape, f.name) for f in fields(StageShape)))
-        )
-        self.seconds.append(np.array([dt]))
+        d = shape.decode_reqs
+        self.single.extend([self.n, d, in_sys, stalled, shape.tokens, d, shape.decode_ctx, shape.prefill_kv])
+        self.single_f.extend([dt, kv, shape.prefill_pairs])
         self.n += 1
 
     def decode(self, dts: np.ndarray, reqs: int, ctx0: int, in_sys: int, kv0: float, kv1: float, stalled: int) -> None:
-        self.stretch.append((self.n, len(dts), reqs, ctx0, in_sys, kv0, kv1, stalled))
-        self.seconds.append(dts)
+        self.stretch.extend([self.n, len(dts), reqs, ctx0, in_sys, stalled])
+        self.stretch_f.extend([kv0, kv1])
+        self.stretch_dt.extend(dts)
         self.n += len(dts)
 
     def columns(self, system: System) -> dict[str, np.ndarray]:
         """Per-stage ``time``, ``decode`` tokens, requests ``in_system``, ``energy``, ``kv`` share, ``stalled``."""
         n = self.n
         col = {
-            "time": np.concatenate(self.seconds),
+            "time": np.zeros(n),
             "decode": np.zeros(n, np.int64),
             "in_system": np.zeros(n, np.int64),
             "energy": np.zeros(n),
             "kv": np.zeros(n),
             "stalled": np.zeros(n, np.int64),
         }
-        if self.single:
-            c = list(zip(*self.single, strict=True))
-            at = np.array(c[0], np.int64)
-            for name, v in zip(("decode", "in_system", "kv", "stalled"), c[1:5], strict=True):
-                col[name][at] = v
-            col["energy"][at] = self._price(system, StageShape(*(np.array(v) for v in c[5:])), col["time"][at])
-        if self.stretch:
-            first, k, reqs, ctx0, in_sys = (np.array(v, np.int64) for v in list(zip(*self.stretch, strict=True))[:5])
-            kv0, kv1 = (np.array(v, float) for v in list(zip(*self.stretch, strict=True))[5:7])
+        if self.single.n:
+            at = self.single.col(0)
+            for name, j in (("decode", 1), ("in_system", 2), ("stalled", 3)):
+                col[name][at] = self.single.col(j)
+            col["time"][at], col["kv"][at] = self.single_f.col(0), self.single_f.col(1)
+            tokens, reqs, ctx, kv = (self.single.col(j) for j in (4, 5, 6, 7))
+            shape = StageShape(tokens, reqs, ctx, self.single_f.col(2), kv)
+            col["energy"][at] = self._price(system, shape, col["time"][at])
+        if self.stretch.n:
+            first, k, reqs, ctx0, in_sys = (self.stretch.col(j) for j in range(5))
+            kv0, kv1 = self.stretch_f.col(0), self.stretch_f.col(1)
             step = np.arange(k.sum()) - np.repeat(np.cumsum(k) - k, k)  # step within its stretch
             at = np.repeat(first, k) + step
+            col["time"][at] = self.stretch_dt.col(0)
             r = np.repeat(reqs, k)
             col["decode"][at], col["in_system"][at] = r, np.repeat(in_sys, k)
             slope = np.repeat((kv1 - kv0) / np.maximum(k - 1, 1), k)  # KV grows linearly over a stretch
@@ -107,7 +131,7 @@ class _Stages:
             last = np.cumsum(k) - 1
             kv[last] = np.where(k > 1, kv1, kv0)
             col["kv"][at] = kv
-            col["stalled"][first] = [s[7] for s in self.stretch]
+            col["stalled"][first] = self.stretch.col(5)
             shape = StageShape(tokens=r, decode_reqs=r, decode_ctx=np.repeat(ctx0, k) + step * r)
             col["energy"][at] = self._price(system, shape, col["time"][at])
         return col
