@@ -154,8 +154,8 @@ class _Stages:
 class Engine:
     """One serving instance's state: its requests (local index = routing order), queues, KV cache and clock."""
 
-    COLUMNS = ("arrival", "prompt", "out", "need", "admitted", "first", "finish", "t_last", "max_gap")
-    COUNTS = ("target", "done_pf", "gen", "kvtok", "out_blocks", "first_it", "last_it")
+    COLUMNS = ("arrival", "need", "admitted", "first", "finish", "t_last", "max_gap")
+    COUNTS = ("prompt", "out", "target", "done_pf", "gen", "kvtok", "out_blocks", "first_it", "last_it")
 
     def __init__(self, system: System, pol: Scheduler, max_batch: int, longest: int, size: int = 64) -> None:
         self.system, self.pol, self.max_batch, self.longest = system, pol, max_batch, longest
