@@ -31,7 +31,6 @@ unrouted request can arrive. Run alone (:func:`simulate`) every arrival is known
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
 from dataclasses import fields
@@ -177,7 +176,7 @@ class Engine:
         self.running: list[int] = []
         self.stages = _Stages()
         self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
-        self.finish_times: list[float] = []  # in order: the router counts finishes up to a time
+        self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
         self.closed: int | None = None  # closed loop: requests released so far (arrivals set at finishes)
         self.on_finish: Callable[[int], None] | None = None  # progress: called with requests finished
@@ -200,8 +199,9 @@ class Engine:
         self.n = j
 
     def outstanding(self, t: float) -> int:
-        """Requests routed here and not finished by ``t``."""
-        return self.n - bisect_right(self.finish_times, t)
+        """Requests routed here and not finished by ``t``, the engine advanced to ``t``: only the last iteration
+        it ran can end after ``t`` (the next would start after it), so only its finishes may not be due yet."""
+        return self.n - self.finished + (self.last_finished if self.t > t else 0)
 
     def kv_bytes(self) -> float:
         """KV bytes held (reserved, or in blocks)."""
@@ -338,7 +338,6 @@ class Engine:
     def _finish(self, done: np.ndarray) -> None:
         for r in done:
             self.finish[r] = self.t
-            self.finish_times.append(self.t)
             self.last_it[r] = self.n_iter
             if self.blocks is None:
                 self.kv_used -= self.need[r]
@@ -349,6 +348,7 @@ class Engine:
             if self.closed is not None and self.closed < self.n:
                 self.arrival[self.closed] = self.t
                 self.closed += 1
+        self.last_finished = len(done)
         if self.on_finish is not None:
             self.on_finish(len(done))
 
