@@ -227,21 +227,10 @@ def _trace_file(a: argparse.Namespace) -> bool:
     return Path(a.trace).suffix in (".csv", ".jsonl")
 
 
-def _serve_one(a: argparse.Namespace, system, q: float | None, sched: dict, par: dict) -> dict:
-    """One rate's run: its run block, pooled result, each engine's result and summary row."""
-    from sysmodel import replicas
-
-    trace = load_requests(a, q, "serve")
-    res, each = replicas.run(
-        trace,
-        system,
-        max_batch=a.max_batch,
-        prefill_budget=a.prefill_budget,
-        concurrency=a.concurrency,
-        progress=True,
-        **par,
-        **sched,
-    )
+def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict) -> dict:
+    """One rate's run: its run block, pooled result, each engine's result and summary row (``done``: the
+    pooled result and each engine's, from :func:`sysmodel.replicas.run_all`)."""
+    res, each = done
     extra = {"system": a.system, "settings": _system_settings(a), "concurrency": a.concurrency}
     run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
     row = {"qps": q, **res.summary()}
@@ -323,7 +312,7 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
 
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
-    from sysmodel import systems
+    from sysmodel import replicas, systems
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
     _no_repeats(qps, "--qps")
@@ -337,7 +326,19 @@ def cmd_serve(a: argparse.Namespace) -> int:
         system = ProfiledSystem(system, a.profile)
     sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/serve")) as out:
-        runs = [_serve_one(a, system, q, sched, par) for q in qps]
+        traces = [load_requests(a, q, "serve") for q in qps]
+        done = replicas.run_all(
+            traces,
+            system,
+            a.dask,
+            max_batch=a.max_batch,
+            prefill_budget=a.prefill_budget,
+            concurrency=a.concurrency,
+            progress=a.dask is None,
+            **par,
+            **sched,
+        )
+        runs = [_serve_one(a, q, trace, res, sched, par) for q, trace, res in zip(qps, traces, done, strict=True)]
         written = _serve_files(a, system, runs, out)
         for r in runs:
             print("\n".join(_serve_lines(a, r["run"], r["row"])))
@@ -643,7 +644,11 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     )
     p.add_argument("--preempt", default="recompute", help="paged schedulers: recompute or swap (over the host link)")
     p.add_argument("--replicas", type=positive_int, default=1, help="copies of the system behind a router")
-    p.add_argument("--router", default="round-robin", help="round-robin or least-outstanding (sysmodel/replicas.py)")
+    p.add_argument(
+        "--router",
+        default="round-robin",
+        help="round-robin, least-outstanding or kv-aware (fewest KV bytes held; sysmodel/replicas.py)",
+    )
     p.add_argument(
         "--pp",
         type=positive_int,
@@ -723,6 +728,9 @@ def parser() -> Parser:
     )
     sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
+    sv.add_argument(
+        "--dask", metavar="ADDRESS", help="run the --qps values as tasks on an existing Dask cluster (tcp://host:8786)"
+    )
     cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
     _trace_options(cp, "requests (default 1000; a file: all of its rows)")
     cp.add_argument("--systems", default="all", help="comma-separated registered systems, or all")

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
+
+from sysmodel.metrics import Result, tbt_cdf
 from sysmodel.outputs import atomic
 
 CHECK = False
@@ -187,3 +190,59 @@ def save(fig, plt, path: Path) -> Path:
     finally:
         plt.close(fig)
     return path
+
+
+# --- serving runs (sysmodel.engine) ---------------------------------------------------------------------
+
+
+def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """The TBT CDF of each run (``labels``: one legend entry per run, e.g. per offered rate) on a log time
+    axis: a stall of hours beside gaps of milliseconds (a preempted request's wait) leaves both readable;
+    each entry states its run's longest gap."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        t, cum = tbt_cdf(r)
+        if len(t):
+            longest = f"{t[-1] * 1e3:.4g} ms" if t[-1] < 1 else f"{t[-1]:.4g} s"
+            label = f"{labels[i] if labels else r.system} (longest {longest})"
+            ax.step(t * 1e3, cum, where="post", label=label, **series_style(i))
+    log_axis(ax.xaxis)
+    ax.set_xlabel("time between tokens (ms, log scale)")
+    ax.set_ylabel("fraction of decode tokens")
+    ax.set_title(f"TBT CDF, {results[0].trace.name.split('@')[0]}")
+    legend_outside(ax)
+    ax.grid(True, which="both", lw=0.3)
+    return save(fig, plt, path)
+
+
+def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
+    """KV cache utilisation (share of the capacity held) over the run, one line per run."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for i, r in enumerate(results):
+        assert r.iter_kv is not None  # simulate() records it on every run
+        start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
+        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system, **series_style(i))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("KV cache held (% of capacity)")
+    ax.set_title(f"KV utilisation, {results[0].trace.name.split('@')[0]} ({results[0].meta['scheduler']})")
+    legend_outside(ax)
+    ax.grid(True, lw=0.3)
+    return save(fig, plt, path)
+
+
+def plot_qps(rows: list[dict], path: Path) -> Path:
+    """Throughput and p50 E2E against offered QPS (rows from :func:`qps_sweep`)."""
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for i, system in enumerate(sorted({r["system"] for r in rows})):
+        pts = sorted((r for r in rows if r["system"] == system), key=lambda r: r["qps"])
+        style = {"marker": "o", "label": system, **series_style(i)}
+        a1.plot([r["qps"] for r in pts], [r["throughput_tok_s"] for r in pts], **style)
+        a2.plot([r["qps"] for r in pts], [r["e2e_p50_s"] for r in pts], **style)
+    a1.set(xlabel="offered load (requests/s)", ylabel="output tokens/s", title="throughput vs offered load")
+    a2.set(xlabel="offered load (requests/s)", ylabel="median end-to-end latency (s)", title="latency vs offered load")
+    legend_outside(a2)
+    fig.tight_layout()
+    return save(fig, plt, path)

@@ -44,6 +44,7 @@ new admission, once its blocks fit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +63,10 @@ HOST_LINK = "pcie4x16"  # a system naming no host link swaps over PCIe 4.0 x16 (
 
 
 class Scheduler:
-    """A policy (module docstring): class attributes only; ``SCHEDULERS`` holds one of each."""
+    """A policy (module docstring): what it is in class attributes, its settings on the instance (the paged
+    cache's ``block_size`` and ``watermark``, ``preempt``, the per-iteration token ``budget``), and the three
+    decisions the engine asks it for: whether a waiting request is admitted (:meth:`admits`), how an
+    iteration's prefill is split (:meth:`plan`) and which running request gives way (:meth:`victim`)."""
 
     name: str = ""
     source: str = ""
@@ -74,20 +78,60 @@ class Scheduler:
     default_budget: int | None = None
     reserve_longest: bool = False  # reserves prompt + the trace's longest output (else its own output)
 
-    def budget(self, value: int | None) -> int | None:
-        return value if value is not None else self.default_budget
+    def __init__(
+        self,
+        block_size: int = BLOCK_SIZE,
+        watermark: float = WATERMARK,
+        preempt: str = "recompute",
+        prefill_budget: int | None = None,
+        max_batched_tokens: int | None = None,
+    ) -> None:
+        for option, value in (("prefill_budget", prefill_budget), ("max_batched_tokens", max_batched_tokens)):
+            if value is not None and value < 1:
+                raise ValueError(f"{option}: {value} not allowed; must be >= 1 token")
+            if value is not None and self.budget_option != option:
+                takers = [s.name for s in SCHEDULERS.values() if s.budget_option == option]
+                raise ValueError(
+                    f"{option}: not allowed with scheduler {self.name}; allowed with {' and '.join(takers)}"
+                )
+        if preempt not in PREEMPT:
+            raise ValueError(f"preempt: {preempt!r} not allowed; allowed: {', '.join(PREEMPT)}")
+        self.block_size, self.watermark, self.preempt = block_size, watermark, preempt
+        given = max_batched_tokens if self.budget_option == "max_batched_tokens" else prefill_budget
+        self.budget: int | None = given if given is not None else self.default_budget  # tokens per iteration
 
     def admits(self, room: float, tokens: int, first: bool) -> bool:
         """Whether a waiting request with ``tokens`` to prefill is admitted into an iteration whose token
         budget has ``room`` left (``first``: no prefill in the iteration yet); KV is checked apart."""
         return True
 
+    def plan(self, left: np.ndarray, decodes: int, system_budget) -> np.ndarray:
+        """Prefill tokens each prefilling request (``left`` tokens to go, FCFS in admission order) computes in
+        an iteration beside ``decodes`` decode tokens; ``system_budget()`` is the system's own prefill budget,
+        which ``reserve`` follows when none is set."""
+        budget: float = math.inf if self.budget is None or not self.chunked else self.budget
+        if self.budget_counts_decode:
+            budget -= decodes
+        elif self.budget is None and self.chunked and system_budget is not None:
+            budget = system_budget()
+        chunk = np.zeros(len(left), np.int64)
+        for j, todo in enumerate(left):
+            if budget <= 0:
+                break
+            chunk[j] = min(todo, budget)
+            budget -= chunk[j]
+        return chunk
 
-SCHEDULERS: dict[str, Scheduler] = {}
+    def victim(self, running: list[int]) -> int:
+        """The running request preempted when a block is missing: the latest arrived (vLLM's choice)."""
+        return max(running)
+
+
+SCHEDULERS: dict[str, type[Scheduler]] = {}
 
 
 def register(cls: type[Scheduler]) -> type[Scheduler]:
-    SCHEDULERS[cls.name] = cls()
+    SCHEDULERS[cls.name] = cls
     return cls
 
 
@@ -139,11 +183,13 @@ class Sarathi(Scheduler):
         return room > 0  # its first chunk starts in this iteration
 
 
-def get_scheduler(name: str) -> Scheduler:
+def get_scheduler(name: str, **settings) -> Scheduler:
+    """The policy ``name`` with its ``settings`` (:class:`Scheduler`'s)."""
     try:
-        return SCHEDULERS[name]
+        cls = SCHEDULERS[name]
     except KeyError:
         raise ValueError(f"scheduler: unknown {name!r}; allowed: {', '.join(SCHEDULERS)}") from None
+    return cls(**settings)
 
 
 @dataclass

@@ -279,7 +279,7 @@ def _probe(scheduler: str, deadline: float, phase: list[str]) -> None:
     phase[0] = "done"
 
 
-def _handshake(scheduler: str) -> None:
+def _handshake(scheduler: str, flag: str = "--scheduler") -> None:
     """Raise a ValueError naming ``scheduler`` unless a Dask scheduler answers there within
     SCHEDULER_TIMEOUT_S. ``Client(timeout=)`` bounds only the TCP connect, not the handshake read that
     follows (distributed/comm/core.py ``connect``): a listener that never answers hangs it, and an HTTP
@@ -312,29 +312,27 @@ def _handshake(scheduler: str) -> None:
             socket.gaierror: "unknown host",
         }
         why = named.get(type(e))
-        raise ValueError(f"--scheduler: no Dask scheduler answered at {scheduler} {within} ({why or type(e).__name__})")
+        raise ValueError(f"{flag}: no Dask scheduler answered at {scheduler} {within} ({why or type(e).__name__})")
     if isinstance(e, TimeoutError):
-        raise ValueError(
-            f"--scheduler: {scheduler} accepted the connection but sent no Dask handshake {within}: {hint}"
-        )
-    raise ValueError(f"--scheduler: {scheduler} answered, but not as a Dask scheduler ({hint})")
+        raise ValueError(f"{flag}: {scheduler} accepted the connection but sent no Dask handshake {within}: {hint}")
+    raise ValueError(f"{flag}: {scheduler} answered, but not as a Dask scheduler ({hint})")
 
 
-def _client(scheduler: str):
-    """A Dask client for ``scheduler``, or a ValueError naming the address within a few seconds."""
+def _client(scheduler: str, flag: str = "--scheduler"):
+    """A Dask client for ``scheduler``, or a ValueError naming the address (and ``flag``, the option that
+    gave it) within a few seconds."""
     import re
 
     from dask.distributed import Client
 
     if not re.fullmatch(r"(tcp|tls|ws|wss)://[^\s:/]+:\d+|inproc://\S+|[^\s:/]+:\d+", scheduler):
-        raise ValueError(f"--scheduler: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
-    _handshake(scheduler)
+        raise ValueError(f"{flag}: {scheduler!r} is not a scheduler address (tcp://HOST:PORT)")
+    _handshake(scheduler, flag)
     try:
         return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
         raise ValueError(
-            f"--scheduler: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s "
-            f"({type(e).__name__})"
+            f"{flag}: no Dask scheduler answered at {scheduler} within {SCHEDULER_TIMEOUT_S} s ({type(e).__name__})"
         ) from None
 
 

@@ -220,6 +220,7 @@ def bench_sysmodel() -> dict:
     )
     results.append(bench_flash())
     results += bench_hermes_memory()
+    results += bench_serving_scale(plot=runner.ROOT / SCALE_PLOT)
     results += bench_targets()
     results += bench_dram()
     from sysmodel.gpu_validation import class_errors
@@ -287,6 +288,9 @@ def render_sysmodel(d: dict) -> list[str]:
         for r in results
         if "peak_rss_mb" in r
     ]
+    scale = [r for r in results if r["what"] == "serving scale"]
+    if scale:
+        lines += ["", *serving_scale_lines(scale)]
     f = next(r for r in results if r["what"].startswith("flash"))
     lines += [
         "",
@@ -347,6 +351,105 @@ def bench_hermes_memory(model: str = "llama2-13b", tokens: int = 12, prefill: in
             )
             print(json.dumps(out[-1]))
     return out
+
+
+SCALE_COUNTS = (2_000, 10_000, 40_000, 200_000, 1_000_000)  # requests per run (issue 57's targets: 10^6)
+SCALE_REPLICAS = (1, 8)  # one engine; 8 replicas behind least-outstanding (issue 57)
+SCALE_TIMEOUT_S = 600.0  # a run over this is stopped and the larger counts skipped
+SCALE_PLOT = "bench_serving_scale.png"  # written next to BENCH.md
+
+
+def _scale_run(requests: int, replicas: int) -> None:
+    """One run of :func:`bench_serving_scale`, in its own process so that its peak memory is its own: the
+    issue-57 workload (LLaMA-2-7B on the GPU system, Gaussian 512/256, Poisson at 20 QPS per replica)."""
+    import resource
+
+    from sysmodel import replicas as reps
+    from sysmodel import systems
+    from sysmodel.serving import make_trace
+
+    trace = make_trace("gaussian", requests, 1, qps=20.0 * replicas, prompt=512, output=256)
+    system = systems.build("gpu", "llama2-7b")
+    t0 = time.perf_counter()
+    reps.serve(trace, system, replicas, "least-outstanding").summary()
+    wall = time.perf_counter() - t0
+    use = resource.getrusage(resource.RUSAGE_SELF)  # CPU time too: wall time on a shared machine is its load's
+    print(json.dumps({"wall_s": wall, "cpu_s": use.ru_utime + use.ru_stime, "peak_bytes": use.ru_maxrss * 1024}))
+
+
+def bench_serving_scale(
+    counts: tuple[int, ...] = SCALE_COUNTS, timeout: float = SCALE_TIMEOUT_S, plot: Path | None = None
+) -> list[dict]:
+    """Requests/s and peak memory (the process's RSS) against request count, on one replica and on 8 behind
+    least-outstanding; a run over ``timeout`` is recorded as such and the larger counts are skipped."""
+    rows = []
+    for replicas in SCALE_REPLICAS:
+        for n in counts:
+            code = f"from tb.bench import _scale_run; _scale_run({n}, {replicas})"
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=runner.ROOT
+                )
+            except subprocess.TimeoutExpired:
+                rows.append({"what": "serving scale", "replicas": replicas, "requests": n, "over_s": timeout})
+                break
+            if done.returncode:
+                raise RuntimeError(f"bench_serving_scale: {n} requests on {replicas}: {done.stderr[-2000:]}")
+            m = json.loads(done.stdout.strip().splitlines()[-1])
+            rows.append(
+                {
+                    "what": "serving scale",
+                    "replicas": replicas,
+                    "requests": n,
+                    "wall_s": round(m["wall_s"], 2),
+                    "cpu_s": round(m["cpu_s"], 2),  # the whole process's, imports included
+                    "requests_per_s": round(n / m["wall_s"]),
+                    "peak_mb": round(m["peak_bytes"] / 1e6),
+                }
+            )
+            print(json.dumps(rows[-1]))
+    if plot is not None:
+        serving_scale_plot(rows, plot)
+    return rows
+
+
+def serving_scale_lines(rows: list[dict]) -> list[str]:
+    """BENCH.md's table of :func:`bench_serving_scale` (the log-log plot beside it)."""
+    lines = [
+        "The serving engine at scale (issue 57): LLaMA-2-7B on the GPU system, Gaussian 512/256 at 20 QPS per "
+        "replica, one replica and 8 behind least-outstanding; each run its own process (peak RSS). Targets: "
+        f"10^6 requests on one replica in < 2 min and < 2 GB, on 8 replicas in < 5 min. Plot: `{SCALE_PLOT}`.",
+        "",
+        "| replicas | requests | wall s | CPU s (process) | requests/s | peak MB |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        if "over_s" in r:
+            lines.append(f"| {r['replicas']} | {r['requests']:,} | over {r['over_s']:g} (stopped) | | | |")
+        else:
+            lines.append(
+                f"| {r['replicas']} | {r['requests']:,} | {r['wall_s']} | {r['cpu_s']} | {r['requests_per_s']:,} | "
+                f"{r['peak_mb']:,} |"
+            )
+    return lines
+
+
+def serving_scale_plot(rows: list[dict], path: Path) -> Path:
+    """Requests/s and peak memory against request count, log-log, one line per replica count."""
+    from sysmodel.plots import pyplot, save
+
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for replicas in sorted({r["replicas"] for r in rows}):
+        pts = [r for r in rows if r["replicas"] == replicas and "wall_s" in r]
+        label = f"{replicas} replica{'s' if replicas > 1 else ''}"
+        a1.loglog([r["requests"] for r in pts], [r["requests_per_s"] for r in pts], marker="o", label=label)
+        a2.loglog([r["requests"] for r in pts], [r["peak_mb"] for r in pts], marker="o", label=label)
+    a1.set(xlabel="requests", ylabel="requests simulated per second", title="serving engine speed")
+    a2.set(xlabel="requests", ylabel="peak memory (MB)", title="serving engine memory")
+    a1.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, plt, path)
 
 
 def bench_targets() -> list[dict]:

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
+from constant_system import ConstantSystem
 
 from sysmodel import replicas
 from sysmodel.baselines import GpuOnly, Offload
 from sysmodel.devices import get_link
 from sysmodel.energy import LINK_PJ, PJ
 from sysmodel.pipeline import Pipelined, PipelineUnsupported
-from sysmodel.serving import ConstantSystem, Trace, simulate
+from sysmodel.serving import Trace, simulate
 
 HIDDEN, WEIGHTS = 4096, 1000.0
 

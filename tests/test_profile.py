@@ -3,11 +3,12 @@ refused outside it, bad files named; `membound serve --profile`."""
 
 import numpy as np
 import pytest
+from constant_system import ConstantSystem
 
 from sysmodel.cost import Infeasible
 from sysmodel.models import StageShape
 from sysmodel.profile import COLUMNS, LEGACY, ProfiledSystem
-from sysmodel.serving import ConstantSystem, Trace, simulate
+from sysmodel.serving import Trace, simulate
 
 
 def decode_time(reqs, ctx):

@@ -5,11 +5,12 @@ import math
 
 import numpy as np
 import pytest
+from constant_system import ConstantSystem
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sysmodel import scheduling
-from sysmodel.serving import ConstantSystem, Trace, simulate
+from sysmodel.serving import Trace, simulate
 
 
 def trace(arrival, prompt, output) -> Trace:

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from constant_system import ConstantSystem
 
-from sysmodel import serving
+from sysmodel import engine, serving, workload
 from sysmodel.baselines import GpuOnly
 from sysmodel.cli import main
 from sysmodel.cost import Infeasible
@@ -23,7 +24,7 @@ def fixed(n: int, prompt: int = 64, output: int = 10) -> serving.Trace:
 def test_constant_stage_time_one_wave() -> None:
     """All N requests fit: one mixed stage then O-1 decode stages; every metric is a multiple of tau."""
     n, o = 20, 10
-    r = serving.simulate(fixed(n, output=o), serving.ConstantSystem(TAU), max_batch=n)
+    r = serving.simulate(fixed(n, output=o), ConstantSystem(TAU), max_batch=n)
     assert np.allclose(r.t2ft, TAU) and np.allclose(r.e2e, o * TAU)
     assert r.throughput == pytest.approx(n * o / (o * TAU))
     assert r.tbt_percentiles() == pytest.approx({50: TAU, 90: TAU, 99: TAU})
@@ -33,7 +34,7 @@ def test_constant_stage_time_one_wave() -> None:
 def test_constant_stage_time_waves() -> None:
     """max_batch B < N = kB: wave j (0-based) is admitted when wave j-1 ends and finishes at (j+1) O tau."""
     n, b, o = 12, 4, 5
-    r = serving.simulate(fixed(n, output=o), serving.ConstantSystem(TAU), max_batch=b)
+    r = serving.simulate(fixed(n, output=o), ConstantSystem(TAU), max_batch=b)
     wave = np.arange(n) // b
     assert np.allclose(r.finish, (wave + 1) * o * TAU)
     assert np.allclose(r.t2ft, (wave * o + 1) * TAU)
@@ -42,9 +43,7 @@ def test_constant_stage_time_waves() -> None:
 
 def test_chunked_prefill_stages() -> None:
     """A 100-token prompt under a 32-token budget needs ceil(100/32) = 4 stages before its first token."""
-    r = serving.simulate(
-        fixed(1, prompt=100, output=3), serving.ConstantSystem(TAU), prefill_budget=32, scheduler="reserve"
-    )
+    r = serving.simulate(fixed(1, prompt=100, output=3), ConstantSystem(TAU), prefill_budget=32, scheduler="reserve")
     assert r.t2ft[0] == pytest.approx(4 * TAU) and r.e2e[0] == pytest.approx(6 * TAU)
 
 
@@ -59,14 +58,14 @@ def test_tokens_never_exceed_the_request() -> None:
 
 
 def test_kv_never_exceeds_capacity_and_requests_wait() -> None:
-    sys_ = serving.ConstantSystem(TAU, capacity=3 * (64 + 10), kv_bytes_per_token=1.0)
+    sys_ = ConstantSystem(TAU, capacity=3 * (64 + 10), kv_bytes_per_token=1.0)
     r = serving.simulate(fixed(10), sys_, max_batch=100)
     assert r.kv_peak <= r.kv_capacity
     assert (r.admitted > r.arrival).sum() == 7  # three fit at once; the rest wait their turn
 
 
 def test_a_request_that_can_never_fit_is_infeasible() -> None:
-    sys_ = serving.ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
+    sys_ = ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
     with pytest.raises(Infeasible, match=r"request 0 \(64 \+ 10 tokens\) needs"):
         serving.simulate(fixed(2), sys_)
     with pytest.raises(Infeasible):  # rejecting every request leaves nothing to serve
@@ -77,7 +76,7 @@ def test_a_request_that_can_never_fit_is_infeasible() -> None:
 
 def test_reject_drops_only_the_requests_that_never_fit() -> None:
     tr = serving.Trace(np.zeros(4), [64, 10, 64, 10], [10, 10, 10, 10])
-    sys_ = serving.ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
+    sys_ = ConstantSystem(TAU, capacity=50, kv_bytes_per_token=1.0)
     r = serving.simulate(tr, sys_, oversize="reject")
     assert r.meta["rejected"] == 2 and len(r.trace) == 2 and (r.trace.prompt == 10).all()
 
@@ -92,7 +91,7 @@ def test_littles_law_in_qps_mode() -> None:
 
 
 def test_closed_loop_keeps_concurrency() -> None:
-    r = serving.simulate(fixed(50), serving.ConstantSystem(TAU), concurrency=5)
+    r = serving.simulate(fixed(50), ConstantSystem(TAU), concurrency=5)
     assert r.iter_in_system.max() == 5
     assert np.isclose(np.sort(r.arrival)[5:], np.sort(r.finish)[:45]).all()  # each arrival is a finish
 
@@ -103,7 +102,7 @@ def test_same_seed_same_result_and_vector_stretches_match_steps(monkeypatch) -> 
     a = serving.simulate(tr, sys_, max_batch=16)
     b = serving.simulate(serving.make_trace("dolphin", 60, seed=7, qps=0.5), sys_, max_batch=16)
     assert np.array_equal(a.finish, b.finish) and a.summary() == b.summary()
-    monkeypatch.setattr(serving, "MAX_STRETCH", 1)  # price every decode stage on its own
+    monkeypatch.setattr(engine, "MAX_STRETCH", 1)  # price every decode stage on its own
     c = serving.simulate(tr, sys_, max_batch=16)
     assert np.allclose(a.finish, c.finish, rtol=1e-9) and np.allclose(a.iter_time, c.iter_time, rtol=1e-12)
     other = serving.make_trace("dolphin", 60, seed=8, qps=0.5)
@@ -118,7 +117,7 @@ def test_l3_traces_match_table4_moments(name: str) -> None:
 
     mi, si, mo, so = serving.L3_TRACES[name]
     for mean, std in ((mi, si), (mo, so)):
-        mu, sigma = serving._truncated_lognormal(mean, std, serving.TRACE_CAP)
+        mu, sigma = workload._truncated_lognormal(mean, std, serving.TRACE_CAP)
         x = np.exp(
             mu
             + sigma
@@ -223,3 +222,38 @@ def test_ten_thousand_requests_are_quick() -> None:
     r = serving.simulate(tr, GpuOnly("llama2-7b", gpus=1), max_batch=128, scheduler="reserve")  # no recompute
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     assert math.isfinite(r.throughput) and r.throughput > 0
+
+
+def test_engine_advanced_in_pieces_is_the_engine_run_at_once() -> None:
+    """The event loop's contract: requests given in arrival-ordered pieces, the engine run up to each piece's
+    first arrival before it is given (as the router does), is the engine given every request at once."""
+    tr = serving.make_trace("gaussian", 120, seed=9, qps=40, prompt=300, output=40)
+    gpu = GpuOnly("llama2-7b")
+    whole = serving.simulate(tr, gpu, max_batch=16)
+    eng = engine.Engine(gpu, engine.get_scheduler("vllm"), 16, int(tr.output.max()), size=1)
+    cuts = [0, *sorted(np.random.default_rng(0).choice(np.arange(1, 120), 25, replace=False).tolist()), 120]
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        eng.advance(float(tr.arrival[a]))
+        eng.add(tr.prompt[a:b], tr.output[a:b], tr.arrival[a:b])
+    eng.advance()
+    pieces = eng.result(tr, whole.meta)
+    for k in ("admitted", "first_token", "finish", "iter_time", "iter_energy", "stall_tbt"):
+        np.testing.assert_array_equal(getattr(pieces, k), getattr(whole, k))
+
+
+def test_tbt_percentiles_from_the_sketch_are_within_its_stated_error(monkeypatch) -> None:
+    """Above EXACT_SAMPLES the TBT percentiles come from a DDSketch: each within SKETCH_ACCURACY (relative)
+    of the exact one on a run with stalls (vllm pauses decodes for prompts)."""
+    from sysmodel import metrics
+
+    r = serving.simulate(
+        serving.make_trace("gaussian", 300, seed=3, qps=30, prompt=400, output=80), GpuOnly("llama2-7b")
+    )
+    qs = (1, 10, 50, 90, 99, 99.9)
+    exact = r.tbt_percentiles(qs)
+    values, _ = r.tbt_samples()
+    monkeypatch.setattr(metrics, "EXACT_SAMPLES", len(values) - 1)
+    sketched = r.tbt_percentiles(qs)
+    assert sketched != exact and len(set(exact.values())) > 3 and len(r.stall_gaps) > 10  # the sketch answered
+    for q in qs:
+        assert abs(sketched[q] - exact[q]) <= metrics.SKETCH_ACCURACY * exact[q] * (1 + 1e-9), q
