@@ -28,6 +28,12 @@ class Help(argparse.HelpFormatter):
             text += " (default: %(default)s)"
         return text
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        # names such as round-robin or least-outstanding stay whole
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
 
 class Parser(argparse.ArgumentParser):
     """A user's mistake on the command line is one line on stderr and exit status 2 (no usage dump)."""
@@ -383,7 +389,7 @@ def _parallel(a: argparse.Namespace) -> dict:
 
     if a.router not in ROUTERS:
         raise ValueError(f"--router: {a.router!r} not allowed; allowed: {', '.join(ROUTERS)}")
-    if a.router != ROUTERS[0] and a.replicas == 1:
+    if a.router != next(iter(ROUTERS)) and a.replicas == 1:
         raise ValueError(f"--router: {a.router} has nothing to route with one replica (give --replicas N)")
     if a.pp_link is not None and a.pp == 1:
         raise ValueError("--pp-link: no pipeline stages to link (give --pp N)")

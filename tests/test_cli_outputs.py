@@ -105,15 +105,18 @@ def test_report_has_no_slower_quick_mode(capsys) -> None:
     [
         (
             ["serve", "--model", "llama2-7b", "--requests", "6", "--replicas", "2", "--router", "least-outstanding"],
-            ("route GPU-only", "serve GPU-only"),
+            ("serve GPU-only (1x a100-80g-sxm) x 2",),
         ),
-        (["serve", "--model", "llama2-7b", "--requests", "6", "--pp", "2"], ("route GPU-only", "serve GPU-only")),
+        (
+            ["serve", "--model", "llama2-7b", "--requests", "6", "--pp", "2"],
+            ("serve GPU-only (1x a100-80g-sxm), PP 2",),
+        ),
         ([*COMPARE, "--systems", "gpu,cpu"], ("compare", "serve GPU-only", "serve CPU-only")),
     ],
 )
 def test_progress_on_a_terminal(argv, bars, tmp_path, capsys, monkeypatch) -> None:
-    """Replicas and pipeline stages show the routing and each engine's run; compare's bar over the systems
-    has each system's run advancing below it."""
+    """Replicas and pipeline stages show one bar over the requests the event loop routes and serves;
+    compare's bar over the systems has each system's run advancing below it."""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert main([*argv, "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
@@ -146,7 +149,7 @@ def test_serve_plots_are_readable(tmp_path, capsys, monkeypatch) -> None:
     """The TBT CDF on a log time axis with each run's longest gap stated; legends beside the data."""
     from sysmodel import plots
 
-    figs = _figures(monkeypatch, "sysmodel.serving")
+    figs = _figures(monkeypatch, "sysmodel.plots")
     argv = ["serve", "--model", "llama2-7b", "--requests", "30", "--qps", "1,50", "--out", str(tmp_path)]
     assert main(argv) == 0
     ax = figs["tbt_cdf.png"].axes[0]
