@@ -135,7 +135,7 @@ def comparison_lines(rows: list[dict]) -> list[str]:
     for b, want in paper.BATCH_LOWEST.items():
         got = min(r["L3 batch"] / r[f"{b} batch"] for r in rows if r[f"{b} batch"])
         lines.append(_row(want.quantity, want, got))
-    cell = next(r for r in rows if (r["model"], r["trace"]) == ("opt-66b", "dolphin"))
+    cell = {(r["model"], r["trace"]): r for r in rows}["opt-66b", "dolphin"]  # KeyError names a missing cell
     hbm = float("nan") if not cell["GPU-only"] else cell["HBM-PIM"] / cell["GPU-only"]
     oom = sum(r["GPU-only"] is None for r in rows if r["model"] == "opt-66b")
     gpu = GpuOnly("gpt3-175b", paper.GPU, paper.MODELS["gpt3-175b"][0])
