@@ -71,6 +71,13 @@ STATEMENTS = (
     not_computed("§2.3", "OpenThoughts shows an average token length of more than 6k", _TRACE_INPUT),
     not_computed(
         "§2.3",
+        "the KV cache grows linearly with the request's tokens, and so does decoding's memory traffic (whole KV read "
+        "each step, no reuse)",
+        "true by construction of the kit's decode attention (bytes read = KV bytes per token x context); no paper "
+        "number",
+    ),
+    not_computed(
+        "§2.3",
         "a 7B Llama on an A100 (80GB) holds a batch of only about 62 requests at 2K tokens each",
         "arithmetic for a model and GPU outside L3's evaluation (Llama-7B on one A100 under S-LoRA, whose memory "
         "reserve is not given); not modelled",
