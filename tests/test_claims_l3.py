@@ -88,3 +88,15 @@ def test_fig11_trends_compare_the_fewest_ranksets_with_the_most(fresh_ledger) ->
     assert fewest.model_value == pytest.approx(1.2 * 64 / 32) and fewest.direction_agrees == "no"
     scaling = got[paper.TBT_SCALING.quantity]
     assert scaling.model_value == pytest.approx(0.5 / 1.2) and scaling.direction_agrees == "yes"
+
+
+def test_the_r_pim_headline_cause_quotes_the_attention_ratio() -> None:
+    """The R-PIM gap's named cause: on an attention-bound cell the speedup stops at R-PIM's attention time over
+    L3's, 7.97 (1/R_PIM_FACTOR against the RTL's cycles), below the paper's 9.2."""
+    from sysmodel.l3.model import L3System
+
+    tp, dp = paper.MODELS["gpt3-175b"]
+    l3, r_pim = (L3System("gpt3-175b", tp, dp, attention=a) for a in ("l3", "r-pim"))
+    ratio = r_pim.attention_seconds(32, 32 * 12000) / l3.attention_seconds(32, 32 * 12000)
+    assert f"{ratio:.2f}x L3's time" in report.GAPS["speedup over R-PIM"]
+    assert ratio < 1 / paper.R_PIM_FACTOR < paper.HEADLINE["R-PIM"]

@@ -34,7 +34,10 @@ GAPS = {
     "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.2x; under the reserve "
     "policy the base held 5.4 and the ratio was 1.18 (within 10%)",
     "speedup over R-PIM": _POLICY + "; both designs hold their KV in the DIMMs, so the policy changes both "
-    "batches, and the rest of the gap is not yet explained",
+    "batches. The rest: on the largest cell both stages are bound by decode attention, where R-PIM's rank-level PUs "
+    "take 7.97x L3's time (R_PIM_FACTOR's 1/8 of the bandwidth against the bank PUs' RTL cycles), so the speedup "
+    "stops at that ratio; the paper's 9.2 implies R-PIM idle time beyond bandwidth (its prefill-prioritized single "
+    "batch), which the kit charges only as GPU + PIM time per layer, small where attention dominates",
     "batch size over GPU-only": _POLICY + ": paging lifts GPU-only's batch a little more than L3's",
     "TBT over GPU-only's at 16 ranksets, lowest": "at 16 ranksets the model's L3 stage is bound by the GPUs' FC layers "
     "(decode attention shrinks with the ranksets); the paper's TBT is ~25% higher at both ends of its range, "
