@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from sysmodel.ledger import Claim, claims
 
 GPUS = 8  # DGX-A100: 8 x A100-80GB (L3 §6.1)
@@ -28,7 +30,37 @@ HEADLINE = {
     "GPU-only": _f8(5.0, "speedup over GPU-only"),
     "R-PIM": _f8(9.2, "speedup over R-PIM"),
 }
-BATCH_RATIO = _f8(14.3, "batch size over GPU-only")  # L3's batch size over GPU-only's, at most
+# L3's batch size over GPU-only's, at most: stated in the introduction only ("up to 14.3x on DGX-A100")
+BATCH_RATIO = _f8(14.3, "batch size over GPU-only", where="§1")
+# "L3 achieves the highest throughput over all baselines with various settings": its smallest speedup over each
+_every = "the smallest over the Fig. 8 cells where the baseline runs (not OOM)"
+LOWEST = {
+    b: _f8(math.nan, f"smallest speedup over {b}", workload=_every, above=True) for b in (*HEADLINE, "CPU offload")
+}
+# "L3 achieves much larger batch sizes compared to the HBM-based baselines"
+BATCH_LOWEST = {
+    b: _f8(math.nan, f"smallest batch size over {b}", workload=_every, above=True) for b in ("GPU-only", "HBM-PIM")
+}
+# "... when processing Dolphin trace on OPT-66B ... performance below conventional GPU-only implementations"
+HBM_PIM_DOLPHIN = _f8(
+    math.nan, "HBM-PIM over GPU-only, OPT-66B on Dolphin", workload="OPT-66B, Dolphin-r1", above=False
+)
+# Fig. 8's caption: "For the OPT-66B model, GPU out-of-memory (OOM) errors occurred in two traces"
+OOM_TRACES = _f8(2, "GPU-only OOM traces, OPT-66B", workload="OPT-66B on the four Table 4 traces", ratio=False)
+# "GPUs have only about 310 GB of memory in total after deploying the model" (GPT-175B on the 8 A100s)
+GPU_KV_GB = _f8(
+    310, "GPU memory left for KV after GPT-175B's weights (GB)", workload="8 x A100-80GB", ratio=False, kind="identity"
+)
+# §1: "2.28 requests of GPT-175B with 8k token length could consume the entire memory of one A100 (80GB)"
+INTRO_TOKENS = 8000  # "8k", read as 8,000
+REQUESTS_PER_A100 = Claim(
+    2.28,
+    "l3",
+    "§1",
+    "GPT-175B 8K-token requests filling one A100",
+    "the KV cache of 8,000 tokens against the A100's 80 GB (the kit's device preset)",
+    "identity",
+)
 # Fig. 9 scalability, GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)
 _f9 = claims("l3", "§6.2, Fig. 9", "GPT-175B on OpenR1, over the base (512 GB, 2 ranksets)", ratio=True)
 SCALABILITY = {
@@ -50,6 +82,32 @@ TBT_16_RANKSETS = (
     _f11(0.53, "TBT over GPU-only's at 16 ranksets, highest"),
 )
 TBT_CONTEXT = 6144
+# "L3's TBT is comparable to the GPU-only baseline even with the smallest number of ranksets" (§6.3) and "without
+# sacrificing latencies (time-between-tokens)" (§1): at the fewest ranksets TBT over GPU-only's is not above 1
+TBT_FEWEST = _f11(
+    math.nan,
+    "TBT over GPU-only's at the fewest ranksets, highest",
+    workload="GPT-89B, 6K tokens, batches 16-64",
+    ratio=True,
+    above=False,
+)
+# "L3's TBT can be further reduced by increasing the number of ranksets": the most over the fewest, below 1
+TBT_SCALING = _f11(
+    math.nan,
+    "TBT at 16 ranksets over TBT at the fewest, highest",
+    workload="GPT-89B, 6K tokens, batches 16-64",
+    ratio=True,
+    above=False,
+)
+# §4.3: "Quantitative analysis of the pipeline execution proves it is bubble-free": softmax-unit stalls in score
+SU_STALL = Claim(
+    0.0,
+    "l3",
+    "§4.3",
+    "softmax-unit stall fraction of score cycles",
+    "one head on the rank, 16 logic banks (§6.4)",
+    note="measured on the RTL rank (tb/, cocotb): the stall count comes from simulation, no input sets it",
+)
 # Table 5 (28 nm): area in um^2
 PIM_BANDWIDTH = Claim(
     13.0,
@@ -66,7 +124,7 @@ POWER = {
     u: Claim(
         POWER_MW[u],
         "l3",
-        "Table 5",
+        "§6.4, Table 5",
         f"{u} power (mW)",
         "28 nm synthesis; the model: the energy basis at the unit's full rate, one operation per lane per tCK",
     )
@@ -77,7 +135,7 @@ AREA_RATIO = {
     u: Claim(
         a / AREA_UM2["l3_bank_pu"],
         "l3",
-        "Table 5",
+        "§6.4, Table 5",
         f"{u} area / bank PU area",
         "28 nm synthesis (paper) vs Yosys generic cells (model)",
     )
