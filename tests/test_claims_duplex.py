@@ -102,19 +102,29 @@ def test_fig11_statements_are_over_the_figures_three_models() -> None:
         _fig11_row("glam-143b", 100, 180, 190, 250),
         _fig11_row("grok-1", 100, 190, 120, 150),
     ]
-    ledger.reset()
-    report.fig11_statement_lines(rows)
-    base = {r.quantity: r.model_value for r in ledger.rows()}
-    ledger.reset()
-    report.fig11_statement_lines([*rows, _fig11_row("opt-66b", 100, 50, 900, 10)])
-    assert {r.quantity: r.model_value for r in ledger.rows()} == base
-    ledger.reset()
+    base = {c.quantity: v for c, v in report.fig11_statements(rows)}
+    more = report.fig11_statements([*rows, _fig11_row("opt-66b", 100, 50, 900, 10)])
+    assert {c.quantity: v for c, v in more} == base
     d = paper.FIG11_DIRECTIONS
     assert base[paper.ET_OVER_DUPLEX_MAX.quantity] == pytest.approx(200 / 150)
     assert base[d["lowest"].quantity] == pytest.approx(1.5)
     assert base[d["median 2x"].quantity] == pytest.approx(200 / 180)
     assert base[d["max 2x"].quantity] == pytest.approx(190 / 180)
     assert base[d["grok"].quantity] == pytest.approx(1.5 / 2.25)
+
+
+def test_fig11_statements_are_banded_by_the_reserve_policy() -> None:
+    """The paper leaves the KV policy unstated: the 1.36x is given at the default (paged) with the reserve
+    policy's value as its band (a direction without a number has no band to lie in)."""
+    rows = [_fig11_row(m, 100, 180, 150, 200) for m in paper.FIG11_MODELS]
+    reserve = [_fig11_row(m, 100, 180, 150, 300) for m in paper.FIG11_MODELS]
+    ledger.reset()
+    report.fig11_statement_lines(rows, reserve)
+    got = {r.quantity: r for r in ledger.rows()}
+    ledger.reset()
+    gain = got[paper.ET_OVER_DUPLEX_MAX.quantity]
+    assert (gain.band_low, gain.band_high) == pytest.approx((200 / 150, 2.0))
+    assert math.isnan(got[paper.FIG11_DIRECTIONS["lowest"].quantity].band_low)
 
 
 def test_fig13_directions_are_at_the_stated_loads() -> None:

@@ -48,6 +48,7 @@ _F11, _F13 = p.FIG11_DIRECTIONS, p.FIG13_DIRECTIONS
 STATEMENTS = (
     # --- Abstract ---------------------------------------------------------------------------------------------
     not_computed("Abstract", "the Op/B of the MoE layer is at least 1, that of GQA attention 4-8", _OPB),
+    not_computed("Abstract", "prior PIM architectures only target extremely low-Op/B (under one) operations", _OTHER),
     claim(
         "Abstract",
         "Logic-PIM is best suited to Op/B from a few to a few dozens (over DRAM-die PIM)",
@@ -86,6 +87,9 @@ STATEMENTS = (
     ),
     # --- §III Computational analysis ----------------------------------------------------------------------------
     not_computed("§III, Fig. 3", "an example of four expert FFNs on two nodes of two GPUs", "an illustration"),
+    not_computed(
+        "§III", "with more GPUs than experts, each expert gets N_GPUs / N_ex GPUs by tensor parallelism", _DEF
+    ),
     not_computed("§III-A, Fig. 4(a)", "MoE and attention layers dominate decoding-only and mixed stages", _LAYERS),
     not_computed("§III-A", "MoE increases computation by k, the experts a gate chooses (k = 2)", _DEF),
     not_computed("§III-A, Fig. 4(b)", "GPU compute utilization is under 11% for MoE and 2.06% for attention", _LAYERS),

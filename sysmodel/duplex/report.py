@@ -98,10 +98,10 @@ def fig11_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
         ("et mean", "Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU),
     ):
         lines.append(results.row(GAPS, name, claim, point[key], band=(alt[key],)))
-    return lines + ["", *fig11_statement_lines(rows)]
+    return lines + ["", *fig11_statement_lines(rows, reserve)]
 
 
-def fig11_statement_lines(rows: list[dict]) -> list[str]:
+def fig11_statements(rows: list[dict]) -> list[tuple[ledger.Claim, float]]:
     """§VII-A's other statements over Fig. 11's cells (its three models): co-processing's largest gain, and
     the directions the text states against GPU and 2xGPU."""
     fig = [r for r in rows if r["model"] in paper.FIG11_MODELS]
@@ -109,16 +109,21 @@ def fig11_statement_lines(rows: list[dict]) -> list[str]:
     grok = [x for x, r in zip(et, fig, strict=True) if r["model"] == "grok-1"]
     rest = [x for x, r in zip(et, fig, strict=True) if r["model"] != "grok-1"]
     d = paper.FIG11_DIRECTIONS
-    values = (
+    return [
         (paper.ET_OVER_DUPLEX_MAX, float(np.nanmax([_r(r["Duplex+PE+ET"], r["Duplex"]) for r in fig]))),
         (d["lowest"], float(np.nanmin(et))),
         (d["median 2x"], float(np.nanmedian([_r(r["Duplex+PE+ET"], r["2xGPU"]) for r in fig]))),
         (d["max 2x"], float(np.nanmax([_r(r["Duplex"], r["2xGPU"]) for r in fig]))),
         (d["grok"], float(np.nanmean(grok) / np.nanmean(rest))),
-    )
+    ]
+
+
+def fig11_statement_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
+    """:func:`fig11_statements` at the default KV policy, banded by the reserve policy's values."""
+    alt = dict(fig11_statements(reserve))
     return [
         *head("Fig. 11's other statements over the figure's cells (§VII-A), paper vs model"),
-        *(_row(c.quantity, c, v) for c, v in values),
+        *(results.row(GAPS, c.quantity, c, v, band=(alt[c],)) for c, v in fig11_statements(rows)),
     ]
 
 
