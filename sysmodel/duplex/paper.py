@@ -112,7 +112,12 @@ FIG13_DIRECTIONS = {
     "p90 high": _f13(_NAN, "2xGPU p90 TBT over Duplex+PE+ET's at the highest QPS", ratio=True, above=False),
     "p50 gpu": _f13(_NAN, "GPU median TBT over Duplex+PE+ET's, lowest over QPS", ratio=True, above=True),
 }
-SAT_OVER_2GPU = _f13(1.0, "Duplex saturation QPS over 2xGPU's (the paper: nearly equivalent)")
+SAT_OVER_2GPU = _f13(
+    1.0,
+    "Duplex saturation QPS over 2xGPU's (the paper: nearly equivalent)",
+    note="both loads are whole steps of the simulated QPS sweep, each from its own system's serving runs: the two "
+    "landing on the same step is a result, not the paper's 1 entered",
+)
 # [S] a system "handles" a QPS while its median T2FT stays within this factor of its median T2FT at 4 QPS
 # (the paper: T2FT "skyrockets due to the queuing delay" past saturation)
 T2FT_BLOWUP = 3.0
