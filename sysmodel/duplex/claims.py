@@ -193,7 +193,7 @@ STATEMENTS = (
     claim(
         "§VII-A, Fig. 11",
         "Duplex achieves up to 2.51x over the GPU, best at Mixtral (4096, 4096)",
-        *q(p.DUPLEX_MAX),
+        *q(p.DUPLEX_MAX, _F11["mixtral best"]),
     ),
     claim("§VII-A, Fig. 11", "there exist cases where Duplex outperforms 2xGPU's throughput", *q(_F11["max 2x"])),
     claim("§VII-A, Fig. 11", "co-processing alone gives 1.04x on average over Duplex", *q(p.PE_OVER_DUPLEX)),
