@@ -248,7 +248,11 @@ def fig13_direction_lines(rows: list[dict]) -> list[str]:
         (d["p90 high"], over("2xGPU", "tbt90", hi)),
         (d["p50 gpu"], min(over("GPU", "tbt50", q) for q in paper.QPS_VALUES)),
     )
-    return [_row(c.quantity, c, v) for c, v in values]
+    return [
+        "",
+        *head("Fig. 13's stated comparisons of TBT (§VII-B), paper vs model"),
+        *(_row(c.quantity, c, v) for c, v in values),
+    ]
 
 
 def plot_fig13(rows: list[dict], path: Path) -> Path:
