@@ -22,13 +22,38 @@ FIG11_MODELS = ("mixtral-8x7b", "glam-143b", "grok-1")
 _f11 = claims("duplex", "§VII-A, Fig. 11", "Mixtral, GLaM, Grok1; (L_in, L_out) 256-4096, batch 32-128", ratio=True)
 DUPLEX_MAX = _f11(2.51, "Duplex over GPU, max")  # best case: Mixtral (4096, 4096)
 PE_OVER_DUPLEX = _f11(1.04, "Duplex+PE over Duplex, mean")
-ET_MAX_OVER_GPU = _f11(2.67, "Duplex+PE+ET over GPU, max", where="abstract, Fig. 11")
+ET_MAX_OVER_GPU = _f11(2.67, "Duplex+PE+ET over GPU, max", where="Abstract, §VII-A, Fig. 11")
 AVG_OVER_GPU = _f11(2.07, "Duplex+PE+ET over GPU, mean", where="§X, Fig. 11")
+# §VII-A's other Fig. 11 statements: directions over the figure's cells, and co-processing's largest gain
+_NAN = float("nan")
+ET_OVER_DUPLEX_MAX = _f11(1.36, "Duplex+PE+ET over Duplex, max")
+FIG11_DIRECTIONS = {
+    # §I/§VII-A "Duplex shows higher throughput than GPU systems": on every cell of the figure
+    "lowest": _f11(_NAN, "Duplex+PE+ET over GPU, lowest over the figure's cells", above=True),
+    # §VII-A "with even 2xGPU in most cases": the median cell beats 2xGPU
+    "median 2x": _f11(_NAN, "Duplex+PE+ET over 2xGPU, median over the figure's cells", above=True),
+    # §VII-A "There exist cases that Duplex outperforms the throughput of 2xGPU" (plain Duplex)
+    "max 2x": _f11(_NAN, "Duplex over 2xGPU, max over the figure's cells", above=True),
+    # §VII-A: Duplex's "up to 2.51x", "showing the best performance for the (4096, 4096) case of Mixtral": that
+    # case's better batch over the best of every other cell of the figure
+    "mixtral best": _f11(
+        _NAN, "Duplex over GPU, Mixtral (4096, 4096) over the best other cell of the figure", above=True
+    ),
+    # §VII-A "Grok1 exhibits smaller performance improvements compared to the other models"
+    "grok": _f11(_NAN, "Duplex+PE+ET over GPU, Grok1's mean over Mixtral's and GLaM's", above=False),
+}
 # Fig. 12: GLaM, batch 64, (L_in, L_out) 512-2048: reductions vs GPU and 2xGPU
 GLAM_BATCH, GLAM_LENGTHS = 64, ((512, 512), (2048, 2048))
 _f12 = claims("duplex", "§VII-B, Fig. 12", "GLaM, batch 64, (L_in, L_out) 512-2048")
 TBT_P50_VS_GPU = _f12(0.583, "median TBT reduction vs GPU")
 E2E_VS_GPU, E2E_VS_2GPU = _f12(0.6020, "E2E reduction vs GPU"), _f12(0.3538, "E2E reduction vs 2xGPU")
+# §VII-B "Duplex achieves even lower median TBT latency than 2xGPU" (GLaM, Fig. 12's lengths)
+TBT_P50_OVER_2GPU = _f12(_NAN, "2xGPU median TBT over Duplex+PE+ET's, lowest over the lengths", ratio=True, above=True)
+# §I: "2.57x lower end-to-end latency" — the paper names no figure; read as Fig. 12's largest E2E
+# ratio over GPU (its mean reduction there, 60.20%, is a 2.51x ratio: the only latency figure near 2.57x)
+E2E_MAX_OVER_GPU = _f12(
+    2.57, "GPU E2E over Duplex+PE+ET's, max over the lengths", where="§I (read as Fig. 12)", ratio=True
+)
 # Fig. 14: Duplex over Bank-PIM on Mixtral
 _f14 = claims("duplex", "§VII-C, Fig. 14", "Mixtral, (L_in, L_out) 256-4096, batch 32-64", ratio=True)
 BANK_PIM_MAX, BANK_PIM_AVG = _f14(1.80, "Duplex over Bank-PIM, max"), _f14(1.49, "Duplex over Bank-PIM, mean")
@@ -39,6 +64,25 @@ BANK_PIM_OTHER = {
     "llama3-70b": _f14x(float("nan"), "Duplex over Bank-PIM, Llama3-70B (GQA), mean", above=True),
     "opt-66b": _f14x(float("nan"), "Duplex over Bank-PIM, OPT-66B (MHA), mean", above=False),
 }
+# §VII-C "Bank-PIM shows up to 2.17x higher throughput than GPU in the batch size of 32 when (L_in, L_out) is
+# 4096": Fig. 11's Duplex over GPU at that Mixtral cell divided by Fig. 14's Duplex over Bank-PIM there
+BANK_PIM_OVER_GPU = Claim(
+    2.17, "duplex", "§VII-C, Fig. 14", "Bank-PIM over GPU", "Mixtral, (4096, 4096), batch 32", ratio=True
+)
+BANK_PIM_CELL = ("mixtral-8x7b", (4096, 4096), 32)
+# §VII-C "Duplex still achieves acceptable speedups compared to GPU in out-of-target models" (OPT, Llama3): a
+# statement per model, so plain Duplex over GPU as each model's mean over its cells of Fig. 11's grid (GPU runs
+# exist at batch 32 and 128 only), the lower of the two
+OUT_OF_TARGET = ("opt-66b", "llama3-70b")
+OUT_OF_TARGET_OVER_GPU = Claim(
+    float("nan"),
+    "duplex",
+    "§VII-C",
+    "Duplex over GPU, lower of OPT-66B's and Llama3-70B's means over their cells",
+    "(L_in, L_out) 256-4096, batch 32-128 (Fig. 11's grid)",
+    ratio=True,
+    above=True,
+)
 # Fig. 15: energy reductions vs GPU, "up to" per model (the maximum over the figure's grid: the ends of its
 # (L_in, L_out) range at each end of its batch range) and the mean over the three models' grid (§X)
 _f15 = claims("duplex", "§VII-D, Fig. 15", "energy per token, (L_in, L_out) 256-4096, batch 32-128")
@@ -48,17 +92,43 @@ ENERGY = {
     "grok-1": _f15(0.3459, "energy reduction, grok-1, up to"),
 }
 ENERGY_AVG = _f15(0.2819, "energy reduction, mean of Mixtral, GLaM, Grok1", where="§X, Fig. 15")
+# §VII-D's trends: "Duplex shows better energy efficiency in the long sequence lengths"; "energy efficiency
+# deteriorates in Mixtral and Grok1 compared to GLaM as the batch size increases" (each model's reduction at
+# batch 128 over its reduction at batch 32, over GLaM's, both at the mean over the lengths)
+ENERGY_LONG_OVER_SHORT = _f15(
+    _NAN, "energy reduction at (4096, 4096) over at (256, 256), mean over batches and models", ratio=True, above=True
+)
+ENERGY_BATCH_VS_GLAM = {
+    m: _f15(_NAN, f"energy reduction batch 128 over 32, {m} over glam-143b", ratio=True, above=False)
+    for m in ("mixtral-8x7b", "grok-1")
+}
 # Fig. 13: Mixtral, Poisson arrivals at 4-16 QPS, (L_in, L_out) = (4096, 512), max batch 128: the GPU saturates
 # above 9 requests/s, Duplex at about 14 (§VII-B)
 QPS_MODEL, QPS_LENGTHS, QPS_MAX_BATCH = "mixtral-8x7b", (4096, 512), 128
 QPS_VALUES = tuple(range(4, 17))
 _f13 = claims("duplex", "§VII-B, Fig. 13", "Mixtral under Poisson arrivals, (4096, 512), max batch 128")
 GPU_SAT_QPS, DUPLEX_SAT_QPS = _f13(9, "GPU saturation QPS"), _f13(14, "Duplex saturation QPS")
+# §VII-B's Fig. 13 statements: "Duplex always exhibits better median TBT latency than 2xGPU"; "At low QPS,
+# Duplex outperforms 2xGPU in the 90th percentile of TBT latency. However, as QPS increases, Duplex shows higher
+# latency"; 14 QPS "nearly equivalent to the capability of 2xGPU"; "Duplex always outperforms GPU"
+FIG13_DIRECTIONS = {
+    "p50 2x": _f13(_NAN, "2xGPU median TBT over Duplex+PE+ET's, lowest over QPS", ratio=True, above=True),
+    "p90 low": _f13(_NAN, "2xGPU p90 TBT over Duplex+PE+ET's at the lowest QPS", ratio=True, above=True),
+    "p90 high": _f13(_NAN, "2xGPU p90 TBT over Duplex+PE+ET's at the highest QPS", ratio=True, above=False),
+    "p50 gpu": _f13(_NAN, "GPU median TBT over Duplex+PE+ET's, lowest over QPS", ratio=True, above=True),
+}
+SAT_OVER_2GPU = _f13(
+    1.0,
+    "Duplex saturation QPS over 2xGPU's (the paper: nearly equivalent)",
+    note="both loads are whole steps of the simulated QPS sweep, each from its own system's serving runs: the two "
+    "landing on the same step is a result, not the paper's 1 entered",
+)
 # [S] a system "handles" a QPS while its median T2FT stays within this factor of its median T2FT at 4 QPS
 # (the paper: T2FT "skyrockets due to the queuing delay" past saturation)
 T2FT_BLOWUP = 3.0
-# Logic-die area per stack, 7 nm (§IV-C): extra TSVs, 32 GEMM modules (with their 8 KB buffers), the two 1 MB
-# buffers, the softmax unit (with its 128 KB of buffers); 17.80 mm2 = 14.71% of the 121 mm2 HBM3 logic die
+# Logic-die area per stack, 7 nm (§VII-E; §IV-C gives the microarchitecture only): extra TSVs, 32 GEMM
+# modules (with their 8 KB buffers), the two 1 MB buffers, the softmax unit (with its 128 KB of buffers);
+# 17.80 mm2 = 14.71% of the 121 mm2 HBM3 logic die
 AREA_MM2 = {"tsv": 10.89, "gemm": 3.02, "buffers": 2.26, "softmax": 1.64}
 LOGIC_DIE_MM2, AREA_SHARE = 121.0, 0.1471
 DRAM_AREA_FACTOR = 10  # "the DRAM process 10x larger than logic" for DRAM-die PIM area (§VI)
@@ -84,17 +154,24 @@ BANKGROUP_WORSE = Claim(
     ratio=True,
     above=True,
 )
-# Logic-PIM's composition (§IV-C) fixes these peaks: inputs, shown beside the model's derivation
+# Logic-PIM's peaks are stated in §VI ("peak FLOPS for 8 Op/B (21.3 TFLOPS per Logic-PIM stack)", so 2.66 TB/s
+# at 8 Op/B; 4x HBM3's bandwidth) and fixed by its composition (§VII-E: 32 modules of 512 MACs at 650 MHz):
+# inputs, shown beside the model's derivation
 PEAK_TFLOPS = Claim(
-    21.3, "duplex", "§IV-C", "Logic-PIM TFLOPS per stack", "32 modules x 512 MACs at 650 MHz", kind="input"
+    21.3, "duplex", "§VI", "Logic-PIM TFLOPS per stack", "32 modules x 512 MACs at 650 MHz", kind="input"
 )
 PEAK_TBS = Claim(
-    2.66, "duplex", "§IV-C", "Logic-PIM TB/s per stack", "32 pseudo-channels of bank bundles", kind="input"
+    2.66,
+    "duplex",
+    "§VI (21.3 TFLOPS at 8 Op/B)",
+    "Logic-PIM TB/s per stack",
+    "32 pseudo-channels of bank bundles",
+    kind="input",
 )
 GEMM_OVER_SOFTMAX = Claim(
     AREA_MM2["gemm"] / AREA_MM2["softmax"],
     "duplex",
-    "§IV-C",
+    "§VII-E",
     "GEMM modules : softmax unit",
     "logic-die area per stack, 7 nm (paper) vs Yosys generic cells (model)",
 )

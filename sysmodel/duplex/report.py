@@ -24,8 +24,13 @@ _MAX = (
     "Logic-PIM's 4x bandwidth applies in full; the paper's best is Mixtral (4096, 4096), see its rows"
 )
 GAPS = {
+    "Duplex+PE+ET over Duplex, max": "the model's plain Duplex runs every decoding-only MoE layer on Logic-PIM as "
+    "§IV assigns it; at batch 128 Mixtral's and Grok1's experts see 32 tokens each (32 Op/B), past Logic-PIM's 8 "
+    "Op/B, so plain Duplex is compute-bound there (about the GPU's throughput at (256, 256)) and co-processing "
+    "with tensor-parallel experts recovers more than the paper's 1.36x",
     "Duplex over GPU, max": _MAX,
     "Duplex+PE+ET over GPU, max": _MAX,
+    paper.FIG11_DIRECTIONS["mixtral best"].quantity: _MAX,
     "E2E reduction vs 2xGPU": "depends on the closed loop's length: with 40 requests per run the model gives 0.36 "
     "(within 10%), with the default 2 x batch = 128 it gives 0.42; the paper's request "
     "count per run is unstated [S]",
@@ -98,7 +103,42 @@ def fig11_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
         ("et mean", "Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU),
     ):
         lines.append(results.row(GAPS, name, claim, point[key], band=(alt[key],)))
-    return lines
+    return lines + ["", *fig11_statement_lines(rows, reserve)]
+
+
+def fig11_statements(rows: list[dict]) -> list[tuple[ledger.Claim, float]]:
+    """§VII-A's other statements over Fig. 11's cells (its three models): co-processing's largest gain, and
+    the directions the text states against GPU and 2xGPU."""
+    fig = [r for r in rows if r["model"] in paper.FIG11_MODELS]
+    et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in fig]
+    grok = [x for x, r in zip(et, fig, strict=True) if r["model"] == "grok-1"]
+    rest = [x for x, r in zip(et, fig, strict=True) if r["model"] != "grok-1"]
+    mixtral = [r["model"] == "mixtral-8x7b" and tuple(r["lengths"]) == paper.LENGTHS[-1] for r in fig]
+    duplex = [_r(r["Duplex"], r["GPU"]) for r in fig]
+    d = paper.FIG11_DIRECTIONS
+    return [
+        (paper.ET_OVER_DUPLEX_MAX, float(np.nanmax([_r(r["Duplex+PE+ET"], r["Duplex"]) for r in fig]))),
+        (d["lowest"], float(np.nanmin(et))),
+        (d["median 2x"], float(np.nanmedian([_r(r["Duplex+PE+ET"], r["2xGPU"]) for r in fig]))),
+        (d["max 2x"], float(np.nanmax([_r(r["Duplex"], r["2xGPU"]) for r in fig]))),
+        (d["grok"], float(np.nanmean(grok) / np.nanmean(rest))),
+        (
+            d["mixtral best"],
+            float(
+                np.nanmax([x for x, m in zip(duplex, mixtral, strict=True) if m])
+                / np.nanmax([x for x, m in zip(duplex, mixtral, strict=True) if not m])
+            ),
+        ),
+    ]
+
+
+def fig11_statement_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
+    """:func:`fig11_statements` at the default KV policy, banded by the reserve policy's values."""
+    alt = dict(fig11_statements(reserve))
+    return [
+        *head("Fig. 11's other statements over the figure's cells (§VII-A), paper vs model"),
+        *(results.row(GAPS, c.quantity, c, v, band=(alt[c],)) for c, v in fig11_statements(rows)),
+    ]
 
 
 def fig12_lines(rows: list[dict], out: Path) -> list[str]:
@@ -142,6 +182,12 @@ def fig12_lines(rows: list[dict], out: Path) -> list[str]:
         _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
         _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
         _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"),
+        _row(
+            paper.TBT_P50_OVER_2GPU.quantity,
+            paper.TBT_P50_OVER_2GPU,
+            min(r["2xGPU"][0] / r["Duplex+PE+ET"][0] for r in rows),
+        ),
+        _row(paper.E2E_MAX_OVER_GPU.quantity, paper.E2E_MAX_OVER_GPU, max(1 / (1 - x) for x in red["e2e"])),
         "",
         f"![Duplex Fig. 12]({p12.name})",
     ]
@@ -180,8 +226,32 @@ def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
         *head("Fig. 13's saturation loads, paper vs model"),
         _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
         _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"),
+        _row(paper.SAT_OVER_2GPU.quantity, paper.SAT_OVER_2GPU, dup / two),
+        *fig13_direction_lines(rows),
         "",
         f"![Duplex Fig. 13]({plot.name})",
+    ]
+
+
+def fig13_direction_lines(rows: list[dict]) -> list[str]:
+    """§VII-B's directions on Fig. 13: Duplex+PE+ET against 2xGPU and GPU in median and p90 TBT per QPS."""
+    by = {(r["system"], r["qps"]): r for r in rows}
+    lo, hi = paper.QPS_VALUES[0], paper.QPS_VALUES[-1]
+
+    def over(base: str, key: str, q: int) -> float:
+        return by[base, q][key] / by["Duplex+PE+ET", q][key]
+
+    d = paper.FIG13_DIRECTIONS
+    values = (
+        (d["p50 2x"], min(over("2xGPU", "tbt50", q) for q in paper.QPS_VALUES)),
+        (d["p90 low"], over("2xGPU", "tbt90", lo)),
+        (d["p90 high"], over("2xGPU", "tbt90", hi)),
+        (d["p50 gpu"], min(over("GPU", "tbt50", q) for q in paper.QPS_VALUES)),
+    )
+    return [
+        "",
+        *head("Fig. 13's stated comparisons of TBT (§VII-B), paper vs model"),
+        *(_row(c.quantity, c, v) for c, v in values),
     ]
 
 
@@ -209,7 +279,19 @@ def plot_fig13(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def fig14_lines(rows: list[dict], sweep: list[dict], others: dict[str, float], out: Path) -> list[str]:
+def bank_pim_over_gpu(rows14: list[dict], rows11: list[dict]) -> float:
+    """Bank-PIM over GPU at §VII-C's cell: Fig. 11's Duplex over GPU there over Fig. 14's Duplex over Bank-PIM
+    (both grids run the same Duplex system — plain Duplex, Logic-PIM, the default softmax width — on the same
+    trace, so its throughput cancels)."""
+    model, lengths, batch = paper.BANK_PIM_CELL
+    (c11,) = (r for r in rows11 if r["model"] == model and tuple(r["lengths"]) == lengths and r["batch"] == batch)
+    (c14,) = (r for r in rows14 if tuple(r["lengths"]) == lengths and r["batch"] == batch)
+    return _r(c11["Duplex"], c11["GPU"]) / c14["ratio"]
+
+
+def fig14_lines(
+    rows: list[dict], sweep: list[dict], others: dict[str, float], out: Path, fig11_rows: list[dict]
+) -> list[str]:
     lines = [
         "Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement), "
         f"batches {' and '.join(map(str, paper.BANK_PIM_BATCHES))} as §VII-C. Both send their scores to the "
@@ -236,6 +318,15 @@ def fig14_lines(rows: list[dict], sweep: list[dict], others: dict[str, float], o
         _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
         _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))),
         *(_row(c.quantity, c, others[m]) for m, c in paper.BANK_PIM_OTHER.items()),
+        _row(paper.BANK_PIM_OVER_GPU.quantity, paper.BANK_PIM_OVER_GPU, bank_pim_over_gpu(rows, fig11_rows)),
+        _row(
+            paper.OUT_OF_TARGET_OVER_GPU.quantity,
+            paper.OUT_OF_TARGET_OVER_GPU,
+            min(
+                float(np.nanmean([_r(r["Duplex"], r["GPU"]) for r in fig11_rows if r["model"] == m]))
+                for m in paper.OUT_OF_TARGET
+            ),
+        ),
         "",
         f"![Duplex Fig. 14]({p14.name})",
         "",
@@ -261,6 +352,24 @@ def energy_reductions(model: str) -> list[float]:
             }
             out.append(1 - e["duplex+pe+et"] / e["gpu"])
     return out
+
+
+def energy_trends(grid: dict[str, list[float]]) -> list[tuple[ledger.Claim, float]]:
+    """§VII-D's trends on the grid of :func:`energy_reductions` (rows: lengths outer, batch inner): the long
+    lengths' reduction over the short's, and each model's batch-128 over batch-32 reduction against GLaM's."""
+    n = len(paper.BATCHES)
+    short = np.mean([g[:n] for g in grid.values()])
+    long = np.mean([g[-n:] for g in grid.values()])
+
+    def batch_trend(m: str) -> float:  # reduction at the largest batch over at the smallest, mean over lengths
+        g = np.reshape(grid[m], (len(paper.LENGTHS), n))
+        return float(np.mean(g[:, -1]) / np.mean(g[:, 0]))
+
+    glam = batch_trend("glam-143b")
+    return [
+        (paper.ENERGY_LONG_OVER_SHORT, float(long / short)),
+        *((c, batch_trend(m) / glam) for m, c in paper.ENERGY_BATCH_VS_GLAM.items()),
+    ]
 
 
 def fig15_lines(out: Path) -> list[str]:
@@ -290,6 +399,7 @@ def fig15_lines(out: Path) -> list[str]:
     )
     return lines + [
         _row(paper.ENERGY_AVG.quantity, paper.ENERGY_AVG, float(np.mean([x for g in grid.values() for x in g])), ".3f"),
+        *(_row(c.quantity, c, v) for c, v in energy_trends(grid)),
         "",
         f"![Duplex Fig. 15]({p15.name})",
     ]
@@ -351,10 +461,10 @@ def unit_lines() -> list[str]:
 
 
 def area_lines() -> list[str]:
-    """The logic die's breakdown (§IV-C) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
+    """The logic die's breakdown (§VII-E) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
     a = paper.AREA_MM2
     lines = [
-        f"Per stack (7 nm, §IV-C): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
+        f"Per stack (7 nm, §VII-E): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
         f"{paper.AREA_SHARE:.2%} of the {paper.LOGIC_DIE_MM2:.0f} mm2 logic die."
     ]
     area = characterization.load_area("duplex")
@@ -403,7 +513,7 @@ def fig8_lines(out: Path) -> list[str]:
     lines = [
         f"A {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} FP16 GEMM on one stack, n tokens (Op/B = n): delay "
         "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
-        "(from §IV-C: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
+        "(from §VII-E: " + ", ".join(f"{p} {pim_area_mm2(p):.1f} mm2" for p in PIMS) + "; DRAM-die units at "
         f"{paper.DRAM_AREA_FACTOR}x logic area [S: scaling in model.pim_area_mm2]). EDAP over Logic-PIM's:",
         "",
         caption(
@@ -489,6 +599,7 @@ def report_lines(ctx) -> list[str]:
             ctx.grid("duplex-fig14-lanes", fig14_lanes, requests),
             ctx.grid("duplex-fig14-models", fig14_models, requests),
             out,
+            rows,
         ),
         "",
         "### Energy (Fig. 15)",
@@ -499,7 +610,7 @@ def report_lines(ctx) -> list[str]:
         "",
         *fig8_lines(out),
         "",
-        "### Logic-die area (§IV-C)",
+        "### Logic-die area (§VII-E)",
         "",
         *area_lines(),
     ]
