@@ -40,6 +40,7 @@ _DIMMS = (
     "needs Hermes run at other DIMM counts, a simulation grid the report does not run (Fig. 14's counts are not "
     "given; a new grid needs the full rerun)"
 )
+_SIDES = "the model takes the slower of the GPU and the DIMMs per block (Eq. 1) but the report keeps no per-side times"
 _PROFILE = "a property of real models' activations (the paper's profiling); the kit's activations are generated"
 _HOSTLINK = "host-relayed inter-DIMM copies are not modelled: the model moves neurons between DIMMs over DIMM-link only"
 
@@ -89,6 +90,7 @@ STATEMENTS = (
     ),
     not_computed("§I", "a single GPU provides hundreds of TFLOPS", _INPUT + " (sysmodel/devices.py)"),
     not_computed("§I", "NDP-DIMMs' computation is constrained to hundreds of GFLOPS [6], [14], [26], [68]", _OTHER),
+    not_computed("§I", "even on the infrequently activated neurons, the NDP-DIMMs bottleneck inference", _SIDES),
     claim("§I", "Hermes achieves 148.98x and 75.24x speedups over FlexGen and Deja Vu", *_SPEEDUPS_B16),
     # --- §II Background ---------------------------------------------------------------------------------------
     not_computed("§II-A", "token generation accounts for more than 90% of the total runtime [32]", _OTHER),
@@ -104,6 +106,13 @@ STATEMENTS = (
         "the host CPU reaches DRAM at 89.6 GB/s against PCIe's 64 GB/s",
         _INPUT + " (paper.HOST_BW; PCIe 4.0 x16, 32 GB/s per direction, notes A20)",
     ),
+    not_computed(
+        "§III-A",
+        "multiple NDP-DIMMs offer bandwidth comparable to a consumer GPU's and larger storage",
+        "arithmetic of the stated organisation (8 DIMMs x 4 ranks of DDR4-3200 against 936 GB/s; 8 x 32 GB "
+        "against 24 GB), nothing to predict",
+    ),
+    not_computed("§III-A", "NDP-DIMMs' processing units alone cannot boost inference efficiency [58]", _OTHER),
     claim("§III-A", "about 20% of neurons (hot) account for 80% of computations, 80% (cold) for 20%", *_HOT_COLD),
     not_computed("§III-A", "hot neurons have 16x higher computation intensity", _ARITH + " ((80/20)/(20/80))"),
     claim(
@@ -174,6 +183,7 @@ STATEMENTS = (
         _HOSTLINK + "; the report keeps no migration share of the run",
     ),
     not_computed("§IV-A2", "the entire prompting stage runs on the GPU", _DEF + " (model.prefill_time)"),
+    not_computed("§IV-A2", "the GPU generally finishes its part sooner, hiding the GPU-to-DIMM transfer", _SIDES),
     # --- §IV-B Offline neuron mapping ---------------------------------------------------------------------------
     not_computed("§IV-B", "more than 2^1000 neuron mappings for LLaMA-7B", _ARITH + " (a count of placements)"),
     not_computed(
@@ -385,6 +395,11 @@ STATEMENTS = (
     not_computed(
         "§V-E2, Fig. 15",
         "the RTX 3090's data loading is nearly identical to the 4090's; it spends more on prefill and hot neurons",
+        _GRID + " (the GPU grid keeps tokens/s per GPU)",
+    ),
+    not_computed(
+        "§V-E2, Fig. 15",
+        "the Tesla T4, with less memory and bandwidth than the RTX 3090, is inefficient for data loading",
         _GRID + " (the GPU grid keeps tokens/s per GPU)",
     ),
     not_computed("§V-E3, Fig. 16", "32 to 512 multipliers raise the computation capability 16x", _ARITH),
