@@ -557,6 +557,11 @@ def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = pap
         *head(f"The multiplier sweep's claims, paper vs model ({m})"),
         _row("multipliers 32 -> 512, batch 16", paper.DSE_SPEEDUP, max(curves[16]) / curves[16][0]),
         _row(
+            "more multipliers help batch 16 more than batch 1",
+            paper.DSE_LARGER_BATCH,
+            curves[16][-1] / curves[16][0] / (c1[-1] / c1[0]),
+        ),
+        _row(
             "batch 16 rises with every multiplier step",
             paper.DSE_B16_RISES,
             min(b / a for a, b in pairwise(curves[16])),
