@@ -135,3 +135,16 @@ def test_the_gpus_parameter_shares_are_the_inputs_of_its_budget(recorded) -> Non
 def test_the_gpu_sensitivity_batch_is_marked_unstated() -> None:
     """Fig. 15 states no batch; the model's batch 1 is a choice [S]."""
     assert all("[S" in c.workload for c in paper.GPU_SENSITIVITY.values())
+
+
+def test_the_generators_inputs_are_inputs_and_its_longer_lags_predictions(recorded) -> None:
+    """§III-B's statistics the generator is solved from (sparsity, the top 20%'s work, adjacent similarity, the
+    52% of hot neurons that move) are inputs; similarity at distance 10 and 25 and "almost no longer decreases
+    beyond 25" (distance 50 over 25: the paper states no value past 25, so flat reads as a ratio of 1) follow from
+    the solved process: predictions."""
+    report.workload_lines()
+    rows = recorded()
+    w = paper.WORKLOAD
+    assert {rows[w[k].quantity].kind for k in ("sparsity", "hot_work", "adjacent", "dynamic_hot")} == {"input"}
+    assert {rows[w[k].quantity].kind for k in ("distance10", "distance25", "flat")} == {"prediction"}
+    assert float(w["flat"]) == 1.0 and "over distance 25" in w["flat"].quantity
