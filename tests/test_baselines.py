@@ -62,7 +62,9 @@ def test_sweep_and_baseline_price_a_point_alike() -> None:
 
 
 def test_report() -> None:
-    text = "\n".join(b.report_lines())
+    from sysmodel.report.sections import baselines_lines
+
+    text = "\n".join(baselines_lines())
     assert "| DGX+AttAcc_bank | 1 | 58.55 |" in text and "Modelling differences that remain" in text
 
 
