@@ -116,8 +116,8 @@ def contract_spec(
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
 
-    def build() -> tuple[Module, list[Value]]:
-        dut = getattr(mod, cls)(**tb.params)
+    def build() -> tuple[Module, list[Value]]:  # the module looked up now: a mutant test swaps it
+        dut = getattr(importlib.import_module(mod_name), cls)(**tb.params)
         return stream_contract(dut, response), ports(dut)
 
     why = (

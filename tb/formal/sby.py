@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -40,6 +41,7 @@ class FormalSpec:
     why: str
     mode: str = "bmc"
     slow: bool = True
+    timeout: int = 40  # seconds per task: `make formal`'s 15-minute budget over ~40 modules on 2 cores
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -52,8 +54,8 @@ class FormalSpec:
 class FormalResult:
     spec: str
     passed: bool
-    cover: bool  # the cover task reached an output beat: the assumptions are not vacuous
-    summary: str  # "proved" (k-induction closed) or "bounded at depth N", or what failed
+    cover: str  # "reached" (an output beat: the assumptions are not vacuous), "timeout" or "unreachable"
+    summary: str  # "proved" (k-induction closed), "bounded at depth N", or what failed
     trace: Path | None  # the counterexample VCD when an assertion failed
 
     def as_dict(self) -> dict:
@@ -70,6 +72,7 @@ def _sby_text(spec: FormalSpec) -> str:
             f"check: mode {spec.mode}",
             "cover: mode cover",
             f"depth {spec.depth}",
+            f"timeout {spec.timeout}",
             "[engines]",
             "smtbmc yices",
             "[script]",
@@ -87,6 +90,22 @@ def _status(workdir: Path) -> str:
     return path.read_text().split()[0] if path.exists() else "ERROR"
 
 
+def reached_depth(workdir: Path) -> int:
+    """Steps whose assertions all held before the time budget ran out: smtbmc logs "Checking assertions in
+    step N" before checking step N, so steps 0..N-1 were done."""
+    steps = re.findall(r"Checking assertions in step (\d+)", (workdir / "logfile.txt").read_text())
+    return int(steps[-1]) if steps else 0
+
+
+def _summary(spec: FormalSpec, check: str, workdir: Path) -> tuple[bool, str]:
+    if check == "PASS":
+        return True, "proved" if spec.mode == "prove" else f"bounded at depth {spec.depth}"
+    if check == "TIMEOUT" and spec.mode == "bmc":
+        reached = reached_depth(workdir)
+        return reached > 0, f"bounded at depth {reached} ({spec.timeout} s budget; aimed at {spec.depth})"
+    return False, check
+
+
 def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
     """Elaborate ``spec``, run its check and cover tasks, and return (and record) the result."""
     top, ports = spec.build()
@@ -99,12 +118,12 @@ def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
         [str(BIN / "yowasp-sby"), *TOOLS, "-f", f"{spec.name}.sby"], cwd=work, env=env, capture_output=True, text=True
     )
     check, cover = _status(work / f"{spec.name}_check"), _status(work / f"{spec.name}_cover")
-    if check == "ERROR":
+    if "ERROR" in (check, cover):
         raise RuntimeError(f"{spec.name}: SymbiYosys failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}")
     traces = sorted((work / f"{spec.name}_check").glob("engine_*/trace*.vcd"))
-    passed = check == "PASS"
-    how = "proved" if spec.mode == "prove" else f"bounded at depth {spec.depth}"
-    result = FormalResult(spec.name, passed, cover == "PASS", how if passed else check, traces[0] if traces else None)
+    passed, summary = _summary(spec, check, work / f"{spec.name}_check")
+    covered = {"PASS": "reached", "TIMEOUT": "timeout"}.get(cover, "unreachable")
+    result = FormalResult(spec.name, passed, covered, summary, traces[0] if traces else None)
     (work / "result.json").write_text(json.dumps({"unit": spec.unit, **result.as_dict()}))
     return result
 

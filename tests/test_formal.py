@@ -1,0 +1,65 @@
+"""Formal proofs (`make formal`, marker ``formal``): every property module passes, the 8-bit FP units equal
+their golden rounding on every input, and every RTL and golden mutant fails at least one of them. `make test`
+runs the ones not marked ``formal_slow`` (well under a minute)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tb.formal import sby
+from tb.formal.equiv import EQUIVS, mismatches
+from tb.formal.mutate import mutated
+from tb.formal.registry import all_props
+from tb.mutants import MUTANTS
+from tb.rtl_mutants import RTL_MUTANTS
+
+PROPS = {p.name: p for p in all_props()}
+FAST_EQUIV = "equiv-fprecip-e5m2"  # 256 inputs: under a second
+# which property module catches each RTL mutant (tb/rtl_mutants.py)
+CATCHES = {
+    "deca-prefix-sum": "expand-equiv-w8",
+    "hermes-gemv-lane-count": "contract-hermes_gemv-buffer_bytes1024-lanes4-multipliers2",
+    "l3-softmax-chunk": "contract-l3_softmax_unit-chunk4-max_tokens64",
+    "duplex-gemm-input": "contract-duplex_gemm_module-buffer_bytes256-lanes2-rows4",
+}
+
+
+def _marks(slow: bool) -> list:
+    return [pytest.mark.formal, *([pytest.mark.formal_slow] if slow else [])]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(p.slow)) for n, p in PROPS.items()])
+def test_property(name: str) -> None:
+    result = sby.run(PROPS[name])
+    print(f"{name}: {result.summary}; cover {result.cover}")
+    assert result.passed, f"{name}: {result.summary}; counterexample {result.trace}"
+    assert result.cover != "unreachable", f"{name}: no output beat is reachable: the assumptions are vacuous"
+
+
+@pytest.mark.parametrize("spec", [pytest.param(e, marks=_marks(e.name != FAST_EQUIV)) for e in EQUIVS], ids=str)
+def test_fp_equivalence(spec) -> None:
+    assert mismatches(spec) == [], f"{spec.name}: (input, unit, golden) pairs that differ"
+
+
+@pytest.mark.formal
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_golden_mutant_fails_equivalence(name: str, monkeypatch) -> None:
+    """A golden rounding mutant (tb/mutants.py) must disagree with the unit somewhere."""
+    import golden.arith
+
+    monkeypatch.setattr(golden.arith, "round_pack", MUTANTS[name])
+    assert mismatches(next(e for e in EQUIVS if e.name == FAST_EQUIV)), f"golden mutant {name} not caught"
+
+
+@pytest.mark.parametrize(
+    "mutant", [pytest.param(m, marks=_marks(PROPS[CATCHES[m.name]].slow)) for m in RTL_MUTANTS], ids=str
+)
+def test_rtl_mutant_fails_a_proof(mutant, tmp_path) -> None:
+    spec = PROPS[CATCHES[mutant.name]]
+    with mutated(mutant):
+        result = sby.run(dataclasses.replace(spec, name=f"{spec.name}-mutant-{mutant.name}"), tmp_path)
+    assert not result.passed, f"mutant {mutant.name} passed {spec.name} ({result.summary})"
+    assert result.trace is not None and result.trace.exists(), f"mutant {mutant.name}: no counterexample trace"
+    print(f"mutant {mutant.name} fails {spec.name}: counterexample {result.trace}")
