@@ -124,14 +124,10 @@ def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
     passed, summary = _summary(spec, check, work / f"{spec.name}_check")
     covered = {"PASS": "reached", "TIMEOUT": "timeout"}.get(cover, "unreachable")
     result = FormalResult(spec.name, passed, covered, summary, traces[0] if traces else None)
-    (work / "result.json").write_text(json.dumps({"unit": spec.unit, **result.as_dict()}))
+    (work / "result.json").write_text(json.dumps({"name": spec.name, "unit": spec.unit, **result.as_dict()}))
     return result
 
 
-def recorded(out_dir: Path = FORMAL_DIR) -> dict[str, list[dict]]:
-    """The results of the last runs (one result.json per property module), by unit."""
-    by_unit: dict[str, list[dict]] = {}
-    for path in sorted(out_dir.glob("*/result.json")):
-        res = json.loads(path.read_text())
-        by_unit.setdefault(res["unit"], []).append(res)
-    return by_unit
+def recorded(out_dir: Path = FORMAL_DIR) -> list[dict]:
+    """The results of the last runs: one result.json per property module."""
+    return [json.loads(path.read_text()) for path in sorted(out_dir.glob("*/result.json"))]
