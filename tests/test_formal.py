@@ -47,7 +47,7 @@ def test_property(name: str) -> None:
     assert result.cover != "unreachable", f"{name}: no output beat is reachable: the assumptions are vacuous"
 
 
-@pytest.mark.parametrize("spec", [pytest.param(e, marks=_marks(e.name != FAST_EQUIV)) for e in EQUIVS], ids=lambda e: e.name)
+@pytest.mark.parametrize("spec", [pytest.param(e, marks=_marks(e.name != FAST_EQUIV), id=e.name) for e in EQUIVS])
 def test_fp_equivalence(spec) -> None:
     assert mismatches(spec) == [], f"{spec.name}: (input, unit, golden) pairs that differ"
 
