@@ -8,12 +8,13 @@ import dataclasses
 
 import pytest
 
+from tb.arith.cases import SPECS as ARITH_SPECS
 from tb.formal import sby
 from tb.formal.equiv import EQUIVS, mismatches
 from tb.formal.mutate import mutated
 from tb.formal.registry import all_props
 from tb.mutants import MUTANTS
-from tb.rtl_mutants import RTL_MUTANTS
+from tb.rtl_mutants import RTL_MUTANTS, RtlMutant
 
 PROPS = {p.name: p for p in all_props()}
 FAST_EQUIV = "equiv-fprecip-e5m2"  # 256 inputs: under a second
@@ -24,6 +25,17 @@ CATCHES = {
     "l3-softmax-chunk": "contract-l3_softmax_unit-chunk4-max_tokens64",
     "duplex-gemm-input": "contract-duplex_gemm_module-buffer_bytes256-lanes2-rows4",
 }
+# a stream-protocol bug the random testbenches meet only under backpressure: the stream contract must catch it
+PIPELINE_MUTANT = RtlMutant(
+    "pipeline-ignores-ready",
+    "arith",
+    next(t for t in ARITH_SPECS if t.tag == "fpmul-fmt_inbf16"),
+    "self.en.eq(~o_stream.valid | o_stream.ready)",
+    "self.en.eq(1)",
+    "stall-all pipelines advance under backpressure (hw/pipeline.py): a held output changes before ready",
+    module="hw.pipeline",
+)
+CATCHES[PIPELINE_MUTANT.name] = "contract-fpmul-fmt_inbf16"
 # mutants no proof catches yet: each corrupts data or beat counts within a transaction, which the generic
 # contract does not state and whose transaction (49-168 cycles) is past the depth the solver reaches in the
 # budget (13-20); a unit-level data property is the missing piece (strict: a catch turns the test red)
@@ -63,7 +75,9 @@ def test_golden_mutant_fails_equivalence(name: str, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "mutant", [pytest.param(m, marks=_mutant_marks(m.name)) for m in RTL_MUTANTS], ids=lambda m: m.name
+    "mutant",
+    [pytest.param(m, marks=_mutant_marks(m.name)) for m in (*RTL_MUTANTS, PIPELINE_MUTANT)],
+    ids=lambda m: m.name,
 )
 def test_rtl_mutant_fails_a_proof(mutant) -> None:
     """The counterexample is kept under build/formal/<property>-mutant-<name>/ (reported as unit "mutants")."""

@@ -15,7 +15,7 @@ from tb.formal.contract import contract_spec, ports
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
-A_MANTISSA = 6  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
+A_MANTISSA = 3  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
 
 
 def _significand(bits: Value) -> Value:
