@@ -86,8 +86,11 @@ def _sby_text(spec: FormalSpec) -> str:
 
 
 def _status(workdir: Path) -> str:
-    path = workdir / "status"
-    return path.read_text().split()[0] if path.exists() else "ERROR"
+    """PASS, FAIL, TIMEOUT, ... (a task stopped by its budget before the model was built leaves no status)."""
+    path, log = workdir / "status", workdir / "logfile.txt"
+    if path.exists():
+        return path.read_text().split()[0]
+    return "TIMEOUT" if log.exists() and "Reached TIMEOUT" in log.read_text() else "ERROR"
 
 
 def reached_depth(workdir: Path) -> int:
