@@ -56,6 +56,16 @@ def _all(values: list[Value]) -> Value:
     return Cat(*values).all() if values else Value.cast(1)
 
 
+def recording_domain(m: Module) -> Signal:
+    """A reset-less ``fv`` domain on the unit's clock for what a reset must not erase; returns ``started``,
+    low only in the first cycle."""
+    m.domains.fv = ClockDomain(reset_less=True)
+    m.d.comb += ClockSignal("fv").eq(ClockSignal())
+    started = Signal()
+    m.d.fv += started.eq(1)
+    return started
+
+
 def _held(m: Module, started: Value, past_rst: Value, p: StreamPort) -> None:
     """valid stays high and payload stable until ready: assumed of inputs, asserted of outputs."""
     payload = Value.cast(p.port.payload)
@@ -72,14 +82,13 @@ def stream_contract(dut: wiring.Component, response: int) -> Module:
     with every input valid, every output ready and no handshake (the unit's cycle model bound)."""
     m = Module()
     m.submodules.dut = dut
-    m.domains.fv = ClockDomain(reset_less=True)
-    m.d.comb += ClockSignal("fv").eq(ClockSignal())
+    started = recording_domain(m)
     sp = stream_ports(dut)
     ins, outs = [p.port for p in sp if p.inbound], [p.port for p in sp if not p.inbound]
     if not ins or not outs:
         raise ValueError(f"dut: {type(dut).__name__} needs input and output streams for the contract")
-    rst, started, past_rst = ResetSignal(), Signal(), Signal()
-    m.d.fv += [started.eq(1), past_rst.eq(rst)]
+    rst, past_rst = ResetSignal(), Signal()
+    m.d.fv += past_rst.eq(rst)
     with m.If(~started):
         m.d.comb += Assume(rst, "reset_first")
     for p in sp:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import importlib
 
-from amaranth.hdl import Assert, Assume, ClockDomain, ClockSignal, Module, ResetSignal, Signal, Value
+from amaranth.hdl import Assert, Assume, Module, ResetSignal, Signal, Value
 
 from golden.hermes_spec import serial_steps
-from tb.formal.contract import contract_spec, ports
+from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
@@ -29,8 +29,7 @@ def serial_lane_equiv(serial_bits: int) -> tuple[Module, list[Value]]:
     dut = importlib.import_module("hw.hermes.bitserial").SerialLane(serial_bits)
     m = Module()
     m.submodules.dut = dut
-    m.domains.fv = ClockDomain(reset_less=True)
-    m.d.comb += ClockSignal("fv").eq(ClockSignal())
+    recording_domain(m)
     cycle = Signal(range(32))
     m.d.fv += cycle.eq(cycle + (cycle < 31))
     a, b = Signal(16), Signal(16)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import importlib
 
-from amaranth.hdl import Assert, Assume, Cat, ClockDomain, ClockSignal, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import Assert, Assume, Cat, Module, Mux, ResetSignal, Signal, Value
 
 import golden.l3
 from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, WINDOW_BEATS
-from tb.formal.contract import contract_spec, ports
+from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.l3.cases import SPECS
 
@@ -41,10 +41,7 @@ def relayout_equiv(inverse: bool, flags: bool) -> tuple[Module, list[Value]]:
     dut = importlib.import_module("hw.l3.relayout").Relayout(inverse)
     m = Module()
     m.submodules.dut = dut
-    m.domains.fv = ClockDomain(reset_less=True)
-    m.d.comb += ClockSignal("fv").eq(ClockSignal())
-    started = Signal()
-    m.d.fv += started.eq(1)
+    started = recording_domain(m)
     m.d.comb += Assume(ResetSignal() == ~started)  # reset once, at the start (the contract covers resets)
     beats = [Signal(BEAT_BITS, name=f"in{k}") for k in range(WINDOW_BEATS)]
     n_in, n_out, n_write = (Signal(range(16), name=n) for n in ("n_in", "n_out", "n_write"))  # n_write: its beats
