@@ -39,6 +39,7 @@ PROPS = [
         "combinational: one step holds every input (k-induction closes at once)",
         "prove",
         slow=False,
+        timeout=120,
     ),
     *(contract_spec(s) for s in SPECS if s.params["w"] == 8),
 ]

@@ -113,7 +113,12 @@ def stream_contract(dut: wiring.Component, response: int) -> Module:
 
 
 def contract_spec(
-    tb: TbSpec, depth: int | None = None, response: int | None = None, mode: str = "bmc", slow: bool = True
+    tb: TbSpec,
+    depth: int | None = None,
+    response: int | None = None,
+    mode: str = "bmc",
+    slow: bool = True,
+    timeout: int = 40,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -133,4 +138,4 @@ def contract_spec(
         f"{depth} cycles: the reset, then at least one item accepted and its result out within the response "
         f"bound {response} (cycle model latency {model.latency} + II {model.ii:g})"
     )
-    return FormalSpec(f"contract-{tb.tag}", tb.unit, build, depth, why, mode, slow)
+    return FormalSpec(f"contract-{tb.tag}", tb.unit, build, depth, why, mode, slow, timeout)
