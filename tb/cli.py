@@ -2,7 +2,8 @@
 `make area`.
 
 * summary: after `make sim`, one row per testbench: unit, parameters, PASS/FAIL (from pytest's JUnit
-  XML), vectors checked, measured latency and II (from the characterization records).
+  XML), the unit's formal result from the last `make formal` (proved / bounded d=N / FAIL / not covered),
+  vectors checked, measured latency and II (from the characterization records).
 * verilog: every registered unit's Verilog into build/verilog/<tag>.v.
 * area: Yosys cell counts of the DECA PE design points, L3's Table 5 units and Duplex's GEMM module and
   softmax unit into sysmodel/data/area.json.
@@ -20,6 +21,7 @@ from pathlib import Path
 from sysmodel.characterization import Record, read
 from tb import area, bench, runner
 from tb.charz import record_path
+from tb.formal.sby import recorded
 from tb.registry import all_specs
 
 
@@ -40,9 +42,21 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
     return out
 
 
+def formal_cell(results: list[dict], spec: runner.TbSpec) -> str:
+    """The testbench's formal result from the last `make formal` (tb/formal/sby.py's result.json files): its
+    contract's, then "+eq" when its unit's other modules (equivalences) all hold, "FAIL" if any failed."""
+    own = [r for r in results if r["name"] == f"contract-{spec.tag}"]
+    other = [r for r in results if r["unit"] == spec.unit and not r["name"].startswith("contract-")]
+    if not all(r["passed"] for r in own + other):
+        return "FAIL"
+    cell = own[0]["summary"].replace("bounded at depth", "bounded d=").split(" (")[0] if own else "not covered"
+    return cell.replace("= ", "=") + (" +eq" if other else "")
+
+
 def summary(junit: Path) -> int:
     outcomes = _junit_outcomes(junit) if junit.exists() else {}
-    rows = [("unit", "parameters", "simulator", "result", "vectors", "latency", "II", "model lat/II")]
+    formal = recorded()
+    rows = [("unit", "parameters", "simulator", "result", "formal", "vectors", "latency", "II", "model lat/II")]
     failed = 0
     for spec in all_specs():
         sim = runner.simulator(spec)
@@ -51,6 +65,7 @@ def summary(junit: Path) -> int:
         status = outcomes.get(spec.tag, "NOT RUN")
         failed += status != "PASS"
         params = ",".join(f"{k}={v}" for k, v in spec.all_params.items())
+        proof = formal_cell(formal, spec)
         if rec:
             rows.append(
                 (
@@ -58,6 +73,7 @@ def summary(junit: Path) -> int:
                     params,
                     sim,
                     status,
+                    proof,
                     str(rec.vectors),
                     str(rec.latency),
                     f"{rec.ii:g}",
@@ -72,6 +88,7 @@ def summary(junit: Path) -> int:
                         f"  {p['fmt']} d={p['density']}",
                         sim,
                         status,
+                        "",
                         str(sub.vectors),
                         str(sub.latency),
                         f"{sub.ii:g}",
@@ -81,7 +98,7 @@ def summary(junit: Path) -> int:
                     )
                 )
         else:
-            rows.append((spec.unit, params, sim, status, "-", "-", "-", "-"))
+            rows.append((spec.unit, params, sim, status, proof, "-", "-", "-", "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     print("\nmembound testbench summary (II of DECA rows: cycles per tile; model II: #vOps*(1+bpv))")
     for i, row in enumerate(rows):
