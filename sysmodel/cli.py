@@ -671,137 +671,195 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 
-def parser() -> Parser:
-    ap = Parser(prog="membound", description="membound: RTL-backed system models of memory-bound LLM inference")
-    sub = ap.add_subparsers(dest="cmd", parser_class=Parser, metavar="COMMAND")
-    r = sub.add_parser("report", help="write the Markdown and HTML report")
-    r.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
-    r.add_argument("--out", type=Path, help="output directory (default build/report)")
-    r.add_argument(
+def _report_args(sub: argparse._SubParsersAction) -> None:
+    """`membound report`'s options."""
+    p = sub.add_parser("report", help="write the Markdown and HTML report")
+    p.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
+    p.add_argument("--out", type=Path, help="output directory (default build/report)")
+    p.add_argument(
         "--requests", type=positive_int, default=1000, help="requests per serving run (L3's paper runs 1000)"
     )
-    r.add_argument(
+    p.add_argument(
         "--full",
         action="store_true",
         help="rerun every serving grid instead of reading the committed cache (sysmodel/data/report_cache)",
     )
-    r.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
-    c = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
-    c.add_argument(
+    p.add_argument("--brief", action="store_true", help="do not echo the report to the terminal")
+
+
+def _characterize_args(sub: argparse._SubParsersAction) -> None:
+    """`membound characterize`'s options."""
+    p = sub.add_parser("characterize", help="merge testbench records into the committed snapshot")
+    p.add_argument(
         "--records", type=Path, default=Path("build/characterization"), help="directory of testbench records (.json)"
     )
-    sw = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
-    sw.add_argument("config", type=Path, help="the grid: a .toml or .yaml file (examples/)")
-    sw.add_argument(
+
+
+def _sweep_args(sub: argparse._SubParsersAction) -> None:
+    """`membound sweep`'s options."""
+    p = sub.add_parser("sweep", help="run a parameter grid (TOML/YAML config) into a CSV")
+    p.add_argument("config", type=Path, help="the grid: a .toml or .yaml file (examples/)")
+    p.add_argument(
         "--out",
         type=Path,
         help="the results: .csv, or .parquet (default: the config's out, else build/sweeps/KIND.csv)",
     )
-    sw.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
-    sw.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+    p.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    p.add_argument("--scheduler", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+
+
+def _systems_args(sub: argparse._SubParsersAction) -> None:
+    """`membound systems` (no options)."""
     sub.add_parser("systems", help="list the registered systems with their parameters")
-    md = sub.add_parser("model", help="what the kit derives from a model: parameters, KV bytes, layers, experts")
-    md.add_argument("model", nargs="?", help="a zoo name or a Hugging Face config.json (none: list the zoo)")
-    sv = sub.add_parser("serve", help="serve a request trace on a system: throughput, TBT/T2FT/E2E, J/token")
-    _trace_options(sv, "requests (default 1000; a file: all of its rows)")
-    sv.add_argument("--system", default="gpu", help="a registered system (`membound systems`)")
-    sv.add_argument("--set", action="append", metavar="KEY=VALUE", help="a system parameter (repeatable)")
-    sv.add_argument("--device", help="shortcut for --set device=NAME (systems with a device parameter)")
-    sv.add_argument("--devices", type=positive_int, help="shortcut for --set devices=N")
-    sv.add_argument(
+
+
+def _model_args(sub: argparse._SubParsersAction) -> None:
+    """`membound model`'s options."""
+    p = sub.add_parser("model", help="what the kit derives from a model: parameters, KV bytes, layers, experts")
+    p.add_argument("model", nargs="?", help="a zoo name or a Hugging Face config.json (none: list the zoo)")
+
+
+def _serve_args(sub: argparse._SubParsersAction) -> None:
+    """`membound serve`'s options."""
+    p = sub.add_parser("serve", help="serve a request trace on a system: throughput, TBT/T2FT/E2E, J/token")
+    _trace_options(p, "requests (default 1000; a file: all of its rows)")
+    p.add_argument("--system", default="gpu", help="a registered system (`membound systems`)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a system parameter (repeatable)")
+    p.add_argument("--device", help="shortcut for --set device=NAME (systems with a device parameter)")
+    p.add_argument("--devices", type=positive_int, help="shortcut for --set devices=N")
+    p.add_argument(
         "--routing",
         type=Path,
         help="shortcut for --set routing=FILE (duplex: an expert routing "
         "trace, .npy (tokens, top_k) or .npz with an 'experts' array)",
     )
-    sv.add_argument(
+    p.add_argument(
         "--qps",
         help="Poisson arrivals at this rate; a comma list sweeps it (default: all at t=0; "
         "with a trace file it replaces the file's arrival times)",
     )
-    sv.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
-    sv.add_argument(
+    p.add_argument("--concurrency", type=positive_int, help="closed loop with this many requests in the system")
+    p.add_argument(
         "--prefill-budget",
         type=positive_int,
         help="tokens per stage (chunked prefill: reserve counts "
         "prompt tokens, sarathi prompt and decode tokens, default 512)",
     )
-    sv.add_argument(
+    p.add_argument(
         "--profile",
         type=Path,
         help="measured iteration times replacing the system's stage times (CSV: per operator class, "
         "or decode_reqs, decode_ctx, prefill_tokens, seconds; sysmodel/profile.py)",
     )
-    sv.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
-    sv.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
-    sv.add_argument(
+    p.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
+    p.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
+    p.add_argument(
         "--dask", metavar="ADDRESS", help="run the --qps values as tasks on an existing Dask cluster (tcp://host:8786)"
     )
-    cp = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
-    _trace_options(cp, "requests (default 1000; a file: all of its rows)")
-    cp.add_argument("--systems", default="all", help="comma-separated registered systems, or all")
-    cp.add_argument("--set", action="append", metavar="SYSTEM.KEY=VALUE", help="a system parameter (repeatable)")
-    cp.add_argument("--qps", type=positive_float, help="Poisson arrivals at this rate (default: all at t=0)")
-    cp.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
-    hm_ = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
-    hm_.add_argument(
+
+
+def _compare_args(sub: argparse._SubParsersAction) -> None:
+    """`membound compare`'s options."""
+    p = sub.add_parser("compare", help="one model and trace on every system: tokens/s, TBT, T2FT, J/token, area")
+    _trace_options(p, "requests (default 1000; a file: all of its rows)")
+    p.add_argument("--systems", default="all", help="comma-separated registered systems, or all")
+    p.add_argument("--set", action="append", metavar="SYSTEM.KEY=VALUE", help="a system parameter (repeatable)")
+    p.add_argument("--qps", type=positive_float, help="Poisson arrivals at this rate (default: all at t=0)")
+    p.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
+
+
+def _hermes_args(sub: argparse._SubParsersAction) -> None:
+    """`membound hermes`'s options."""
+    p = sub.add_parser("hermes", help="one Hermes generation: tokens/s on a generated or .npz activation trace")
+    p.add_argument(
         "--model", required=True, help="a zoo model (membound model lists them) or a Hugging Face config.json"
     )
-    hm_.add_argument(
+    p.add_argument(
         "--trace",
         type=Path,
         help="activation trace .npz (sysmodel/hermes/workload.py): at most the model's layers, fewer standing for "
         "all of them; generated from the paper's statistics when absent",
     )
-    hm_.add_argument(
+    p.add_argument(
         "--batch", type=positive_int, help="sequences of a generated trace (default 1; at most the GEMV unit's batch)"
     )
-    hm_.add_argument("--seed", type=seed, help="a generated trace's seed (default 1)")
-    hm_.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
-    hm_.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
-    hm_.add_argument(
+    p.add_argument("--seed", type=seed, help="a generated trace's seed (default 1)")
+    p.add_argument("--policy", default="hermes", help="random, partition, adjustment, hermes (the ablation steps)")
+    p.add_argument("--host", action="store_true", help="Hermes-host: the CPU computes the cold neurons")
+    p.add_argument(
         "--multipliers",
         type=positive_int,
         default=256,
         help="GEMV multipliers per NDP core (default 256; at most the paper's DSE's largest)",
     )
-    dr = sub.add_parser("dram", help="one DRAM/HBM channel on a generated trace: bandwidth, refresh, command log")
-    dr.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
-    dr.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
-    dr.add_argument("--pattern", default="streaming", help="streaming, random, strided")
-    dr.add_argument("--requests", type=positive_int, default=100000, help="bursts")
-    dr.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
-    dr.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
-    dr.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
-    dr.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
-    dr.add_argument(
+
+
+def _dram_args(sub: argparse._SubParsersAction) -> None:
+    """`membound dram`'s options."""
+    p = sub.add_parser("dram", help="one DRAM/HBM channel on a generated trace: bandwidth, refresh, command log")
+    p.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
+    p.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
+    p.add_argument("--pattern", default="streaming", help="streaming, random, strided")
+    p.add_argument("--requests", type=positive_int, default=100000, help="bursts")
+    p.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
+    p.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
+    p.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
+    p.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
+    p.add_argument(
         "--age-cap",
         type=positive_int,
         help="FR-FCFS starvation bound: cycles after which the oldest request goes first (default: no cap)",
     )
-    dr.add_argument(
+    p.add_argument(
         "--log", type=Path, help="write the command log here (CSV: cycle, channel, rank, bankgroup, bank, row, command)"
     )
-    fb = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
-    fb.add_argument(
+
+
+def _flash_bench_args(sub: argparse._SubParsersAction) -> None:
+    """`membound flash-bench`'s options."""
+    p = sub.add_parser("flash-bench", help="measure this machine's flash read throughput vs chunk size and threads")
+    p.add_argument(
         "--out",
         type=Path,
         help="where the scratch file, the results and the plot go (the disk "
         "measured; default build/flash-bench, which the report overlays)",
     )
-    fb.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
-    fb.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
-    fb.add_argument("--seconds", type=positive_float, default=0.6, help="reading time per (chunk, threads) point")
-    fp = sub.add_parser("flash-predictor", help="train and rate the low-rank activation predictor")
-    fp.add_argument(
+    p.add_argument("--size", type=positive_int, default=512, help="scratch file MiB")
+    p.add_argument("--threads", default="1,4,16,32", help="comma-separated thread counts")
+    p.add_argument("--seconds", type=positive_float, default=0.6, help="reading time per (chunk, threads) point")
+
+
+def _flash_predictor_args(sub: argparse._SubParsersAction) -> None:
+    """`membound flash-predictor`'s options."""
+    p = sub.add_parser("flash-predictor", help="train and rate the low-rank activation predictor")
+    p.add_argument(
         "--dump",
         type=Path,
         help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
         "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent",
     )
-    fp.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
-    fp.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
-    fp.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
+    p.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
+    p.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
+    p.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
+
+
+def parser() -> Parser:
+    ap = Parser(prog="membound", description="membound: RTL-backed system models of memory-bound LLM inference")
+    sub = ap.add_subparsers(dest="cmd", parser_class=Parser, metavar="COMMAND")
+    for add in (
+        _report_args,
+        _characterize_args,
+        _sweep_args,
+        _systems_args,
+        _model_args,
+        _serve_args,
+        _compare_args,
+        _hermes_args,
+        _dram_args,
+        _flash_bench_args,
+        _flash_predictor_args,
+    ):
+        add(sub)
     return ap
 
 

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -356,7 +357,10 @@ def _channel(rank, bank, row, write, arrival, tm, ranks, banks, bpg, slots, queu
     request, refreshes, log entries written, False if ``log`` ran out of room). ``policy``: an index into
     REFRESH; ``slots``: per-bank refresh commands per tREFI (a REFpb covers the banks ``b % slots == s``);
     ``age_cap``: cycles (10^18: no cap).
-    Compiled by numba (:func:`_engine`); plain Python runs it too, slowly."""
+    Compiled by numba (:func:`_engine`); plain Python runs it too, slowly. One function on purpose: numba
+    compiles it into one loop whose controller state (open rows, bank and rank timers, the queue, refresh
+    debts) lives in locals; split into helpers, that state would cross calls as arrays or tuples each
+    scheduling step."""
     bl, cl, cwl, trcd, trp, tras, trc, tccd_s, tccd_l = tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6], tm[7], tm[8]
     trrd_s, trrd_l, tfaw, twtr_s, twtr_l, twr, trtp = tm[9], tm[10], tm[11], tm[12], tm[13], tm[14], tm[15]
     trfc, trefi, trtrs, trfc_pb = tm[16], tm[17], tm[18], tm[19]
@@ -608,6 +612,42 @@ def policy_index(preset: DramPreset, refresh: bool | str) -> int:
     return REFRESH.index(name)
 
 
+def _check_age_cap(age_cap: int | None) -> None:
+    if age_cap is not None and (isinstance(age_cap, bool) or not isinstance(age_cap, (int, np.integer)) or age_cap < 1):
+        raise ValueError(f"age_cap: {age_cap!r} not allowed; an integer number of cycles >= 1, or None (no cap)")
+
+
+def _decode(o: DramOrg, local: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A channel's burst addresses -> (rank, bank index within the rank, row); the lowest bits pick the bank
+    group, then the column, the bank in its group, the rank and the row."""
+    bg, a = local % o.bankgroups, local // o.bankgroups
+    a = a // o.columns
+    bk, a = a % o.banks_per_group, a // o.banks_per_group
+    return a % o.ranks, bg * o.banks_per_group + bk, (a // o.ranks) % o.rows
+
+
+def _run_channel(run: Callable, args: tuple, n: int, log: bool) -> tuple[np.ndarray, int, np.ndarray]:
+    """The kernel over one channel's ``n`` requests: (done cycle per request, refreshes, log entries); with
+    ``log``, rerun with room for twice the entries until the log fits."""
+    cap = 4 * n + 1024 if log else 0
+    while True:
+        buf = np.zeros((cap, 6), np.int64)
+        done, r, nlog, fits = run(*args, buf)
+        if fits or not log:
+            return done, r, buf[:nlog]
+        cap = 2 * nlog
+
+
+def _log_records(entries: np.ndarray, ch: int) -> np.ndarray:
+    """One channel's log entries as records of :data:`LOG_FIELDS`, in cycle order."""
+    e = entries[np.argsort(entries[:, 0], kind="stable")]  # owed REFs are logged ahead of time
+    rec = np.zeros(len(e), dtype=[(f, np.int64) for f in LOG_FIELDS])
+    rec["channel"] = ch
+    for k, f in enumerate(("cycle", "rank", "bankgroup", "bank", "row", "command")):
+        rec[f] = e[:, k]
+    return rec
+
+
 def simulate(
     preset: DramPreset,
     addrs: list[int],
@@ -626,14 +666,12 @@ def simulate(
     o = preset.org
     if len(addrs) == 0:
         raise ValueError("addrs: empty trace")
-    if age_cap is not None and (isinstance(age_cap, bool) or not isinstance(age_cap, (int, np.integer)) or age_cap < 1):
-        raise ValueError(f"age_cap: {age_cap!r} not allowed; an integer number of cycles >= 1, or None (no cap)")
+    _check_age_cap(age_cap)
     policy = policy_index(preset, refresh)
     addr_a = np.asarray(addrs, np.int64)
     writes_a = np.zeros(len(addrs), np.bool_) if writes is None else np.asarray(writes, np.bool_)
     arrive = np.zeros(len(addrs), np.int64) if arrivals is None else np.asarray(arrivals, np.int64)
-    t = preset.timing
-    tm = np.array([getattr(t, k) for k in _T], np.int64)
+    tm = np.array([getattr(preset.timing, k) for k in _T], np.int64)
     slots = o.banks_per_group if preset.refsb else o.banks
     run = _engine()
     cycles, refs, logs = 0, 0, []
@@ -642,17 +680,12 @@ def simulate(
         if not len(sel):
             continue
         sel = sel[np.argsort(arrive[sel], kind="stable")]
-        local = addr_a[sel] // o.channels
-        bg, a = local % o.bankgroups, local // o.bankgroups
-        a = a // o.columns
-        bk, a = a % o.banks_per_group, a // o.banks_per_group
-        rank, row = a % o.ranks, (a // o.ranks) % o.rows
-        cap = 4 * len(sel) + 1024 if log else 0
-        while True:
-            buf = np.zeros((cap, 6), np.int64)
-            done, r, nlog, fits = run(
+        rank, bank, row = _decode(o, addr_a[sel] // o.channels)
+        done, r, entries = _run_channel(
+            run,
+            (
                 rank,
-                bg * o.banks_per_group + bk,
+                bank,
                 row,
                 writes_a[sel],
                 arrive[sel],
@@ -665,20 +698,14 @@ def simulate(
                 policy,
                 max_postpone,
                 10**18 if age_cap is None else age_cap,
-                buf,
-            )
-            if fits or not log:
-                break
-            cap = 2 * nlog
+            ),
+            len(sel),
+            log,
+        )
         cycles, refs = max(cycles, int(done.max())), refs + int(r)
         if log:
-            e = buf[:nlog][np.argsort(buf[:nlog, 0], kind="stable")]  # owed REFs are logged ahead of time
-            rec = np.zeros(nlog, dtype=[(f, np.int64) for f in LOG_FIELDS])
-            rec["channel"] = ch
-            for k, f in enumerate(("cycle", "rank", "bankgroup", "bank", "row", "command")):
-                rec[f] = e[:, k]
-            logs.append(rec)
-    secs = cycles * t.tck_ns * 1e-9
+            logs.append(_log_records(entries, ch))
+    secs = cycles * preset.timing.tck_ns * 1e-9
     total = len(addrs) * o.burst_bytes
     return TraceResult(total, cycles, secs, total / secs, refs, np.concatenate(logs) if log else None)
 

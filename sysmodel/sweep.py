@@ -34,52 +34,11 @@ import itertools
 import math
 import pickle
 import tomllib
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from sysmodel.progress import progress
-
-
-@dataclass(frozen=True)
-class Field:
-    """One grid key's schema: its type, range (``lo``/``hi``, ``open_lo``: lo excluded) or allowed names."""
-
-    kind: type
-    lo: float | None = None
-    hi: float | None = None
-    open_lo: bool = False
-    choices: Callable[[], list[str]] | None = None
-    required: bool = False
-    config_path: bool = False  # a path to an existing .json file is allowed beside the choices (a model's config)
-
-    def allowed(self) -> str:
-        if self.choices:
-            path = " or the path of a config.json" if self.config_path else ""
-            return f"one of {', '.join(self.choices())}{path}"
-        what = "a whole number" if self.kind is int else "a number"
-        lo = "" if self.lo is None else f"{'>' if self.open_lo else '>='} {self.lo:g}"
-        hi = "" if self.hi is None else f"<= {self.hi:g}"
-        return f"{what} {' and '.join(x for x in (lo, hi) if x)}".strip()
-
-    def check(self, key: str, v) -> None:
-        ok = (
-            isinstance(v, str)
-            if self.kind is str
-            else isinstance(v, int | float)
-            and not isinstance(v, bool)
-            and math.isfinite(v)
-            and (self.kind is not int or v == int(v))
-        )
-        if ok and self.choices:
-            ok = v in self.choices() or (self.config_path and v.endswith(".json") and Path(v).is_file())
-        if ok and self.kind is not str:
-            ok = (self.lo is None or (v > self.lo if self.open_lo else v >= self.lo)) and (
-                self.hi is None or v <= self.hi
-            )
-        if not ok:
-            raise ValueError(f"grid.{key}: {v!r} not allowed; {self.allowed()}")
+from sysmodel.systems import Param
 
 
 def _models() -> list[str]:
@@ -94,27 +53,31 @@ def _devices() -> list[str]:
     return list(DEVICES)
 
 
-SCHEMA = {  # kind -> key -> Field
-    "decode": {
-        "model": Field(str, choices=_models, required=True, config_path=True),
-        "device": Field(str, choices=_devices, required=True),
-        "batch": Field(int, 1),
-        "kv_len": Field(int, 0),
-        "wbytes": Field(float, 0, 8, open_lo=True),
-        "mem_bw": Field(float, 0, open_lo=True),
-        "gpus": Field(int, 1, 1024),
-        "eta_compute": Field(float, 0, 1, open_lo=True),
-        "eta_memory": Field(float, 0, 1, open_lo=True),
-    },
-    "deca": {
-        "machine": Field(str, choices=lambda: ["SPR-HBM", "SPR-DDR5"]),
-        "scheme": Field(str, choices=lambda: ["q16", "q8", "q4"]),  # the schemes sysmodel.deca models
-        "density": Field(float, 0, 1, open_lo=True),
-        "n": Field(int, 1),
-        "w": Field(int, 1, 1024),
-        "lanes": Field(int, 1, 1024),
-        "system": Field(str, choices=lambda: ["deca", "sw"]),
-    },
+def _grid(*params: Param) -> dict[str, Param]:
+    return {p.name: p for p in params}
+
+
+SCHEMA = {  # kind -> key -> Param (no defaults here: run_point's apply)
+    "decode": _grid(
+        Param("model", None, "a zoo model or a config.json", _models, required=True, config_path=True, kind=str),
+        Param("device", None, "a device of sysmodel.devices", _devices, required=True, kind=str),
+        Param("batch", None, "sequences per decode step", minimum=1, kind=int),
+        Param("kv_len", None, "context tokens", minimum=0, kind=int),
+        Param("wbytes", None, "bytes per weight", minimum=0, maximum=8, open_minimum=True, kind=float),
+        Param("mem_bw", None, "the device's memory bandwidth, B/s", minimum=0, open_minimum=True, kind=float),
+        Param("gpus", None, "tensor-parallel devices", minimum=1, maximum=1024, kind=int),
+        Param("eta_compute", None, "compute efficiency", minimum=0, maximum=1, open_minimum=True, kind=float),
+        Param("eta_memory", None, "memory efficiency", minimum=0, maximum=1, open_minimum=True, kind=float),
+    ),
+    "deca": _grid(
+        Param("machine", None, "the Sapphire Rapids machine", ("SPR-HBM", "SPR-DDR5"), kind=str),
+        Param("scheme", None, "a compression scheme sysmodel.deca models", ("q16", "q8", "q4"), kind=str),
+        Param("density", None, "share of nonzero weights", minimum=0, maximum=1, open_minimum=True, kind=float),
+        Param("n", None, "the GeMM's N (tokens)", minimum=1, kind=int),
+        Param("w", None, "the PE's W", minimum=1, maximum=1024, kind=int),
+        Param("lanes", None, "the PE's lanes", minimum=1, maximum=1024, kind=int),
+        Param("system", None, "DECA or software decompression", ("deca", "sw"), kind=str),
+    ),
 }
 KINDS = {k: set(v) for k, v in SCHEMA.items()}
 
@@ -159,10 +122,10 @@ def validate(cfg: dict) -> None:
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid.{key}: must be a non-empty list")
         for v in values:
-            SCHEMA[kind][key].check(key, v)
+            SCHEMA[kind][key].check(v, f"grid.{key}")
     for key, f in SCHEMA[kind].items():
         if f.required and key not in grid:
-            raise ValueError(f"grid.{key}: missing; kind {kind} needs it ({f.allowed()})")
+            raise ValueError(f"grid.{key}: missing; kind {kind} needs it ({f.describe()})")
     if cfg.get("out") is not None and not isinstance(cfg["out"], str):
         raise ValueError(f"out: {cfg['out']!r} not allowed; a file path")
 

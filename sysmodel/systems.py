@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -116,18 +117,29 @@ KINDS = {bool: "true or false", int: "a whole number", float: "a number"}  # a p
 
 @dataclass(frozen=True)
 class Param:
-    """A design parameter `--set name=value` may change: its type, default, meaning and allowed values."""
+    """A typed, checked value — a design parameter `--set name=value` may change, or a sweep grid's key:
+    its type, default, meaning and allowed values (choices, possibly computed, or a range)."""
 
     name: str
     default: Any
     help: str
-    choices: tuple = ()
+    choices: tuple | Callable[[], Iterable] = ()
     minimum: float | None = None
     maximum: float | None = None
+    open_minimum: bool = False  # the minimum itself not allowed (a bandwidth, a density)
+    required: bool = False  # a sweep grid must list it
+    config_path: bool = False  # a path to an existing .json file allowed beside the choices (a model's config)
+    kind: type | None = None  # its type when the default gives none (None: no default)
+
+    def value_type(self) -> type:
+        return self.kind or type(self.default)
+
+    def options(self) -> tuple:
+        return tuple(self.choices() if callable(self.choices) else self.choices)
 
     def parse(self, text: Any) -> Any:
         """``text`` (a string from the command line, or a value) as this parameter's type, validated."""
-        kind = type(self.default)
+        kind = self.value_type()
         try:
             if kind is bool:
                 if str(text).lower() not in ("true", "false", "1", "0", "yes", "no"):
@@ -144,18 +156,47 @@ class Param:
             raise ValueError(f"{self.name}: {text!r} is not {KINDS.get(kind, kind.__name__)}{self.allowed()}") from None
         if isinstance(v, float) and not np.isfinite(v):
             raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
-        if self.choices and v not in self.choices:
-            raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
-        if (self.minimum is not None and v < self.minimum) or (self.maximum is not None and v > self.maximum):
+        if (self.choices and v not in self.options()) or not self._in_range(v):
             raise ValueError(f"{self.name}: {text!r} not allowed{self.allowed()}")
         return v
 
+    def check(self, v: Any, where: str) -> None:
+        """An already typed ``v`` (a TOML or YAML value) of exactly this parameter's type, allowed; the error
+        names ``where`` (e.g. ``grid.batch``) and :meth:`describe`."""
+        kind = self.value_type()
+        ok = (
+            isinstance(v, str)
+            if kind is str
+            else isinstance(v, int | float)
+            and not isinstance(v, bool)
+            and math.isfinite(v)
+            and (kind is not int or v == int(v))
+        )
+        if ok and self.choices:
+            ok = v in self.options() or (self.config_path and v.endswith(".json") and Path(v).is_file())
+        if not (ok and (kind is str or self._in_range(v))):
+            raise ValueError(f"{where}: {v!r} not allowed; {self.describe()}")
+
+    def _in_range(self, v: Any) -> bool:
+        lo_ok = self.minimum is None or (v > self.minimum if self.open_minimum else v >= self.minimum)
+        return lo_ok and (self.maximum is None or v <= self.maximum)
+
+    def _bounds(self) -> str:
+        lo = "" if self.minimum is None else f"{'>' if self.open_minimum else '>='} {self.minimum:g}"
+        hi = "" if self.maximum is None else f"<= {self.maximum:g}"
+        return " and ".join(x for x in (lo, hi) if x)
+
     def allowed(self) -> str:
         if self.choices:
-            return f"; allowed: {', '.join(map(str, self.choices))}"
-        lo = "" if self.minimum is None else f">= {self.minimum:g}"
-        hi = "" if self.maximum is None else f"<= {self.maximum:g}"
-        return f"; allowed: {' and '.join(x for x in (lo, hi) if x)}" if lo or hi else ""
+            return f"; allowed: {', '.join(map(str, self.options()))}"
+        return f"; allowed: {self._bounds()}" if self._bounds() else ""
+
+    def describe(self) -> str:
+        """The allowed values in words: 'one of a, b' or 'a whole number >= 1'."""
+        if self.choices:
+            path = " or the path of a config.json" if self.config_path else ""
+            return f"one of {', '.join(map(str, self.options()))}{path}"
+        return f"{KINDS.get(self.value_type(), self.value_type().__name__)} {self._bounds()}".strip()
 
 
 @dataclass(frozen=True)

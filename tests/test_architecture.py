@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import sysmodel
 
@@ -23,16 +25,18 @@ def test_sysmodel_loads_no_amaranth() -> None:
     assert out.strip() == "[]", f"a sysmodel module loads Amaranth: {out}"
 
 
+def _sysmodel_files() -> dict[str, Path]:
+    """Module name -> source file of every system-model module."""
+    root = Path(sysmodel.__file__).parent.parent
+    return {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in sorted((root / "sysmodel").rglob("*.py"))
+    }
+
+
 def _sysmodel_imports() -> dict[str, set[str]]:
     """Module -> the sysmodel modules it imports (anywhere in it, lazy imports included)."""
-    import ast
-    from pathlib import Path
-
-    root = Path(sysmodel.__file__).parent.parent
-    files = {
-        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in (root / "sysmodel").rglob("*.py")
-    }
+    files = _sysmodel_files()
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -66,3 +70,59 @@ def test_sysmodel_has_no_import_circle() -> None:
 
     for module in sorted(graph):
         visit(module, [])
+
+
+MAX_LINES = 60  # issue 51: a function longer than a screen is split into named helpers
+LONG_FUNCTIONS = {  # (module, function) -> why it stays longer (the test fails on an entry that fits)
+    ("sysmodel.memory", "_channel"): "a numba kernel: one compiled loop, its controller state in locals",
+}
+
+
+def _long_functions() -> dict[tuple[str, str], int]:
+    """(module, qualified function name) -> lines (``def`` to its last line) of every system-model function
+    over :data:`MAX_LINES`, methods and nested functions included."""
+    found: dict[tuple[str, str], int] = {}
+
+    def walk(node: ast.AST, module: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                lines = child.end_lineno - child.lineno + 1
+                if not isinstance(child, ast.ClassDef) and lines > MAX_LINES:
+                    found[(module, name)] = lines
+                name += "."
+            walk(child, module, name)
+
+    for module, path in _sysmodel_files().items():
+        walk(ast.parse(path.read_text()), module, "")
+    return found
+
+
+def test_functions_fit_a_screen() -> None:
+    """Every system-model function is at most MAX_LINES long, but those LONG_FUNCTIONS names with a reason;
+    an allowed one that got short (or went) must leave the list too."""
+    found = _long_functions()
+    over = {f"{m}.{f}: {n} lines" for (m, f), n in found.items() if (m, f) not in LONG_FUNCTIONS}
+    assert not over, f"functions over {MAX_LINES} lines (split them into named helpers): {sorted(over)}"
+    gone = {f"{m}.{f}" for m, f in LONG_FUNCTIONS if (m, f) not in found}
+    assert not gone, f"LONG_FUNCTIONS entries no longer over {MAX_LINES} lines (drop them): {sorted(gone)}"
+
+
+def test_long_function_finder_sees_methods_and_nested_functions(tmp_path, monkeypatch) -> None:
+    """The finder counts a method and a nested function by their qualified names, and nothing at the limit."""
+    pkg = tmp_path / "sysmodel"
+    pkg.mkdir()
+    body = "\n".join(f"        x{i} = {i}" for i in range(MAX_LINES))
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(
+        f"class C:\n    def long(self):\n{body}\n\n"
+        "def outer():\n    def inner():\n" + body + "\n    return inner\n\n"
+        "def short():\n" + "\n".join(f"    y{i} = {i}" for i in range(MAX_LINES - 1)) + "\n"
+    )
+    monkeypatch.setattr(sysmodel, "__file__", str(pkg / "__init__.py"))
+    assert _long_functions() == {
+        ("sysmodel.m", "C.long"): MAX_LINES + 1,
+        ("sysmodel.m", "outer"): MAX_LINES + 3,
+        ("sysmodel.m", "outer.inner"): MAX_LINES + 1,
+    }

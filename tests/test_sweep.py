@@ -157,3 +157,23 @@ def test_a_model_may_be_a_config_path(tmp_path) -> None:
     assert len(rows) == 2 and path in rows[1]
     with pytest.raises(ValueError, match="or the path of a config.json"):
         sweep.validate({**cfg, "grid": {**cfg["grid"], "model": [str(tmp_path / "missing.json")]}})
+
+
+def test_grid_schema_is_the_systems_param() -> None:
+    """The grid's keys are :class:`sysmodel.systems.Param` (one schema class): an open minimum and computed
+    choices read the same from ``--set`` (parse) as from a grid (check)."""
+    from sysmodel.systems import Param
+
+    assert all(isinstance(p, Param) for grid in sweep.SCHEMA.values() for p in grid.values())
+    rate = Param("rate", 1.0, "a rate", minimum=0, open_minimum=True)
+    assert rate.parse("0.5") == 0.5
+    with pytest.raises(ValueError, match=r"^rate: '0' not allowed; allowed: > 0$"):
+        rate.parse("0")
+    with pytest.raises(ValueError, match=r"^grid.rate: 0 not allowed; a number > 0$"):
+        rate.check(0, "grid.rate")
+    pick = Param("pick", "a", "a letter", lambda: ["a", "b"])
+    assert pick.parse("b") == "b"
+    with pytest.raises(ValueError, match=r"^pick: 'c' not allowed; allowed: a, b$"):
+        pick.parse("c")
+    with pytest.raises(ValueError, match=r"^grid.pick: 'c' not allowed; one of a, b$"):
+        pick.check("c", "grid.pick")

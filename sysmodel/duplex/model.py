@@ -50,7 +50,7 @@ from hw.duplex.cycles import gemm_txn_cycles, softmax_row_cycles
 from sysmodel import memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
-from sysmodel.devices import get_device, get_link
+from sysmodel.devices import Device, get_device, get_link
 from sysmodel.duplex import paper
 from sysmodel.duplex.routing import TableRouting, UniformRouting, load_routing
 from sysmodel.energy import FLOP_PJ, MEMORIES, PJ, Usage, device_static_w, joules
@@ -134,6 +134,42 @@ HBM3 = MEMORIES["hbm3"]  # the energy basis's HBM3 (AttAcc's FGDRAM-derived tabl
 PIM_PATH = {"logic": "logic", "bank": "bank", "bankgroup": "bankgroup"}  # each PIM's read path in HBM3
 
 
+def _check_inside(c: ModelConfig, mode: str) -> None:
+    """``c`` has nothing outside Duplex's model (the paper's models have none of these)."""
+    outside = {
+        "multi-head latent attention": c.mla,  # Logic-PIM: GQA groups on their K, V (notes §2.4a)
+        "shared experts": c.shared_intermediate > 0,  # expert co-processing places routed experts only
+        "sliding-window layers": bool(c.sliding_layers) and mode != "gpu",  # PIM attention reads every token
+    }
+    for what, present in outside.items():
+        if present:
+            raise Infeasible(f"{c.name}: {what}; outside Duplex's model (the paper's models have none)")
+
+
+def _routing(c: ModelConfig, routing: Path | np.ndarray | None, seed: int) -> UniformRouting | TableRouting:
+    """The experts' routing: uniform (seeded) by default, else the given table or trace file."""
+    if routing is not None and c.experts <= 1:
+        raise ValueError(f"routing: {c.name} has no experts to route to")
+    if routing is None:
+        return UniformRouting(max(c.experts, 1), c.top_k, seed)
+    if isinstance(routing, np.ndarray):
+        return TableRouting(routing, c.experts, c.top_k, c.name)
+    return load_routing(routing, c.experts, c.top_k, c.name)
+
+
+def _pim_engine(xpu: Device, pim: str) -> Engine:
+    """The PIM of kind ``pim`` in the xPU's HBM3 stacks, as an engine at its peaks."""
+    if pim == "bank":  # 1 Op/B; it streams the same banks under the same refresh as Logic-PIM
+        bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
+        return Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)
+    peaks = logic_pim_peaks()
+    return Engine(
+        replace(xpu, peak_flops=STACKS * peaks["flops"], mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()),
+        PEAK,
+        1,
+    )
+
+
 class DuplexSystem:
     """``model`` on ``nodes`` x ``devices`` (the paper's counts by default) in ``mode`` (:data:`MODES`)
     with PIM of kind ``pim`` (:data:`PIMS`)."""
@@ -163,38 +199,12 @@ class DuplexSystem:
         if softmax_lanes < 1:
             raise ValueError(f"softmax_lanes: {softmax_lanes} not allowed; must be >= 1")
         self.softmax_lanes = softmax_lanes
-        c = self.cfg
-        outside = {
-            "multi-head latent attention": c.mla,  # Logic-PIM: GQA groups on their K, V (notes §2.4a)
-            "shared experts": c.shared_intermediate > 0,  # expert co-processing places routed experts only
-            "sliding-window layers": bool(c.sliding_layers) and mode != "gpu",  # PIM attention reads every token
-        }
-        for what, present in outside.items():
-            if present:
-                raise Infeasible(f"{c.name}: {what}; outside Duplex's model (the paper's models have none)")
-        if routing is not None and c.experts <= 1:
-            raise ValueError(f"routing: {c.name} has no experts to route to")
-        if routing is None:
-            self.routing: UniformRouting | TableRouting = UniformRouting(max(c.experts, 1), c.top_k, seed)
-        elif isinstance(routing, np.ndarray):
-            self.routing = TableRouting(routing, c.experts, c.top_k, c.name)
-        else:
-            self.routing = load_routing(routing, c.experts, c.top_k, c.name)
+        _check_inside(self.cfg, mode)
+        self.routing = _routing(self.cfg, routing, seed)
         xpu = get_device(paper.XPU)
         self.xpu = Engine(xpu, eff, self.devices)
         self.xpu1 = Engine(xpu, eff, 1)
-        peaks = logic_pim_peaks()
-        if pim == "bank":  # 1 Op/B; it streams the same banks under the same refresh as Logic-PIM
-            bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
-            self.pim_engine = Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)
-        else:
-            self.pim_engine = Engine(
-                replace(
-                    xpu, peak_flops=STACKS * peaks["flops"], mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()
-                ),
-                PEAK,
-                1,
-            )
+        self.pim_engine = _pim_engine(xpu, pim)
         self.nvlink, self.ib = get_link(xpu.interconnect), paper.IB_BW
         names = {"gpu": "GPU", "duplex": "Duplex", "duplex+pe": "Duplex+PE", "duplex+pe+et": "Duplex+PE+ET"}
         kind = {"logic": "", "bank": " (Bank-PIM)", "bankgroup": " (BankGroup-PIM)"}[pim]

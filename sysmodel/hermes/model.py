@@ -241,6 +241,28 @@ def check_trace(cfg: ModelConfig, trace: Trace) -> None:
             raise ValueError(f"trace: {b} has {a.shape[2]} neurons; {cfg.name} has {want}")
 
 
+def _checked_run(cfg: ModelConfig | str, trace: Trace, hw: Hardware, policy: str, host: bool) -> ModelConfig:
+    """The model of a :func:`simulate` run, its inputs checked (DIMMs, policy, trace)."""
+    cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
+    if not host:
+        require_dimms(cfg, hw)
+    if policy not in POLICIES:
+        raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
+    check_trace(cfg, trace)
+    return cfg
+
+
+def _window_remap(hw: Hardware, maps: dict, activity: dict, cs: dict, t_o: float) -> int:
+    """The next window's remap of every block, over DIMM-link during its O-proj phases; resets the window's
+    activity counts. Returns the neurons moved."""
+    moved = 0
+    for key, p in maps.items():
+        cap = int(paper.WINDOW * t_o / 2 * hw.link.bw // cs[key[1]].bytes)
+        moved += sch.window_remap(p, activity[key], hw.dimms, cap)
+        activity[key][:] = 0
+    return moved
+
+
 def simulate(
     cfg: ModelConfig | str,
     trace: Trace,
@@ -253,12 +275,7 @@ def simulate(
     """Hermes (``policy`` one of POLICIES) or Hermes-host (``host``: the CPU computes the cold neurons
     and attention, as PowerInfer) over ``trace``'s generation, its layers standing for all of the model's
     (their times scaled by model layers / trace layers); ``bar`` (a progress bar) counts its tokens."""
-    cfg = cfg if isinstance(cfg, ModelConfig) else load_model(cfg)
-    if not host:
-        require_dimms(cfg, hw)
-    if policy not in POLICIES:
-        raise ValueError(f"policy: {policy!r} not allowed; allowed: {', '.join(POLICIES)}")
-    check_trace(cfg, trace)
+    cfg = _checked_run(cfg, trace, hw, policy, host)
     batch, units = trace.batch, 1 if host else hw.dimms
     stage(bar, "placing neurons (ILP)")
     maps = _placements(cfg, hw, trace, batch, policy, host)
@@ -267,12 +284,8 @@ def simulate(
     scale = cfg.layers / trace.sim_layers
     t_o = oproj_time(cfg, hw, batch)
     lm = float(hw.engine.time(2.0 * batch * cfg.hidden * cfg.vocab, cfg.hidden * cfg.vocab * 2)) + hw.sync_s
-    run = Run(
-        ("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})"),
-        batch,
-        prefill_time(cfg, hw, batch, trace.prefill),
-        [],
-    )
+    name = ("Hermes-host" if host else "Hermes") + ("" if policy == "hermes" else f" ({policy})")
+    run = Run(name, batch, prefill_time(cfg, hw, batch, trace.prefill), [])
     activity = {k: np.zeros(a.shape[2]) for k, a in trace.acts.items()}
     stage(bar, run.system, trace.tokens - trace.prefill)
     for t in range(trace.prefill, trace.tokens):
@@ -303,10 +316,7 @@ def simulate(
                     run.reloads += sch.adjust(p, state[key], int(t_o / 2 * hw.pcie.bw // c.bytes))
             total += attn + t_o
         if policy == "hermes" and not host and (t - trace.prefill + 1) % paper.WINDOW == 0:
-            for key, p in maps.items():  # next window's remap, over DIMM-link during its O-proj phases
-                cap = int(paper.WINDOW * t_o / 2 * hw.link.bw // cs[key[1]].bytes)
-                run.remaps += sch.window_remap(p, activity[key], hw.dimms, cap)
-                activity[key][:] = 0
+            run.remaps += _window_remap(hw, maps, activity, cs, t_o)
         run.token_s.append(total * scale + lm)
         run.attn_s.append(attn * cfg.layers)
     return run

@@ -277,8 +277,8 @@ def implied_bw(rows: list[dict], name: str, ratio: float) -> float:
     return hm.Hardware().pcie.bw * _mean(rows, name, paper.OPT_MODELS) / ratio
 
 
-def throughput_lines(rows: list[dict], out: Path) -> list[str]:
-    names = ["Hermes", "Hermes-host", *hm.BASELINES]
+def _tokens_table(rows: list[dict], names: list[str]) -> list[str]:
+    """The tokens/s table: one row per model and batch, one column per system."""
     lines = [
         f"End-to-end tokens/s (B x {paper.L_OUT} / (prompt + decode), {paper.L_IN} in / {paper.L_OUT} out, "
         "§V-A4); FlexGen and Deja Vu on the OPT models only, as in the paper.",
@@ -291,7 +291,12 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
         lines.append(
             f"| {r['model']} | {r['batch']} | " + " | ".join(f"{r[n]:.2f}" if n in r else "-" for n in names) + " |"
         )
-    b1 = {r["model"]: r for r in rows if r["batch"] == 1}
+    return lines
+
+
+def _headline_row(rows: list[dict]) -> Callable:
+    """:func:`self_row` with the reasons of the baselines' gaps: the effective PCIe bandwidth the
+    paper's measured speedups imply."""
     opt, one = paper.OPT_MODELS, (1,)
     pcie = hm.Hardware().pcie.bw / 1e9
     acc_bw = pcie * _mean(rows, "Accelerate", opt, batches=one) / paper.OVER_ACCELERATE_B1
@@ -305,7 +310,7 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
         f"the model's FlexGen streams at the full {pcie:.0f} GB/s, overlapped; the paper's measured speedup "
         f"implies about {flex_bw:.1f} GB/s effective"
     )
-    _row = self_row(
+    return self_row(
         {
             **GAPS,
             "over Accelerate, OPT, batch 1": accelerate,
@@ -318,8 +323,15 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
             "Hermes-base over Accelerate, batch 1": accelerate,
         }
     )
+
+
+def _headline_lines(rows: list[dict]) -> list[str]:
+    """Hermes' headline tokens/s and its average speedups over the baselines, paper vs model."""
+    b1 = {r["model"]: r for r in rows if r["batch"] == 1}
+    opt, one = paper.OPT_MODELS, (1,)
+    _row = _headline_row(rows)
     host_b1 = [b1[m]["Hermes"] / b1[m]["Hermes-host"] for m in b1]
-    lines += [
+    return [
         "",
         *head("Hermes' headline tokens/s and its average speedups over the baselines, paper vs model"),
         _row("LLaMA2-70B tokens/s, batch 1", paper.TOKENS_S["llama2-70b"], b1["llama2-70b"]["Hermes"]),
@@ -358,6 +370,11 @@ def throughput_lines(rows: list[dict], out: Path) -> list[str]:
         f"{implied_bw(rows, 'Deja Vu', paper.OVER_DEJAVU) / 1e9:.1f} GB/s (model: 32 GB/s); an upper "
         "bound, as the baselines' compute is kept.",
     ]
+
+
+def throughput_lines(rows: list[dict], out: Path) -> list[str]:
+    names = ["Hermes", "Hermes-host", *hm.BASELINES]
+    lines = [*_tokens_table(rows, names), *_headline_lines(rows)]
     plot_throughput(rows, names, out / "hermes_tokens.png")
     return lines + ["", "![Hermes tokens/s](hermes_tokens.png)", "", *trend_lines(rows), "", *cell_lines(rows)]
 

@@ -67,20 +67,13 @@ def lpt(f: np.ndarray, cold: np.ndarray, dimms: int) -> np.ndarray:
     return dimm
 
 
-def exact_ilp(
-    freqs: list[np.ndarray],
-    costs: list[Costs],
-    gpu_bytes: float,
-    dimm_bytes: float,
-    dimms: int,
-    time_limit: float = 60.0,
-) -> tuple[list[Placement], bool]:
-    """The paper's ILP (Eqs. 1-7) with the assignment constraint it omits (notes §4.4): binaries x[i, u]
-    for u in {GPU, DIMM 0..J-1}, one t_l per (layer, block), minimise sum t_l. For small models only:
-    returns the placements and whether HiGHS proved them optimal within ``time_limit`` seconds."""
+def _ilp_constraints(
+    freqs: list[np.ndarray], costs: list[Costs], gpu_bytes: float, dimm_bytes: float, dimms: int
+) -> LinearConstraint:
+    """:func:`exact_ilp`'s constraints over its variables (x[i, u] per neuron and unit, then one t_l per
+    (layer, block)): each neuron placed once, t_l at least the GPU's and every DIMM's time, the capacities."""
     units = dimms + 1
-    sizes = [len(f) for f in freqs]
-    nx = sum(sizes) * units
+    nx = sum(len(f) for f in freqs) * units
     nvar = nx + len(freqs)
     rows: list[int] = []
     cols: list[int] = []
@@ -116,11 +109,28 @@ def exact_ilp(
     for j in range(dimms):
         add(dimm_cap[j], 0, dimm_bytes)
     a = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
+    return LinearConstraint(a, lo, hi)
+
+
+def exact_ilp(
+    freqs: list[np.ndarray],
+    costs: list[Costs],
+    gpu_bytes: float,
+    dimm_bytes: float,
+    dimms: int,
+    time_limit: float = 60.0,
+) -> tuple[list[Placement], bool]:
+    """The paper's ILP (Eqs. 1-7) with the assignment constraint it omits (notes §4.4): binaries x[i, u]
+    for u in {GPU, DIMM 0..J-1}, one t_l per (layer, block), minimise sum t_l. For small models only:
+    returns the placements and whether HiGHS proved them optimal within ``time_limit`` seconds."""
+    units = dimms + 1
+    sizes = [len(f) for f in freqs]
+    nx = sum(sizes) * units
     obj = np.r_[np.zeros(nx), np.ones(len(freqs))]
     integ = np.r_[np.ones(nx), np.zeros(len(freqs))]
     res = milp(
         obj,
-        constraints=LinearConstraint(a, lo, hi),
+        constraints=_ilp_constraints(freqs, costs, gpu_bytes, dimm_bytes, dimms),
         integrality=integ,
         bounds=Bounds(0, np.r_[np.ones(nx), np.full(len(freqs), np.inf)]),
         options={"time_limit": time_limit},
