@@ -632,6 +632,13 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     )
     p.add_argument("--prompt", type=positive_int, default=DEFAULT_TOKENS, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=DEFAULT_TOKENS, help="output tokens (mean for gaussian)")
+    _engine_options(p)
+    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
+    p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
+
+
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    """How serve and compare run the trace: the scheduler and its cache, replicas, pipeline stages."""
     p.add_argument("--max-batch", type=positive_int, default=256, help="requests per stage at most")
     p.add_argument(
         "--scheduler",
@@ -667,8 +674,6 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
         help="the link between pipeline stages (default: the system's device interconnect; "
         "pcie4x16, pcie5x16, nvlink-a100, nvlink-h100, dimm-link)",
     )
-    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
-    p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 
 def _report_args(sub: argparse._SubParsersAction) -> None:
