@@ -85,7 +85,7 @@ def test_full_report_reproduces_the_cache(tmp_path) -> None:
 
 def test_cache_key_follows_the_import_closure(tmp_path) -> None:
     files = {p.name for p in cache.closure(["sysmodel.l3.report"])}
-    assert {"report.py", "model.py", "rank.py", "serving.py", "l3_spec.py"} <= files
+    assert {"report.py", "model.py", "cycles.py", "serving.py", "l3_spec.py"} <= files
     assert "deca" not in {p.parent.name for p in cache.closure(["sysmodel.l3.report"])}
     calls = []
     value = cache.cached("t", [1], ["sysmodel.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
