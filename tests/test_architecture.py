@@ -35,23 +35,12 @@ def _sysmodel_files() -> dict[str, Path]:
 
 
 def _sysmodel_imports() -> dict[str, set[str]]:
-    """Module -> the sysmodel modules it imports (anywhere in it, lazy imports included)."""
+    """Module -> the sysmodel modules it imports (anywhere in it, lazy imports included): the report cache's own
+    reading of a file's imports (:func:`sysmodel.cache._imports`), so the two cannot disagree."""
+    from sysmodel.cache import _imports
+
     files = _sysmodel_files()
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                    base = ".".join([*parts, base] if base else parts)
-                found |= {base, *(f"{base}.{a.name}" for a in node.names)}
-        graph[name] = {m for m in found if m in files and m != name}
-    return graph
+    return {name: {m for m in _imports(path) if m in files and m != name} for name, path in files.items()}
 
 
 def test_sysmodel_has_no_import_circle() -> None:
