@@ -42,7 +42,7 @@ from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, lay
 from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
-# Bank-PIM silicon per TB/s of PIM bandwidth [D]: Duplex's Bank-PIM estimate (§IV-C logic-die breakdown, §VI: MACs
+# Bank-PIM silicon per TB/s of PIM bandwidth [D]: Duplex's Bank-PIM estimate (§VII-E logic-die breakdown, §VI: MACs
 # at 1 Op/B and 16x the stack's bandwidth, in the DRAM process), 16.85 mm2 per stack at 10.73 TB/s. A fact of the
 # Duplex paper that no design owns here; tests/test_sysmodel_duplex.py holds it equal to
 # sysmodel.duplex.model.pim_area_mm2("bank") / bank_pim_stack_bw()

@@ -398,7 +398,7 @@ class DuplexSystem:
 
 
 def pim_area_mm2(pim: str) -> float:
-    """PIM area per stack (mm2) from the paper's logic-die breakdown (§IV-C; :data:`paper.AREA_MM2`).
+    """PIM area per stack (mm2) from the paper's logic-die breakdown (§VII-E; :data:`paper.AREA_MM2`).
     Logic-PIM: TSVs + GEMM modules + buffers + softmax. BankGroup-PIM: the same GEMM modules and buffers on
     the DRAM die at the DRAM process's area factor, softmax on the logic die, no extra TSVs [S]. Bank-PIM:
     GEMM logic scaled to its FLOP/s (1 Op/B at 16x the stack's bandwidth) on the DRAM die, no large buffers,
