@@ -67,6 +67,16 @@ def row(
     return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"
 
 
+def kv_policy_band(whose: str) -> list[str]:
+    """The paragraph before a table of headlines computed under both KV policies (the paper states ``whose``
+    KV policy nowhere), each row's band spanning the two."""
+    return [
+        f"The paper does not state {whose}: each headline is computed under the default (paged, vLLM's) and "
+        "under the reserve policy, the band the two span.",
+        "",
+    ]
+
+
 def area_slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:
     """Cells per unit of size (MAC, lane, multiplier) between two synthesized points of the area snapshot."""
     return (area[big]["cells"]["total"] - area[small]["cells"]["total"]) / (size[big] - size[small])

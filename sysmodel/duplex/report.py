@@ -91,9 +91,7 @@ def fig11_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
     point, alt = _fig11_headline(rows), _fig11_headline(reserve)
     lines += [
         "",
-        "The paper does not state the KV policy its systems run: each headline is computed under the default "
-        "(paged, vLLM's) and under the reserve policy, the band the two span.",
-        "",
+        *results.kv_policy_band("the KV policy its systems run"),
         *head("Fig. 11's headline throughput ratios over the figure's models (Mixtral, GLaM, Grok1), paper vs model"),
     ]
     for key, name, claim in (

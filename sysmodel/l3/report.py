@@ -115,9 +115,7 @@ def fig8_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
     point, alt = _headline(rows), _headline(reserve)
     lines += [
         "",
-        "The paper does not state its baselines' KV policy: each headline is computed under the default "
-        "(paged, vLLM's) and under the reserve policy, the band the two span.",
-        "",
+        *results.kv_policy_band("its baselines' KV policy"),
         *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
     ]
     for b, want in paper.HEADLINE.items():
