@@ -204,12 +204,14 @@ def within_tolerance(ratio: float) -> bool:
     return math.isfinite(ratio) and abs(ratio - 1) <= TOLERANCE + 1e-12
 
 
-def record(
+def evaluate(
     c: Claim, model: float, cause: str = "", kind: str | None = None, band: tuple[float, ...] | None = None
 ) -> Row:
-    """Add a claim with the model's value; ``kind`` overrides the claim's (a cell a constant was fitted to);
-    ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not); ``band``:
-    the model's values under the unstated setting's documented alternatives (the point joins them)."""
+    """A claim with the model's value, as a ledger row; ``kind`` overrides the claim's (a cell a constant was
+    fitted to); ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not);
+    ``band``: the model's values under the unstated setting's documented alternatives (the point joins them).
+    Each paper's ``claims(ctx)`` (``sysmodel/<paper>/claims.py``) returns its rows made here; the report and
+    the ledger both render from them."""
     if not isinstance(c, Claim):
         raise TypeError(f"ledger: {c!r} is a bare number; paper values are Claims in the paper's paper.py")
     model = float(model)
@@ -220,7 +222,7 @@ def record(
     numeric = not math.isnan(float(c))  # a direction the paper states without a number has no ratio to meet
     within = ("yes" if ok else "no") if kind == "prediction" and numeric else ""
     missed = kind == "prediction" and ((numeric and not ok) or agrees == "no")
-    row = Row(
+    return Row(
         c.paper,
         c.where,
         c.quantity,
@@ -236,8 +238,24 @@ def record(
         c.note,
         *_band(float(c), model, band),
     )
+
+
+def record(
+    c: Claim, model: float, cause: str = "", kind: str | None = None, band: tuple[float, ...] | None = None
+) -> Row:
+    """:func:`evaluate`, kept in the report's running list (for sections whose claims are still recorded while
+    they render, until their ``claims(ctx)`` returns them)."""
+    row = evaluate(c, model, cause, kind, band)
     _ROWS.append(row)
     return row
+
+
+def find(rs: list[Row], quantity: str, workload: str | None = None) -> Row:
+    """The row of ``quantity`` (and ``workload``, where a quantity repeats) among a paper's claims."""
+    hits = [r for r in rs if r.quantity == quantity and workload in (None, r.workload)]
+    if len(hits) != 1:
+        raise KeyError(f"ledger: {len(hits)} rows of quantity {quantity!r} (workload {workload!r}); expected one")
+    return hits[0]
 
 
 def _band(paper: float, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:

@@ -34,37 +34,42 @@ def row(
     kind: str | None = None,
     band: tuple[float, ...] | None = None,
 ) -> str:
-    """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the ledger with
-    the model's value (``kind`` overrides the claim's; ``band``: the model's values under an unstated setting's
-    alternatives, shown with whether the paper lies inside). Fits, inputs and identities say so in the gap
-    column, never "within 10%"."""
+    """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the report's
+    running ledger with the model's value (``kind`` overrides the claim's; ``band``: the model's values under
+    an unstated setting's alternatives). Sections whose ``claims(ctx)`` returns their rows render those with
+    :func:`claim_row` instead."""
     from sysmodel import ledger
 
-    ratio = got / want
     if isinstance(want, ledger.Claim):
-        kind = kind or want.kind
-        rec = ledger.record(want, got, gaps.get(name, ""), kind, band)
-        note = {
-            "fit": "fit (a constant was fitted to this value)",
-            "input": "input (taken as given)",
-            "identity": "identity (equal by construction)",
-        }.get(kind)
-        stated = math.isnan(want)  # a direction the paper states without a number: no ratio to print
-        text = note or (
-            f"wrong direction: {gaps.get(name, 'unexplained')}"
-            if rec.direction_agrees == "no"
-            else "direction right"
-            if stated
-            else gap(gaps, name, ratio)
-        )
-        if stated:
-            return f"| {name} | {rec.direction} | {got:{fmt}} | - | {text} |"
-        if rec.in_band:
-            inside = "inside" if rec.in_band == "yes" else "outside"
-            text += f"; band [{rec.band_low:{fmt}}, {rec.band_high:{fmt}}]: paper {inside}"
-    else:
-        text = gap(gaps, name, ratio)
-    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {text} |"
+        return claim_row(gaps, name, ledger.record(want, got, gaps.get(name, ""), kind, band), fmt)
+    ratio = got / want
+    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {gap(gaps, name, ratio)} |"
+
+
+_KIND_NOTE = {
+    "fit": "fit (a constant was fitted to this value)",
+    "input": "input (taken as given)",
+    "identity": "identity (equal by construction)",
+}
+
+
+def claim_row(gaps: dict[str, str], name: str, r, fmt: str = ".2f") -> str:
+    """A ledger row (:class:`sysmodel.ledger.Row`) as a paper-vs-model table row. Fits, inputs and identities
+    say so in the gap column, never "within 10%"; a band shows whether the paper lies inside it."""
+    stated = math.isnan(r.paper_value)  # a direction the paper states without a number: no ratio to print
+    text = _KIND_NOTE.get(r.kind) or (
+        f"wrong direction: {gaps.get(name, 'unexplained')}"
+        if r.direction_agrees == "no"
+        else "direction right"
+        if stated
+        else gap(gaps, name, r.ratio)
+    )
+    if stated:
+        return f"| {name} | {r.direction} | {r.model_value:{fmt}} | - | {text} |"
+    if r.in_band:
+        inside = "inside" if r.in_band == "yes" else "outside"
+        text += f"; band [{r.band_low:{fmt}}, {r.band_high:{fmt}}]: paper {inside}"
+    return f"| {name} | {r.paper_value:{fmt}} | {r.model_value:{fmt}} | {r.ratio:.2f} | {text} |"
 
 
 def kv_policy_band(whose: str) -> list[str]:

@@ -49,15 +49,27 @@ class Context:
         )
 
 
+def _function(path: str) -> Callable[..., Any]:
+    mod, fn = path.split(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
 @dataclass(frozen=True)
 class Section:
+    """``lines``: "module:function" rendering the section; ``claims``: "module:function" returning the paper's
+    claims as ledger rows (``sysmodel/<paper>/claims.py``: ``claims(ctx)``), computed once, which the
+    renderer then gets as its second argument; a section without it records its claims as it renders."""
+
     key: str
     title: str
-    lines: str  # "module:function" taking a Context
+    lines: str
+    claims: str = ""
 
-    def run(self, ctx: Context) -> list[str]:
-        mod, fn = self.lines.split(":")
-        return getattr(importlib.import_module(mod), fn)(ctx)
+    def rows(self, ctx: Context) -> list:
+        return _function(self.claims)(ctx) if self.claims else []
+
+    def run(self, ctx: Context, rows: list) -> list[str]:
+        return _function(self.lines)(ctx, rows) if self.claims else _function(self.lines)(ctx)
 
 
 SECTIONS = (
@@ -236,17 +248,19 @@ def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
     body = []
     chosen = [s for s in SECTIONS if s.key in keys]
     bar = progress(len(chosen), "report")
+    rows = []
     for s in chosen:
         bar.set_postfix_str(s.key)
         start, first = time.perf_counter(), len(ledger.rows())
-        lines = s.run(ctx)
-        mine = ledger.rows()[first:]
+        mine = s.rows(ctx)
+        lines = s.run(ctx, mine)
+        mine = [*mine, *ledger.rows()[first:]]
+        rows += mine
         head = [*ledger_lines(mine), ""] if mine else []
         body += [f"## {s.title}", "", *head, *lines, ""]
         bar.update()
         print(f"report: {s.key} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     bar.close()
-    rows = ledger.rows()
     top = (
         [
             "## Validation ledger",
