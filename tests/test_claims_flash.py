@@ -3,29 +3,56 @@ makes it (its location, its averaging or maximising set, its kind), so an earlie
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 
 import pytest
 
 from sysmodel import ledger
-from sysmodel.flash import claims, paper, report
+from sysmodel.flash import claims, figures, paper
+from sysmodel.report import Context, report
 
 WHERE = re.compile(r"(Abstract|§\d(\.\d)?|Table \d|Fig\. \d+[a-d]?|App\. [A-G](\.\d)?)(,? .*)?")
 
 
 @pytest.fixture(scope="module")
-def recorded() -> dict[str, ledger.Row]:
-    """The ledger rows the report's Table 3, Table 5, speedup and budget sections record (all analytic)."""
-    ledger.reset()
-    rows = report.table3()
-    report.table3_lines(rows)
-    report.table5_lines(rows)
-    report.headline_lines(rows)
-    report.budget_lines()
-    out = {r.quantity: r for r in ledger.rows()}
-    ledger.reset()
-    return out
+def rows(tmp_path_factory) -> list[ledger.Row]:
+    """The paper's claims as the report computes them (the predictor grid read from the committed cache)."""
+    return claims.claims(Context(out=tmp_path_factory.mktemp("flash"), commit=False))
+
+
+@pytest.fixture(scope="module")
+def recorded(rows) -> dict[str, ledger.Row]:
+    return {r.quantity: r for r in rows}
+
+
+def test_rendering_records_nothing(tmp_path) -> None:
+    """The section's claims are computed once, by ``claims(ctx)``: rendering it records no ledger row."""
+    report(["flash"], Context(out=tmp_path, commit=False), echo=False)
+    assert ledger.rows() == []
+    assert "| 8 KiB unbundled fp16 | 1.25 | 1.25 | 1.00 | fit" in (tmp_path / "report.md").read_text()
+
+
+def test_claims_are_the_committed_ledgers_rows(rows) -> None:
+    """``claims(ctx)`` gives the committed ledger's flash rows (quantity, paper and model value, kind), to the
+    6 significant digits the ledger keeps."""
+    with ledger.COMMITTED.open() as f:
+        committed = [r for r in csv.DictReader(f) if r["paper"] == "flash"]
+
+    def key(quantity: str, want: float, got: float, kind: str) -> tuple[str, str, str, str]:
+        return quantity, f"{float(want):.6g}", f"{float(got):.6g}", kind
+
+    mine = sorted(key(r.quantity, r.paper_value, r.model_value, r.kind) for r in rows)
+    assert len(committed) > 100
+    assert mine == sorted(key(r["quantity"], r["paper_value"], r["model_value"], r["kind"]) for r in committed)
+
+
+def test_every_catalogued_claim_has_a_row(rows) -> None:
+    quantities = [r.quantity for r in rows]
+    for s in claims.STATEMENTS:
+        for pattern in s.claims:
+            assert any(re.fullmatch(pattern, q) for q in quantities), f"{s.where}: {s.text!r}: no row {pattern!r}"
 
 
 def test_every_statement_stands_where_the_paper_numbers_it() -> None:
@@ -61,8 +88,7 @@ def test_the_dram_budgets_stand_in_appendix_c_as_stated_numbers() -> None:
 
 def test_up_to_is_the_best_row_of_the_backend(recorded) -> None:
     """§1's "up to 7x" in Metal is the best of the M1 and M2 rows; CPU's "up to 4x" the best of five models."""
-    rows = report.table3()
-    total = {(m, b, c): g.total for m, b, c, _, g, _ in rows}
+    total = {(m, b, c): g.total for m, b, c, _, g, _ in figures.table3()}
     speed = {(m, b): total[(m, b, "naive")] / total[(m, b, "all")] for m, b, c in total if c == "all"}
     metal = max(v for (m, b), v in speed.items() if b.startswith("metal"))
     cpu = max(v for (m, b), v in speed.items() if b == "cpu")
@@ -108,6 +134,6 @@ def test_stated_directions_are_directions_without_a_number(recorded) -> None:
         r = recorded[q]
         assert math.isnan(r.paper_value) and r.direction == "above 1" and r.direction_agrees == "yes"
     # the worst row over hybrid is the smallest of the four models' hybrid / all totals
-    rows = {(m, c): g.total for m, b, c, _, g, _ in report.table3() if b == "cpu"}
-    worst = min(rows[(m, "hybrid")] / rows[(m, "all")] for m, c in rows if c == "hybrid")
+    cpu = {(m, c): g.total for m, b, c, _, g, _ in figures.table3() if b == "cpu"}
+    worst = min(cpu[(m, "hybrid")] / cpu[(m, "all")] for m, c in cpu if c == "hybrid")
     assert recorded["speedup over hybrid, the worst Table 3 row"].model_value == pytest.approx(worst)

@@ -89,7 +89,7 @@ SECTIONS = (
     Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
     Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
     Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
-    Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
+    Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines", claims="sysmodel.flash.claims:claims"),
     Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
 )
 PAPERS = {s.key: s.title for s in SECTIONS}
