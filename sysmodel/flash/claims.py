@@ -2,7 +2,8 @@
 002_2a7f347fe67a110e.txt), sentence by sentence and table and figure caption cell by cell, in the paper's
 order. Each is a claim the ledger computes (regexes over the ledger's ``quantity`` of this paper) or a
 not-computed row with its reason (``sysmodel.ledger``: :class:`~sysmodel.ledger.Statement`).
-``tests/test_claims.py`` checks that the catalogue and the ledger cover each other."""
+``tests/test_claims.py`` checks that the catalogue and the ledger cover each other. :func:`claims` gives those
+ledger rows (issue 53), each computed once from ``sysmodel.flash.figures``; the report section prints them."""
 
 from __future__ import annotations
 

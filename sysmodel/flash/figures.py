@@ -2,7 +2,8 @@
 paper's throughput points (§2.2, Fig. 2b, Table 2), Table 2's I/O, Table 3's rows with each part's mark, the
 speedups and App. C's per-token figures derived from them, the DRAM budgets and sizes (App. B.3, C.1, C.2),
 and the window's trends on the synthetic predictor's masks (§3.1). ``sysmodel.flash.claims`` turns them into
-ledger rows and ``sysmodel.flash.report`` prints them; each is computed once per report (``functools.cache``).
+ledger rows, which ``sysmodel.flash.report`` prints; Table 3's rows and the grid read, which both use, are
+computed once per report (``functools.cache``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sysmodel.models import load_model
 if TYPE_CHECKING:
     from sysmodel.report import Context
 
-KIB = 1024
+KIB = paper.KIB
 SEQUENTIAL = 1 << 30  # a chunk this large reads at the sequential cap
 # the read model's l0 and B are fitted to the 8 and 16 KiB points (notes §3.1); the sequential cap is given
 READ_KINDS = {8 * KIB: "fit", 16 * KIB: "fit", SEQUENTIAL: "input"}
