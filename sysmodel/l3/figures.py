@@ -1,7 +1,7 @@
 """L3's results as data: every value the report's tables and plots show and the ledger's claims
 (``sysmodel/l3/claims.py``) compare, computed once per report (the serving grids and the TBT sweep are cached
 per :class:`sysmodel.report.Context`). Plain numbers and dicts, no Markdown: ``sysmodel/l3/report.py`` renders.
-Values that stand beside a paper claim are keyed by the claim's ``quantity``."""
+Values that stand beside paper claims are keyed by the claim's ``quantity`` (Table 5's per-unit ones by unit)."""
 
 from __future__ import annotations
 
