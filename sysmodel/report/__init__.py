@@ -74,7 +74,12 @@ class Section:
 
 SECTIONS = (
     Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.report.sections:arith_lines"),
-    Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.report.memory:memory_lines"),
+    Section(
+        "memory",
+        "Memory timing: DRAM/HBM presets and PIM access modes",
+        "sysmodel.report.memory:memory_lines",
+        claims="sysmodel.pim:claims",
+    ),
     Section(
         "baselines",
         "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
