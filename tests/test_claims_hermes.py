@@ -1,6 +1,8 @@
 """Hermes' statement catalogue (sysmodel/hermes/claims.py) and the claims issue 53 added to its ledger: each paper
 value read as the paper states it (its averaging set, its configuration, its location), and the readings
-corrected. The report's claim functions run on the committed cache's grid values (no simulation)."""
+corrected; and ``claims(ctx)``, the section's ledger rows computed once before it renders (issue 53). The claims
+(``sysmodel.hermes.figures``, ``sysmodel.hermes.claims``) are computed on the committed cache's grid values (no
+simulation)."""
 
 from __future__ import annotations
 

@@ -596,6 +596,8 @@ def rows_of(table: figures.Table, named: dict[str, str]) -> list[ledger.Row]:
 
 
 def claims(ctx: Context) -> list[ledger.Row]:
-    """Every claim the Hermes section computes, as ledger rows, in the report's order (§I-§V-F)."""
+    """Every claim the Hermes section computes, as ledger rows, in the report's order: capacity (§V-B1, §V-E1),
+    the generated workload (§I-§III-B), the predictor (§IV-C1), throughput (Abstract, §V-B, §V-D), the ablation
+    (§V-C), the multipliers (§V-E3), the GPUs (§V-E2) and TensorRT-LLM (§V-F)."""
     t, named = figures.tables(ctx), gaps(ctx)
     return [r for f in fields(t) for r in rows_of(getattr(t, f.name), named)]
