@@ -91,7 +91,12 @@ SECTIONS = (
         "sysmodel.compare_report:report_lines",
     ),
     Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
-    Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
+    Section(
+        "hermes",
+        "Hermes: NDP-DIMM + consumer GPU",
+        "sysmodel.hermes.report:report_lines",
+        "sysmodel.hermes.claims:claims",
+    ),
     Section(
         "l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines", "sysmodel.l3.claims:claims"
     ),
