@@ -1,8 +1,12 @@
 """DECA (MICRO '25)'s statement catalogue: every quantitative statement of the paper — each number with a unit,
 "X times", "up to", "similar", "A beats B", "every", "at least" in its text, and each row of its tables — in the
-paper's order, as a claim the ledger computes (regexes over the ledger's ``quantity`` of paper "deca", the rows
-``sysmodel.deca.report`` records from ``sysmodel.deca.paper``) or as not computed, with why
-(``sysmodel.ledger.Statement``; ``tests/test_claims.py`` checks the two cover each other).
+paper's order, as a claim the ledger computes (regexes over the ledger's ``quantity`` of paper "deca": the rows
+:func:`claims` returns) or as not computed, with why (``sysmodel.ledger.Statement``; ``tests/test_claims.py``
+checks the two cover each other).
+
+:func:`claims` gives those rows (issue 53): each paper value of ``sysmodel.deca.paper`` with the model's value
+(``sysmodel.deca.figures``, computed once), its kind and, for a prediction that misses, its named cause
+(:data:`GAPS`); the report (``sysmodel.deca.report``) and the ledger both render from them.
 
 ``where`` is the paper's own numbering: section (§), figure, table, equation; the abstract and §1 repeat §8's
 results and answer to the same rows."""

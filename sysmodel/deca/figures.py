@@ -18,7 +18,6 @@ from sysmodel.deca.model import (
     DSE_POINTS,
     FIG14_SYSTEMS,
     N_TABLE2,
-    SPR_DDR,
     SPR_HBM,
     TABLE2_KERNELS,
     TABLE6_CTX,
@@ -53,7 +52,7 @@ def vec_margin(m: Machine, k: Kernel, vos: float, vo_per_tile: float, n: int = N
 
 
 @cache
-def table2_cells(m: Machine = SPR_HBM) -> tuple[dict, ...]:
+def table2_cells(m: Machine) -> tuple[dict, ...]:
     """Table 2 (§4.1): each kernel's roofline and software-only Roof-Surface limits (``model.table2``)."""
     return tuple(table2(m))
 
@@ -64,7 +63,7 @@ def wide(m: Machine = SPR_HBM) -> Machine:
 
 
 @cache
-def bord_margins(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> dict[str, dict[str, float]]:
+def bord_margins(m: Machine, ddr: Machine) -> dict[str, dict[str, float]]:
     """Figs. 5a-c (§4.2): each Table 2 kernel's software-only VEC margin (:func:`vec_margin`) on HBM, DDR and HBM
     with 4x VOS, by machine name then kernel."""
     return {
@@ -74,7 +73,7 @@ def bord_margins(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> dict[str, dict
 
 
 @cache
-def bord_verdicts(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> dict[str, float]:
+def bord_verdicts(m: Machine, ddr: Machine) -> dict[str, float]:
     """§4.2's verdicts on the margins (keys: paper.BORD_CLAIMS's): VEC-bound over MEM-bound kernels on HBM (5a),
     the least margin of the high-compression kernels and the most of the rest on DDR (5b), the most with 4x VOS
     (5c)."""
@@ -90,7 +89,7 @@ def bord_verdicts(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> dict[str, flo
 
 
 @cache
-def bound_verdicts(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> dict[str, float]:
+def bound_verdicts(m: Machine, ddr: Machine) -> dict[str, float]:
     """Figs. 3, 4 and 18's verdicts: dense BF16's memory over TMUL rate on each memory (keyed by machine name),
     Fig. 4's least VEC margin of its VEC-bound kernels and BF16_30%'s, and the most at N=64 (§12.2)."""
     hbm = bord_margins(m, ddr)[m.name]
@@ -108,13 +107,13 @@ def pe_cycles() -> tuple[float, float]:
 
 
 @cache
-def dse_points(m: Machine = SPR_HBM) -> dict[str, dict]:
+def dse_points(m: Machine) -> dict[str, dict]:
     """§8.2's design points on the Table 2 kernels (``model.dse``)."""
     return dse(m)
 
 
 @cache
-def dse_margins(m: Machine = SPR_HBM) -> dict[str, float]:
+def dse_margins(m: Machine) -> dict[str, float]:
     """§8.2: each design point's highest VEC margin over the kernels its PE runs (above 1: some VEC-bound)."""
     return {
         name: max(
@@ -125,13 +124,13 @@ def dse_margins(m: Machine = SPR_HBM) -> dict[str, float]:
 
 
 @cache
-def table6_cells(m: Machine = SPR_HBM) -> tuple[dict, ...]:
+def table6_cells(m: Machine) -> tuple[dict, ...]:
     """Table 6 (§8.4): next-token latency per model, N and scheme, software-only and with DECA (``model.table6``)."""
     return tuple(table6(m))
 
 
 @cache
-def table6_verdicts(m: Machine = SPR_HBM) -> dict:
+def table6_verdicts(m: Machine) -> dict:
     """§8.4's ratios over Table 6's cells: DECA over software-only (lowest, highest), DECA over the uncompressed
     Q16 model at N=1 and 16 (lowest, highest) and with N=64 (lowest), the most a compressed scheme's gain over Q16
     at N=64 keeps of its gain at N=1 or 16, and Q16 over software-only Q4 at N=64 per model."""
@@ -157,7 +156,7 @@ def table6_verdicts(m: Machine = SPR_HBM) -> dict:
 
 
 @cache
-def table1_shares(m: Machine = SPR_HBM) -> dict[int, float]:
+def table1_shares(m: Machine) -> dict[int, float]:
     """Table 1 (§3.1, HBM, 128 input tokens): the FC GeMMs' share of Llama2-70B's BF16 next-token time per N."""
     shares = {}
     for n in (1, 4, 16):
@@ -167,13 +166,13 @@ def table1_shares(m: Machine = SPR_HBM) -> dict[int, float]:
 
 
 @cache
-def table4_utilisation(m: Machine = SPR_HBM) -> dict[tuple[float, bool], tuple[float, float, float]]:
+def table4_utilisation(m: Machine) -> dict[tuple[float, bool], tuple[float, float, float]]:
     """Table 4 (§8.1, Q8, N=1): (MEM, TMUL, vector unit) utilisation per (density, with DECA)."""
     return {(d, deca): utilisation(m, Kernel("q8", d), deca) for d in paper.TABLE4_SW for deca in (False, True)}
 
 
 @cache
-def table4_trends(m: Machine = SPR_HBM) -> dict[str, float]:
+def table4_trends(m: Machine) -> dict[str, float]:
     """§8.1's reading of Table 4 (keys: paper.TABLE4_TRENDS's, and "AVX bound"): DECA over software-only MEM and
     TMUL utilisation, lowest over the densities; DECA's TMUL at 5% over 100%; software kernels AVX-bound over not."""
     util = table4_utilisation(m)
@@ -208,7 +207,7 @@ def table7() -> Table7:
     wbytes = Kernel("q4").tile_bytes() / TILE
     weights = load_model("llama2-70b").weight_bytes(wbytes)
     deca_ms = next(
-        r["deca_model"] for r in table6_cells() if (r["model"], r["n"], r["scheme"]) == ("llama2-70b", 1, "Q4")
+        r["deca_model"] for r in table6_cells(SPR_HBM) if (r["model"], r["n"], r["scheme"]) == ("llama2-70b", 1, "Q4")
     )
     peak, h100 = TILE * N_TABLE2 * SPR_HBM.mos / TB, get_device("h100-pcie")
     devices = {d: get_device(d) for d in paper.TABLE7_GPUS}
@@ -225,9 +224,9 @@ def table7() -> Table7:
 
 
 @cache
-def gemm_cells(m: Machine, n: int = 1) -> tuple[dict, ...]:
-    """Figs. 11-12 (§8.1): speedups over Baseline per scheme (``model.gemm_speedups``)."""
-    return tuple(gemm_speedups(m, n))
+def gemm_cells(m: Machine) -> tuple[dict, ...]:
+    """Figs. 11-12 (§8.1): speedups over Baseline per scheme at N=1 (``model.gemm_speedups``)."""
+    return tuple(gemm_speedups(m))
 
 
 @cache
