@@ -90,15 +90,23 @@ SECTIONS = (
         "Across designs: every registered system on one model and trace",
         "sysmodel.compare_report:report_lines",
     ),
-    Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
+    Section(
+        "deca",
+        "DECA: near-core weight decompression",
+        "sysmodel.deca.report:report_lines",
+        claims="sysmodel.deca.claims:claims",
+    ),
     Section(
         "hermes",
         "Hermes: NDP-DIMM + consumer GPU",
         "sysmodel.hermes.report:report_lines",
-        "sysmodel.hermes.claims:claims",
+        claims="sysmodel.hermes.claims:claims",
     ),
     Section(
-        "l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines", "sysmodel.l3.claims:claims"
+        "l3",
+        "L3: DIMM-PIM for long-context attention",
+        "sysmodel.l3.report:report_lines",
+        claims="sysmodel.l3.claims:claims",
     ),
     Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
     Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
