@@ -20,7 +20,7 @@ from itertools import product
 import numpy as np
 
 from sysmodel import gpu
-from sysmodel.cost import ATTACC, CALIBRATED, Engine, stage_time
+from sysmodel.cost import ACT_BYTES, ALLREDUCES_PER_LAYER, ATTACC, CALIBRATED, Engine, stage_time, tp_allreduce
 from sysmodel.devices import DEVICES
 from sysmodel.models import ModelConfig, StageShape
 
@@ -87,7 +87,8 @@ def _phase(tokens: int) -> str:
 def iterations() -> list[dict]:
     """Every layer iteration the tables cover: gpu, model, tp, tokens, phase, whether attention is in it,
     whether it is held out of every fit (its model or width), measured seconds, modelled seconds on the
-    calibrated profile and on the default (AttAcc's)."""
+    calibrated profile and on the default (AttAcc's), and the layer's two all-reduces measured and modelled
+    (in both totals)."""
     attn_rows = gpu.read_table("attention")
     out = []
     for r in gpu.read_table("kernels"):
@@ -95,8 +96,7 @@ def iterations() -> list[dict]:
         engine = Engine(DEVICES[gpu.FAMILY_DEVICE[fam]], CALIBRATED, tp)
         attacc = Engine(engine.device, ATTACC, tp)
         rest = (sum(r[k] for k in LAYER_KERNELS) + ADDS_PER_LAYER * r["add"]) * 1e-3
-        if tp > 1:
-            rest += 2 * _allreduce(fam, tp, r["tokens"] * r["hidden"] * 2)
+        ar = ALLREDUCES_PER_LAYER * _allreduce(fam, tp, r["tokens"] * r["hidden"] * ACT_BYTES) if tp > 1 else 0.0
         shape_of = {"gpu": "a100", "hidden": r["hidden"], "heads": r["heads"], "kv_heads": r["kv_heads"], "tp": tp}
         attn = [a for a in attn_rows if all(a[k] == v for k, v in shape_of.items()) and fam == "a100"]
         cases = [(StageShape(tokens=r["tokens"]), 0.0, _phase(int(r["tokens"])), False)]
@@ -111,8 +111,10 @@ def iterations() -> list[dict]:
                     "phase": phase,
                     "attention": with_attn,
                     "held_out": r["model"] == gpu.HELD_OUT_MODEL or tp == gpu.HELD_OUT_TP,
-                    "measured_s": rest + attn_s,
+                    "measured_s": rest + ar + attn_s,
                     "modelled_s": float(stage_time(cfg, shape, engine)),
+                    "measured_allreduce_s": ar,
+                    "modelled_allreduce_s": float(tp_allreduce(cfg, shape, engine)),
                     "attacc_s": float(stage_time(cfg, shape, attacc)),
                 }
             )
