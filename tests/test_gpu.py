@@ -38,19 +38,99 @@ def test_whole_iterations_within_10_percent_including_the_held_out_model(iterati
         assert _err(worst) < TOLERANCE, worst
 
 
-def test_rest_of_iteration_on_held_out_rows(iterations) -> None:
-    """Where attention was not measured (other models and widths, H100), the rest of the layer (GEMMs,
-    norms, activation, rotary, adds, all-reduces) on rows held out of every fit: median error under 10%
-    per GPU and phase, and nine rows in ten within 25% (NCCL's small all-reduces alternate between ~20 and
-    ~60 us at neighbouring sizes in the measurements, which no smooth law follows)."""
+def _rest_err(r: dict, collectives: bool) -> float:
+    """|modelled / measured - 1| of a rest-of-layer row, its two all-reduces in or out of both sides."""
+    if collectives:
+        return _err(r)
+    return abs((r["modelled_s"] - r["modelled_allreduce_s"]) / (r["measured_s"] - r["measured_allreduce_s"]) - 1)
+
+
+def _rest_groups(iterations, collectives: bool) -> dict[tuple, list[float]]:
+    """Errors of the held-out rest-of-layer rows (attention not measured: other models, widths, H100) by
+    GPU and phase."""
     groups: dict[tuple, list[float]] = defaultdict(list)
     for r in iterations:
         if not r["attention"] and r["held_out"]:
-            groups[r["gpu"], r["phase"]].append(_err(r))
+            groups[r["gpu"], r["phase"]].append(_rest_err(r, collectives))
     assert {g for g, _ in groups} == {"a100", "h100"} and {p for _, p in groups} == {"decode", "prefill", "mixed"}
-    for key, errs in groups.items():
+    return groups
+
+
+def test_rest_of_layer_decode_every_held_out_row_within_10_percent(iterations) -> None:
+    """GEMMs, norms, activation, rotary and adds of a decode layer, on every held-out row of both GPUs
+    (all-reduces apart: below), within 10%. The decode rows were up to 45 of 112 over 10% while the gate and
+    up projections were two GEMMs (vLLM runs one, gate_up_proj) and norms, adds, activation and rotary one
+    bytes law (each is its own kernel: a row per thread block, or a flat add)."""
+    for key, errs in _rest_groups(iterations, collectives=False).items():
+        if key[1] == "decode":
+            assert max(errs) < TOLERANCE, key
+
+
+def test_rest_of_layer_prefill_and_mixed_on_held_out_rows(iterations) -> None:
+    """Prefill and mixed rest-of-layer rows, all-reduces apart: median under 5% and every row within 15%
+    per GPU and phase (the 10% bar per row: the strict xfail below)."""
+    for key, errs in _rest_groups(iterations, collectives=False).items():
+        assert np.median(errs) < 0.05 + 0.05 * (key[1] == "mixed"), key
+        assert max(errs) < 0.15, key
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GEMM tile choice: up to 8 of 32 H100 mixed rows and 3-4 of 128 prefill rows per GPU are 10-14% off, "
+    "each dominated by a GEMM whose M is just past a multiple of the tile height (776-848) or whose N per device "
+    "is narrow (QKV and o_proj at widths 4 and 8): the library's kernel choice there is not the best-tile law's",
+)
+def test_rest_of_layer_prefill_and_mixed_every_row_within_10_percent(iterations) -> None:
+    for key, errs in _rest_groups(iterations, collectives=False).items():
+        assert max(errs) < TOLERANCE, key
+
+
+def test_rest_of_layer_with_all_reduces_on_held_out_rows(iterations) -> None:
+    """The whole rest of the layer, all-reduces in: median under 10% per GPU and phase, nine rows in ten
+    within 17% (the all-reduce's own per-row gap: the strict xfail below)."""
+    for key, errs in _rest_groups(iterations, collectives=True).items():
         assert np.median(errs) < TOLERANCE, key
-        assert np.percentile(errs, 90) < 0.25, key
+        assert np.percentile(errs, 90) < 0.17, key
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NCCL's small all-reduces are not monotonic in the worker count: on the A100 the held-out 4 workers "
+    "measure 16-26 us from 20 kB to 1 MB against 45-60 us at 2 and 25-35 us at 8 (with 60 us outliers at "
+    "neighbouring sizes at every width), so a latency law fitted on 2 and 8 workers is 30-150% over at 4; "
+    "42 of 112 A100 decode rows are over 10% with the all-reduces in, none without",
+)
+def test_rest_of_layer_with_all_reduces_every_row_within_10_percent(iterations) -> None:
+    for key, errs in _rest_groups(iterations, collectives=True).items():
+        assert max(errs) < TOLERANCE, key
+
+
+def _class_errors(fam: str, cls: str, kernel: str) -> np.ndarray:
+    """|modelled / measured - 1| of the held-out rows of one kernel of a class."""
+    s = gpu.samples(fam, cls)
+    err = np.abs(s.predict(get_device(gpu.FAMILY_DEVICE[fam]), gpu.kernel_fit(fam), cls) / s.measured - 1)
+    return err[[m["held_out"] and m["kernel"] == kernel for m in s.meta]]
+
+
+@pytest.mark.parametrize("fam", ["a100", "h100"])
+@pytest.mark.parametrize("kernel", gpu.ELEMENTWISE)
+def test_elementwise_kernels_median_on_held_out_rows(fam: str, kernel: str) -> None:
+    """Each element-wise kernel on its own law: median held-out error under 10%, the H100's 1-2 us adds
+    under 13% (whole-microsecond measurements; before: adds 77-109% over, norms 16-29% under, activation
+    and rotary off by the width per device)."""
+    assert np.median(_class_errors(fam, "elementwise", kernel)) < (0.13 if (fam, kernel) == ("h100", "add") else 0.1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: Vidur's kernel times are whole microseconds (a 2 us add is 2.0 or 3.0: 50% apart), so "
+    "kernels under 10 us cannot be resolved to 10%; and a tensor that fits in L2 (40 MB A100, 50 MB H100; "
+    "256-1024 tokens) runs 20-40% faster per byte than the DRAM-bound law past it",
+)
+def test_elementwise_every_held_out_row_within_10_percent() -> None:
+    for fam in gpu.FAMILY_DEVICE:
+        for kernel in gpu.ELEMENTWISE:
+            assert _class_errors(fam, "elementwise", kernel).max() < TOLERANCE, (fam, kernel)
 
 
 def test_held_out_rows_are_outside_every_fit() -> None:
