@@ -30,21 +30,24 @@ DECODE_MAX = 128  # iterations of up to this many tokens are decode; the mixed o
 MIXED_CHUNK = 768
 
 
-def class_errors() -> list[dict]:
-    """Per GPU family and kernel class: rows, and the median and largest |modelled / measured - 1| of the
-    rows fitted and of the rows held out."""
+def class_errors(by_kernel: str | None = None) -> list[dict]:
+    """Per GPU family and kernel class (``by_kernel``: per kernel of that class): rows, and the median and
+    largest |modelled / measured - 1| of the rows fitted and of the rows held out."""
     out = []
-    for fam, cls in product(gpu.FAMILY_DEVICE, gpu.CLASS_FIELDS):
+    for fam, cls in product(gpu.FAMILY_DEVICE, gpu.CLASS_FIELDS if by_kernel is None else (by_kernel,)):
         s = gpu.samples(fam, cls)
         if not s.meta:
             continue
         err = np.abs(s.predict(DEVICES[gpu.FAMILY_DEVICE[fam]], gpu.kernel_fit(fam), cls) / s.measured - 1)
         held = np.array([m["held_out"] for m in s.meta])
-        row = {"gpu": fam, "class": cls, "rows": len(err), "held_out": int(held.sum())}
-        for part, mask in (("fit", ~held), ("held", held)):
-            row[f"{part}_median"] = float(np.median(err[mask])) if mask.any() else float("nan")
-            row[f"{part}_max"] = float(err[mask].max()) if mask.any() else float("nan")
-        out.append(row)
+        kernels = np.array([m["kernel"] if by_kernel else cls for m in s.meta])
+        for name in dict.fromkeys(kernels):
+            part = kernels == name
+            row = {"gpu": fam, "class": name, "rows": int(part.sum()), "held_out": int((held & part).sum())}
+            for label, mask in (("fit", ~held & part), ("held", held & part)):
+                row[f"{label}_median"] = float(np.median(err[mask])) if mask.any() else float("nan")
+                row[f"{label}_max"] = float(err[mask].max()) if mask.any() else float("nan")
+            out.append(row)
     return out
 
 
