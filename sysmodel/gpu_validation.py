@@ -113,7 +113,7 @@ def iterations() -> list[dict]:
                     "tokens": int(r["tokens"]),
                     "phase": phase,
                     "attention": with_attn,
-                    "held_out": r["model"] == gpu.HELD_OUT_MODEL or tp == gpu.HELD_OUT_TP,
+                    "held_out": gpu.held_out(r),
                     "measured_s": rest + ar + attn_s,
                     "modelled_s": float(stage_time(cfg, shape, engine)),
                     "measured_allreduce_s": ar,
