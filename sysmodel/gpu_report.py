@@ -150,11 +150,15 @@ def report_lines(ctx) -> list[str]:
         caption("Calibrated GPU per kernel class: |modelled / measured - 1| on the rows fitted and held out"),
         *class_error_lines(),
         "",
+        caption("The element-wise class by kernel (the residual add a flat kernel, the others vLLM row kernels)"),
+        *class_error_lines(gpu_validation.class_errors("elementwise")),
+        "",
         "A layer iteration is measured as the sum of its measured kernels (two all-reduces at width > 1). Attention "
-        "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B and Llama-2-70B), so only "
-        "those rows are whole layers; the rest leave attention out of both sides. Small all-reduces alternate "
-        "between about 20 and 60 us at neighbouring sizes in the measurements, which sets the spread of the "
-        "small-model rows at widths 4 and 8.",
+        "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B, Llama-2-70B and "
+        "Meta-Llama-3-70B), so only those rows are whole layers; the rest leave attention out of both sides. Small "
+        "all-reduces alternate between about 20 and 60 us at neighbouring sizes in the measurements and are not "
+        "monotonic in the worker count (the A100's held-out 4 workers measure 16-26 us, below both 2 and 8), "
+        "which sets the spread of the decode rows at widths 4 and 8.",
         "",
         *_iteration_table(rows),
         "",
