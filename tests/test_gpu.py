@@ -251,3 +251,26 @@ def test_h100_uses_its_own_fit_and_the_a100_attention() -> None:
     assert h100.gemm_memory != a100.gemm_memory and h100.ar_busbw != a100.ar_busbw
     assert h100.prefill_causal == a100.prefill_causal and h100.decode_memory == a100.decode_memory
     assert gpu.family(get_device("h100-pcie")) == "h100" and gpu.family(get_device("rtx4090")) == "a100"
+
+
+def test_gate_and_up_cost_one_fused_gemm() -> None:
+    """vLLM runs the gate and up projections as one GEMM of twice the width (gate_up_proj; Vidur's mlp_up_proj
+    is that GEMM): on the calibrated GPU the two operators add up to it, not to two launches."""
+    a100, shape = get_device("a100-80g-sxm"), StageShape.decode(8, 1024)
+    ops = {op.name: op for op in layer_ops(load_model("llama2-7b"), shape)}
+    engine, fit = Engine(a100, CALIBRATED, 2), gpu.kernel_fit("a100")
+    up = ops["ffn_up"]
+    fused = gpu.gemm_time(a100, fit, 8, 2 * up.n / 2, up.k, 2 * up.weight_bytes / 2)
+    assert engine.op_time(ops["ffn_gate"], shape) + engine.op_time(up, shape) == pytest.approx(float(fused))
+
+
+def test_row_kernel_steps_and_waves_by_hand() -> None:
+    """vLLM's launch shapes: an 8192-wide norm is a 1024-thread block walking 8 steps; CodeLlama-34B's rotary
+    (64 query heads, 8 KV heads of 128) a 512-thread block, 8 query steps and 1 key step; two 1024-thread
+    blocks fit an SM, so 216 tokens are one wave on the A100's 108 SMs and 217 two (the step time doubles
+    while bytes stay under the bandwidth term)."""
+    assert gpu.row_steps("norm", 8192) == (8, 1024)
+    assert gpu.row_steps("rope", 64 * 64, 8 * 64) == (9, 512)
+    a100, fit = get_device("a100-80g-sxm"), gpu.kernel_fit("a100")
+    one, two = (gpu.row_op_time(a100, fit, "act", t, 22016, 1.0) for t in (216, 217))
+    assert float(two - fit.elem_launch_s) == pytest.approx(2 * float(one - fit.elem_launch_s))
