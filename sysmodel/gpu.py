@@ -441,6 +441,15 @@ INPUTS = {
     "TILE_N": (TILE_N, "CUTLASS docs, 'Efficient GEMM in CUDA': 128-wide threadblock tiles"),
     "TILE_M": (TILE_M, "tile heights searched, the fastest taken (LLMCompass, ISCA 2024, §III-B)"),
     "MIN_TILE_M": (MIN_TILE_M, "PTX ISA, wgmma.mma_async: Hopper tensor-core tiles are 64 rows per warpgroup"),
+    "THREADS_PER_SM": (
+        THREADS_PER_SM,
+        "CUDA C++ Programming Guide: resident threads per SM, compute capability 8.0/9.0",
+    ),
+    "ROW_THREADS": (
+        ROW_THREADS,
+        "vLLM csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: a block per token of "
+        "min(row, 1024) threads (rotary: min(query pairs, 512))",
+    ),
     "SPLIT_K_MIN": (SPLIT_K_MIN, "CUTLASS docs, split-K: the shallowest K slice"),
     "SKINNY_M": (SKINNY_M, f"observed in {SOURCES['kernels']}: every GEMM steps up from 64 to 72 rows"),
     "DECODE_SLOTS_PER_SM": (DECODE_SLOTS_PER_SM, f"observed in {SOURCES['attention']}: the step at 55 requests"),
