@@ -9,8 +9,8 @@ Two views, both computed here and rendered by :mod:`sysmodel.gpu_report`:
   sum of the measured kernels of the same layer: norms, residual adds, QKV with rotary embedding, attention,
   output projection, FFN and, at tensor-parallel width > 1, two all-reduces of the layer's output (measured
   times interpolated in log-log between the table's sizes). Attention was measured for one shape only (64
-  query / 8 KV heads at width 2 on the A100: CodeLlama-34B and Llama-2-70B); every other row's layer is
-  the rest of the iteration, attention left out of both sides (``attention`` False in the row).
+  query / 8 KV heads at width 2 on the A100: CodeLlama-34B, Llama-2-70B and Meta-Llama-3-70B); every other
+  row's layer is the rest of the iteration, attention left out of both sides (``attention`` False in the row).
 """
 
 from __future__ import annotations
