@@ -150,15 +150,15 @@ def test_edap_by_pim() -> None:
 
 
 def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
-    from sysmodel.duplex import report
+    from sysmodel.duplex import claims, figures, report
 
     fake = {"gemm_4x2": (8, 1000), "gemm_8x2": (16, 1800), "softmax_4": (4, 500), "softmax_8": (8, 700)}
     area = {
         d: {"params": {"rows": s, "lanes": 1} if d.startswith("gemm") else {"lanes": s}, "cells": {"total": c}}
         for d, (s, c) in fake.items()
     }
-    monkeypatch.setattr(report.characterization, "load_area", lambda paper: area)
-    text = "\n".join(report.area_lines())
+    monkeypatch.setattr(figures.characterization, "load_area", lambda paper: area)
+    text = "\n".join(report.area_lines(claims.evaluated(figures.area_claims(figures.area_split()))))
     gemm = 32 * (1000 + 100 * (512 - 8))  # 100 cells per MAC, 32 modules of 64 x 8
     soft = 500 + 50 * (64 - 4)  # 50 cells per lane
     assert f"| GEMM modules : softmax unit | 1.84 | {gemm / soft:.2f} |" in text

@@ -88,7 +88,12 @@ SECTIONS = (
     Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
     Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
     Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
-    Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
+    Section(
+        "duplex",
+        "Duplex: xPU + Logic-PIM for MoE/GQA",
+        "sysmodel.duplex.report:report_lines",
+        claims="sysmodel.duplex.claims:claims",
+    ),
     Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
     Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
 )
