@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from golden.duplex_spec import SOFTMAX_LANES
-from sysmodel import ledger
+from sysmodel import ledger, memory
 from sysmodel.duplex import claims, figures, paper
 from sysmodel.duplex.claims import STATEMENTS
 from sysmodel.duplex.model import DuplexSystem
@@ -124,15 +124,20 @@ def test_fig11_statements_are_over_the_figures_three_models() -> None:
     assert base[d["mixtral best"].quantity] == pytest.approx(1.5 / 1.9)
 
 
-def test_fig11_statements_are_banded_by_the_reserve_policy() -> None:
-    """The paper leaves the KV policy unstated: the 1.36x is given at the default (paged) with the reserve
-    policy's value as its band (a direction without a number has no band to lie in)."""
-    rows = [_fig11_row(m, 100, 180, 150, 200, lengths) for m in paper.FIG11_MODELS for lengths in paper.LENGTHS]
-    reserve = [_fig11_row(m, 100, 180, 150, 300, lengths) for m in paper.FIG11_MODELS for lengths in paper.LENGTHS]
-    got = {r.quantity: r for r in claims.banded(figures.fig11_statements(rows), figures.fig11_statements(reserve))}
+def test_fig11_statements_are_banded_by_the_kv_and_refresh_policies() -> None:
+    """The paper leaves the KV policy and Logic-PIM's refresh scheme unstated: the 1.36x is given at the
+    defaults (paged KV, on-time refresh) with the reserve policy's and per-bank refresh's values spanning its
+    band (a direction without a number has no band to lie in)."""
+
+    def cells(duplex: float, et: float) -> list[dict]:
+        return [_fig11_row(m, 100, 180, duplex, et, ls) for m in paper.FIG11_MODELS for ls in paper.LENGTHS]
+
+    point, reserve, refresh = (figures.fig11_statements(cells(*v)) for v in ((150, 200), (150, 300), (160, 176)))
+    got = {r.quantity: r for r in claims.banded(point, reserve, refresh)}
     gain = got[paper.ET_OVER_DUPLEX_MAX.quantity]
-    assert (gain.band_low, gain.band_high) == pytest.approx((200 / 150, 2.0))
+    assert (gain.model_value, gain.band_low, gain.band_high) == pytest.approx((200 / 150, 1.1, 2.0))
     assert math.isnan(got[paper.FIG11_DIRECTIONS["lowest"].quantity].band_low)
+    assert figures.REFRESH_BAND in memory.REFRESH and figures.REFRESH_BAND != memory.DEFAULT_REFRESH
 
 
 def test_fig13_directions_are_at_the_stated_loads() -> None:

@@ -388,20 +388,20 @@ def evaluated(pairs: figures.Pairs) -> list[ledger.Row]:
     return [_row(c, v) for c, v in pairs]
 
 
-def banded(point: figures.Pairs, alt: figures.Pairs) -> list[ledger.Row]:
-    """Each claim at the default KV policy (paged, vLLM's), banded by its value under the reserve policy: the
-    paper states its systems' KV policy nowhere (§VI)."""
-    return [_row(c, v, (v_alt,)) for (c, v), (_, v_alt) in zip(point, alt, strict=True)]
+def banded(point: figures.Pairs, *alts: figures.Pairs) -> list[ledger.Row]:
+    """Each claim at the kit's defaults, banded by its values under each alternative of a setting the paper
+    states nowhere (§VI): the reserve KV policy, per-bank refresh of Logic-PIM's banks."""
+    return [_row(c, v, tuple(a for _, a in alt)) for (c, v), *alt in zip(point, *alts, strict=True)]
 
 
 def claims(ctx: Context) -> list[ledger.Row]:
     """Every claim the Duplex section states, in its order: §VI's peaks, Fig. 11's headline and other statements
-    (banded by the KV policy), Figs. 12-15, Fig. 8 (§IV-E) and the §VII-E area split."""
+    (banded by the KV and refresh policies), Figs. 12-15, Fig. 8 (§IV-E) and the §VII-E area split."""
     g = figures.grids(ctx)
     return [
         *evaluated(figures.peaks()),
-        *banded(figures.fig11_headline(g.fig11), figures.fig11_headline(g.reserve)),
-        *banded(figures.fig11_statements(g.fig11), figures.fig11_statements(g.reserve)),
+        *banded(*(figures.fig11_headline(rows) for rows in (g.fig11, g.reserve, g.refresh))),
+        *banded(*(figures.fig11_statements(rows) for rows in (g.fig11, g.reserve, g.refresh))),
         *evaluated(figures.fig12_claims(g.fig12)),
         *evaluated(figures.fig13_claims(g.fig13)),
         *evaluated(figures.fig13_directions(g.fig13)),

@@ -44,6 +44,11 @@ def fig11_lines(rows: list[dict], rs: list[ledger.Row]) -> list[str]:
     return lines + [
         "",
         *results.kv_policy_band("the KV policy its systems run"),
+        f"Nor does it name Logic-PIM's refresh scheme: the band also spans {figures.REFRESH_BAND} refresh "
+        f"(bank-bundle efficiency {dram_efficiency(refresh=figures.REFRESH_BAND):.3f}, against the default "
+        f"on-time refresh's {dram_efficiency():.3f} and postpone's {dram_efficiency(refresh='postpone'):.3f}, "
+        "which gets no band of its own).",
+        "",
         *head("Fig. 11's headline throughput ratios over the figure's models (Mixtral, GLaM, Grok1), paper vs model"),
         *_claim_lines(rs, figures.FIG11_HEADLINE),
         "",
