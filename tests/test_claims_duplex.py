@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from golden.duplex_spec import SOFTMAX_LANES
-from sysmodel import ledger, memory
+from sysmodel import cache, ledger, memory
 from sysmodel.duplex import claims, figures, paper
 from sysmodel.duplex.claims import STATEMENTS
 from sysmodel.duplex.model import DuplexSystem
@@ -174,7 +174,10 @@ def test_energy_trends_read_the_grid_in_its_order() -> None:
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory) -> Context:
-    """One report context for the module: the committed grids are read once (``figures.grids`` caches by it)."""
+    """One report context for the module: the committed grids are read once (``figures.grids`` caches by it);
+    a stale one fails here at once rather than rerun for minutes (into the committed cache)."""
+    stale = [name for name in cache.stale() if name.startswith("duplex")]
+    assert not stale, f"stale report cache {stale}: run `make report-full` and commit sysmodel/data/report_cache"
     return Context(out=tmp_path_factory.mktemp("duplex"), commit=False)
 
 
