@@ -48,7 +48,8 @@ FIG8_OPS = (1, 2, 4, 8, 16, 32, 64)  # Fig. 8's Op/B axis: tokens sharing each w
 # The paper names no refresh scheme for Logic-PIM's banks (§IV-C, §VI): the kit runs the engine's default
 # (on-time, memory.DEFAULT_REFRESH) and bands Fig. 11's headlines by per-bank refresh (HBM3's REFpb), which
 # raises the bank-bundle efficiency from 0.858 to 0.973 and so Duplex over GPU, max, by 6.8% (measured on
-# Fig. 11's cells; Fig. 12's claims move 3% at most). Postpone's efficiency (0.863) is within 1% of on-time's,
+# Fig. 11's cells; Fig. 12's claims move 3% at most, Fig. 13's saturation loads not at all, its unnumbered
+# directions 7% at most, none turning). Postpone's efficiency (0.863) is within 1% of on-time's,
 # and "none" is no HBM3 policy (its banks must refresh): neither gets a grid of its own.
 REFRESH_BAND = "per-bank"
 
