@@ -108,7 +108,12 @@ SECTIONS = (
         "sysmodel.l3.report:report_lines",
         claims="sysmodel.l3.claims:claims",
     ),
-    Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
+    Section(
+        "duplex",
+        "Duplex: xPU + Logic-PIM for MoE/GQA",
+        "sysmodel.duplex.report:report_lines",
+        claims="sysmodel.duplex.claims:claims",
+    ),
     Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines"),
     Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
 )
