@@ -66,6 +66,11 @@ def profile_provenance(p: Provenance, engine: Engine) -> None:
             p.fits += [f"{c['name']} = {c['value']:.4g} ({c['source'].split(';')[0]})"] if c["fit"] else []
 
 
+def profile_of(p: Provenance) -> str | None:
+    """The efficiency profile :func:`profile_provenance` recorded in ``p`` (None: no profiled device)."""
+    return next((c["value"]["profile"] for c in p.constants if c["name"] == "efficiency"), None)
+
+
 @dataclass(frozen=True)
 class TokenTime:
     system: str

@@ -233,11 +233,13 @@ def _trace_file(a: argparse.Namespace) -> bool:
     return Path(a.trace).suffix in (".csv", ".jsonl")
 
 
-def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict) -> dict:
+def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, profile) -> dict:
     """One rate's run: its run block, pooled result, each engine's result and summary row (``done``: the
-    pooled result and each engine's, from :func:`sysmodel.replicas.run_all`)."""
+    pooled result and each engine's, from :func:`sysmodel.replicas.run_all`; ``profile``: the efficiency
+    profile the system's device ran on, None for none or for iteration times from ``--profile``)."""
     res, each = done
-    extra = {"system": a.system, "settings": _system_settings(a), "concurrency": a.concurrency}
+    extra = {"system": a.system, "settings": _system_settings(a), "efficiency_profile": profile}
+    extra["concurrency"] = a.concurrency
     run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
     row = {"qps": q, **res.summary()}
     if a.slo_tbt or a.slo_ttft:
@@ -319,6 +321,7 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
     from sysmodel import replicas, systems
+    from sysmodel.baselines import profile_of
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
     _no_repeats(qps, "--qps")
@@ -344,7 +347,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
             **par,
             **sched,
         )
-        runs = [_serve_one(a, q, trace, res, sched, par) for q, trace, res in zip(qps, traces, done, strict=True)]
+        profile = None if a.profile is not None else profile_of(system.provenance())
+        runs = [
+            _serve_one(a, q, trace, res, sched, par, profile) for q, trace, res in zip(qps, traces, done, strict=True)
+        ]
         written = _serve_files(a, system, runs, out)
         for r in runs:
             print("\n".join(_serve_lines(a, r["run"], r["row"])))
@@ -429,6 +435,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(title)
         print(runinfo.line(run))
         print("\n".join(compare_report.terminal_lines(rows)))
+        print(compare_report.profile_line(rows))
         if a.provenance:
             print("\nProvenance (full record in compare_provenance.json):")
             print("\n".join(compare_report.provenance_lines(prov)))

@@ -12,6 +12,7 @@ cross-design section), so a change of wording leaves the report's cached rows va
 from __future__ import annotations
 
 from sysmodel import replicas, systems
+from sysmodel.baselines import profile_of
 from sysmodel.cost import Infeasible
 from sysmodel.pipeline import PipelineUnsupported
 from sysmodel.progress import progress
@@ -80,11 +81,14 @@ def run(
                 area_source=area.source if copies == 1 else f"{copies} copies x ({area.source})",
                 max_batch=s["max_batch"],
             )
+            p = sys_.provenance()
+            row["efficiency_profile"] = profile_of(p)
             prov[name] = {
                 "system": sys_.name,
                 "settings": settings.get(name, []),
                 "feasible": True,
-                **sys_.provenance().to_dict(),
+                "efficiency_profile": row["efficiency_profile"],
+                **p.to_dict(),
                 "area": {"mm2": area.mm2, "source": area.source},
             }
         except (Infeasible, PipelineUnsupported) as e:

@@ -50,10 +50,18 @@ def terminal_lines(rows: list[dict]) -> list[str]:
     return out
 
 
+def profile_line(rows: list[dict]) -> str:
+    """Which efficiency profile each system's device ran on (``--set efficiency=NAME``); systems without a
+    profiled device (or not run) left out."""
+    named = [f"{r['system']} {r['efficiency_profile']}" for r in rows if r.get("efficiency_profile")]
+    return f"efficiency profile: {', '.join(named) or 'none'}"
+
+
 def write_csv(rows: list[dict], path: Path, run: dict | None = None) -> Path:
     """The rows, each with the run block's fields (``run``: :func:`sysmodel.runinfo.block`) as columns."""
     run = run or {}
-    keys = ["system", "hardware", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]], "area_source", *run]
+    keys = ["system", "hardware", "efficiency_profile", "feasible", "reason", *[k for _, k, _ in COLUMNS[2:9]]]
+    keys += ["area_source", *run]
     with atomic(path) as tmp, tmp.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
@@ -108,7 +116,9 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
 def write(rows: list[dict], prov: dict, title: str, out: Path, run: dict, stem: str = "compare") -> list[Path]:
     """The table as Markdown and CSV, the plots, and the provenance sidecar (JSON: ``run``, the run block,
     and ``systems``, each system's provenance or its reason for not running)."""
-    md = write_text(out / f"{stem}.md", "\n".join([f"# {title}", "", line(run), "", *table_lines(rows), ""]))
+    md = write_text(
+        out / f"{stem}.md", "\n".join([f"# {title}", "", line(run), "", *table_lines(rows), "", profile_line(rows), ""])
+    )
     with described(line(run)):
         paths = [md, write_csv(rows, out / f"{stem}.csv", run), *plot(rows, title, out, stem)]
     sidecar = json.dumps({"run": run, "systems": prov}, indent=1, default=str) + "\n"

@@ -11,8 +11,14 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   library's heuristics pick) run in waves of one per SM, so a wave that is partly empty costs a whole wave;
   when the tiles leave SMs idle, K is split across them (the CUTLASS docs, "Efficient GEMM in CUDA": tiling
   and split-K; LLMCompass, Zhang et al., ISCA 2024, §III-B, models GEMM time the same way).
-* **Element-wise** (norms with the residual add before each, the gated activation, rotary embedding after
-  the QKV projection): bytes / (bandwidth x ``elem_memory``) + ``elem_launch_s``.
+* **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
+  ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
+  row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
+  per token, ROW_THREADS threads striding along the row): a block walks its row in ceil(row / threads)
+  dependent steps, THREADS_PER_SM / threads blocks share an SM, so the time is the longer of waves x steps x
+  ``<kernel>_step_s`` and bytes / (bandwidth x ``<kernel>_memory``), + ``elem_launch_s``. Per-row errors of the old
+  single bytes law followed the kernel (adds 2x over, norms 20% under at decode) and, for the activation and
+  rotary kernels, the width per device (the row's steps), which this law carries.
 * **Prefill attention** (FlashAttention): a chunk's own query-key pairs (causal) and its pairs against the
   cached prefix run at different fractions of peak (``prefill_causal``, ``prefill_prefix``), + a launch.
 * **Decode attention** (paged attention, one thread block per request and query head, DECODE_SLOTS_PER_SM
@@ -25,10 +31,11 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
 Every constant but the inputs below is a fit (:func:`kernel_fit`, scipy least squares on relative error)
 to the committed tables, per GPU family. Held out of every fit: the model CodeLlama-34B and tensor-parallel
 width 4 (the GEMM and element-wise fits see Llama-2-7B, InternLM-20B, Llama-2-70B and Qwen-72B at widths 1,
-2 and 8; the all-reduce fits 2 and 8 workers). The one public attention table (A100, 64 query / 8 KV heads,
-width 2) is split by rows: even rows fit, odd rows check. H100 has no public attention table: its attention
-uses the A100's fractions of peak (labelled so in :func:`provenance`); GPUs other than A100 and H100 use the
-A100's fractions of their own peaks (an extrapolation, labelled too).
+2 and 8; the all-reduce fits 2 and 8 workers), and the A100's Meta-Llama-3-8B and -70B (VALIDATION_ONLY).
+The one public attention table (A100, 64 query / 8 KV heads, width 2) is split by rows: even rows fit, odd
+rows check. H100 has no public attention table: its attention uses the A100's fractions of peak (labelled so
+in :func:`provenance`); GPUs other than A100 and H100 use the A100's fractions of their own peaks (an
+extrapolation, labelled too).
 """
 
 from __future__ import annotations
@@ -56,12 +63,21 @@ SOURCES = {
 }
 HELD_OUT_MODEL = "codellama-34b"
 HELD_OUT_TP = 4
+# Meta-Llama-3-8B and -70B (A100 only in Vidur's tables) were added after the fits were made: validation rows,
+# never fitted, so adding them moved no constant
+VALIDATION_ONLY = ("llama3-8b", "llama3-70b")
 
 # Inputs, not fitted
 TILE_N = 128  # CUTLASS docs, "Efficient GEMM in CUDA": 128-wide threadblock tiles for FP16 tensor-core GEMMs
 TILE_M = (16, 32, 64, 128)  # tile heights the GEMM may use, the fastest taken (LLMCompass §III-B searches tiles)
+# Hopper's tensor-core instruction (wgmma) is 64 rows per warpgroup (PTX ISA, "Asynchronous Warpgroup Level
+# Matrix Multiply-Accumulate", shapes m64nNk16): no tile below 64 rows. Without it the H100's mixed batches
+# (776-848 rows, just past a multiple of 128) were 12-20% under the measured GEMMs.
+MIN_TILE_M = {"a100": 16, "h100": 64}
 SKINNY_M = 64  # observed: every profiled GEMM slows by ~20% from M = 64 to 72 (the library switches kernels)
 SPLIT_K_MIN = 256  # CUTLASS docs, "Efficient GEMM in CUDA", split-K: K cut into slices of at least this depth
+THREADS_PER_SM = 2048  # CUDA C++ Programming Guide, compute capabilities 8.0 and 9.0: resident threads per SM
+ROW_THREADS = {"norm": 1024, "act": 1024, "rope": 512}  # vLLM csrc: block(min(row, 1024)), rope min(row, 512)
 DECODE_SLOTS_PER_SM = 16  # observed: decode attention steps at 54 -> 55 requests x 32 heads = 1728 = 16 x 108 SMs
 ROW_PARALLEL = ("o_proj", "ffn_down")  # Megatron: these split K across devices, the other GEMMs split N
 LINK_FAMILY = {"nvlink-a100": "a100", "nvlink-h100": "h100"}  # NVSwitch nodes Vidur measured; PCIe keeps its Link
@@ -78,6 +94,12 @@ class KernelFit:
     gemm_launch_s: float
     elem_memory: float
     elem_launch_s: float
+    norm_memory: float
+    act_memory: float
+    rope_memory: float
+    norm_step_s: float
+    act_step_s: float
+    rope_step_s: float
     prefill_causal: float
     prefill_prefix: float
     prefill_launch_s: float
@@ -117,15 +139,56 @@ def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, wei
     """One GEMM [m, k] x [k, n] on one device: tile- and wave-quantized FLOPs (the best of the tile
     heights, as the library's heuristics pick) against bytes moved, plus a launch."""
     m = np.asarray(m, float)
-    compute = np.min([_tile_compute(dev, fit, m, n, k, t) for t in TILE_M], axis=0)
+    tiles = [t for t in TILE_M if t >= MIN_TILE_M[family(dev)]]
+    compute = np.min([_tile_compute(dev, fit, m, n, k, t) for t in tiles], axis=0)
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
     memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
     return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
 
 
 def elementwise_time(dev: Device, fit: KernelFit, nbytes: ArrayLike) -> Num:
+    """A flat element-wise kernel (the residual add) moving ``nbytes``."""
     nbytes = np.asarray(nbytes, float)
     return np.where(nbytes > 0, fit.elem_launch_s + nbytes / (dev.mem_bw * fit.elem_memory), 0.0)
+
+
+def row_steps(kernel: str, row: ArrayLike, second: ArrayLike = 0.0) -> tuple[Num, Num]:
+    """(steps, threads) of one block of vLLM row kernel ``kernel`` over ``row`` elements; rope walks the
+    query's pairs (``row``, which sizes the block) and then the key's (``second``)."""
+    row = np.asarray(row, float)
+    threads = np.clip(row, 1, ROW_THREADS[kernel])
+    return np.ceil(row / threads) + np.ceil(np.asarray(second, float) / threads), threads
+
+
+ROW_KERNELS = ("add", "norm", "act", "rope")  # index 0: the flat add; the others vLLM row kernels
+
+
+def row_kernel_time(
+    dev: Device,
+    fit: KernelFit,
+    kind: ArrayLike,
+    tokens: ArrayLike,
+    steps: ArrayLike,
+    threads: ArrayLike,
+    nbytes: ArrayLike,
+) -> Num:
+    """A vLLM row kernel (``kind`` indexes ROW_KERNELS): one block of ``threads`` per token taking
+    ``steps`` strided steps, in waves of THREADS_PER_SM / threads blocks per SM, or its bytes at the
+    kernel's fraction of the bandwidth, + a launch. Kind 0, the add, is a flat kernel (:func:`elementwise_time`)."""
+    kind, tokens, nbytes = np.asarray(kind, int), np.asarray(tokens, float), np.asarray(nbytes, float)
+    step_s = np.choose(kind, [0.0, fit.norm_step_s, fit.act_step_s, fit.rope_step_s])
+    memory = np.choose(kind, [fit.elem_memory, fit.norm_memory, fit.act_memory, fit.rope_memory])
+    waves = np.ceil(tokens / (dev.sms * np.floor(THREADS_PER_SM / np.asarray(threads, float))))
+    t = fit.elem_launch_s + np.maximum(waves * np.asarray(steps) * step_s, nbytes / (dev.mem_bw * memory))
+    return np.where(kind == 0, elementwise_time(dev, fit, nbytes), np.where(nbytes > 0, t, 0.0))
+
+
+def row_op_time(
+    dev: Device, fit: KernelFit, kernel: str, tokens: ArrayLike, row: float, nbytes: ArrayLike, second: float = 0.0
+) -> Num:
+    """Row kernel ``kernel`` over ``row`` (and, for rope, ``second``) elements of each of ``tokens`` tokens."""
+    steps, threads = row_steps(kernel, row, second)
+    return row_kernel_time(dev, fit, ROW_KERNELS.index(kernel), tokens, steps, threads, nbytes)
 
 
 def prefill_attention_time(dev: Device, fit: KernelFit, causal_flops: ArrayLike, prefix_flops: ArrayLike) -> Num:
@@ -171,14 +234,19 @@ def op_time(device: Device, devices: int, op: Op, shape: StageShape | None = Non
     m = np.divide(op.flops, 2.0 * op.k * op.n) if op.kind == "gemm" else op.tokens
     if op.kind == "gemm":
         k, n = (op.k / devices, op.n) if op.name in ROW_PARALLEL else (op.k, op.n / devices)
-        t = gemm_time(device, fit, m, n, k, np.divide(op.weight_bytes, devices))
-        if op.name == "qkv":  # rotary embedding on the projection's output (over-counts V: a few us)
-            t = t + elementwise_time(device, fit, np.multiply(m, 4.0 * n))
+        w = np.divide(op.weight_bytes, devices)
+        if op.name == "ffn_gate":  # one GEMM with ffn_up in vLLM (gate_up_proj): the width it adds to it
+            return gemm_time(device, fit, m, 2 * n, k, 2 * w) - gemm_time(device, fit, m, n, k, w)
+        t = gemm_time(device, fit, m, n, k, w)
+        if op.name == "qkv":  # rotary embedding on the query (k / devices wide) and key (half the rest)
+            q, kv = k / devices, (n - k / devices) / 2
+            t = t + row_op_time(device, fit, "rope", m, q / 2, np.multiply(m, 4.0 * (q + kv)), kv / 2)
         return t
     if op.kind == "norm":  # the residual add before it reads two vectors and writes one
-        return elementwise_time(device, fit, op.act_bytes) + elementwise_time(device, fit, np.multiply(m, 6.0 * op.k))
+        norm = row_op_time(device, fit, "norm", m, op.k, op.act_bytes)
+        return norm + elementwise_time(device, fit, np.multiply(m, 6.0 * op.k))
     if op.kind == "act":
-        return elementwise_time(device, fit, np.divide(op.act_bytes, devices))
+        return row_op_time(device, fit, "act", m, op.k / devices, np.divide(op.act_bytes, devices))
     if op.name == "attn_decode":
         return decode_attention_time(device, fit, np.divide(op.kv_bytes, devices), np.divide(op.blocks, devices))
     flops, share = np.divide(op.flops, devices), causal_share(shape)
@@ -189,13 +257,24 @@ GEMMS = ("qkv", "o_proj", "ffn_up", "ffn_down")
 ELEMENTWISE = ("norm_attn", "norm_ffn", "act", "rope", "add")
 CLASS_FIELDS = {
     "gemm": ("gemm_compute", "gemm_memory", "gemm_memory_wide", "gemm_launch_s"),
-    "elementwise": ("elem_memory", "elem_launch_s"),
+    "elementwise": (
+        "elem_memory",
+        "elem_launch_s",
+        "norm_memory",
+        "act_memory",
+        "rope_memory",
+        "norm_step_s",
+        "act_step_s",
+        "rope_step_s",
+    ),
     "prefill attention": ("prefill_causal", "prefill_prefix", "prefill_launch_s"),
     "decode attention": ("decode_memory", "decode_block_share", "decode_launch_s"),
     "all-reduce": ("ar_alpha_s", "ar_alpha_step_s", "ar_busbw"),
 }
 # the least-squares starting point and scale of every constant (not a result: kernel_fit moves each)
-START = KernelFit(0.7, 0.8, 0.7, 5e-6, 0.5, 5e-6, 0.3, 0.5, 2e-5, 0.8, 0.1, 1e-5, 2e-5, 1e-6, 2e11)
+START = KernelFit(
+    0.7, 0.8, 0.7, 5e-6, 0.8, 2e-6, 0.5, 0.5, 0.5, 5e-7, 5e-7, 5e-7, 0.3, 0.5, 2e-5, 0.8, 0.1, 1e-5, 2e-5, 1e-6, 2e11
+)
 
 
 @dataclass(frozen=True)
@@ -222,20 +301,26 @@ def _gemm_shape(r: dict, kernel: str) -> tuple[float, float]:
     }[kernel]
 
 
-def _elem_bytes(r: dict, kernel: str) -> float:
-    """Bytes an element-wise kernel moves, as :func:`op_time` counts them for membound's operators."""
-    t, h = r["tokens"], r["hidden"]
-    return {
-        "norm_attn": 6 * t * h,
-        "norm_ffn": 6 * t * h,
-        "add": 6 * t * h,
-        "act": 6 * t * r["ffn"] / r["tp"],
-        "rope": 4 * t * _gemm_shape(r, "qkv")[0],
-    }[kernel]
+def _elem_args(r: dict, kernel: str) -> tuple[float, ...]:
+    """(kind, tokens, steps, threads, bytes) of an element-wise kernel of a Vidur row, as :func:`op_time`
+    counts them for membound's operators."""
+    t, h, tp = r["tokens"], r["hidden"], r["tp"]
+    kind = {"add": "add", "norm_attn": "norm", "norm_ffn": "norm", "act": "act", "rope": "rope"}[kernel]
+    q, kv = h / tp, r["kv_heads"] * h / r["heads"] / tp
+    row, second, nbytes = {
+        "add": (h, 0.0, 6 * t * h),
+        "norm": (h, 0.0, 6 * t * h),
+        "act": (r["ffn"] / tp, 0.0, 6 * t * r["ffn"] / tp),
+        "rope": (q / 2, kv / 2, 4 * t * (q + kv)),
+    }[kind]
+    steps, threads = row_steps(kind, row, second) if kind != "add" else (0.0, 1.0)
+    return float(ROW_KERNELS.index(kind)), t, float(steps), float(threads), nbytes
 
 
-def _held_out(r: dict) -> bool:
-    return r.get("model") == HELD_OUT_MODEL or r.get("tp") == HELD_OUT_TP or r.get("workers") == HELD_OUT_TP
+def held_out(r: dict) -> bool:
+    """Whether a table row is kept out of every fit: the held-out model or width, or a validation-only model."""
+    model, width = r.get("model"), r.get("tp", r.get("workers"))
+    return model == HELD_OUT_MODEL or model in VALIDATION_ONLY or width == HELD_OUT_TP
 
 
 def _compute_samples(fam: str, cls: str) -> Samples:
@@ -245,7 +330,7 @@ def _compute_samples(fam: str, cls: str) -> Samples:
     ms: list[float] = []
     for r in rows:
         for kernel in GEMMS if cls == "gemm" else ELEMENTWISE:
-            held = _held_out(r)
+            held = held_out(r)
             meta.append(
                 {
                     "kernel": kernel,
@@ -259,7 +344,7 @@ def _compute_samples(fam: str, cls: str) -> Samples:
                 n, k = _gemm_shape(r, kernel)
                 cols.append((r["tokens"], n, k, 2.0 * n * k))
             else:
-                cols.append((_elem_bytes(r, kernel),))
+                cols.append(_elem_args(r, kernel))
             ms.append(r[kernel] * 1e-3)
     return Samples(meta, tuple(np.array(c) for c in zip(*cols, strict=True)), np.array(ms))
 
@@ -293,7 +378,7 @@ def _attention_samples(cls: str) -> Samples:
 def _allreduce_samples(fam: str) -> Samples:
     rows = [r for r in read_table("allreduce") if r["gpu"] == fam]
     meta = [
-        {"kernel": "all_reduce", "workers": int(r["workers"]), "bytes": int(r["bytes"]), "held_out": _held_out(r)}
+        {"kernel": "all_reduce", "workers": int(r["workers"]), "bytes": int(r["bytes"]), "held_out": held_out(r)}
         for r in rows
     ]
     args = (np.array([r["workers"] for r in rows]), np.array([r["bytes"] for r in rows]))
@@ -312,7 +397,7 @@ def samples(fam: str, cls: str) -> Samples:
 
 LAWS: dict[str, Callable[..., Num]] = {
     "gemm": gemm_time,
-    "elementwise": elementwise_time,
+    "elementwise": row_kernel_time,
     "prefill attention": prefill_attention_time,
     "decode attention": decode_attention_time,
     "all-reduce": lambda _dev, fit, workers, nbytes: allreduce_time(fit, workers, nbytes),
@@ -355,6 +440,16 @@ def kernel_fit(fam: str) -> KernelFit:
 INPUTS = {
     "TILE_N": (TILE_N, "CUTLASS docs, 'Efficient GEMM in CUDA': 128-wide threadblock tiles"),
     "TILE_M": (TILE_M, "tile heights searched, the fastest taken (LLMCompass, ISCA 2024, §III-B)"),
+    "MIN_TILE_M": (MIN_TILE_M, "PTX ISA, wgmma.mma_async: Hopper tensor-core tiles are 64 rows per warpgroup"),
+    "THREADS_PER_SM": (
+        THREADS_PER_SM,
+        "CUDA C++ Programming Guide: resident threads per SM, compute capability 8.0/9.0",
+    ),
+    "ROW_THREADS": (
+        ROW_THREADS,
+        "vLLM csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: a block per token of "
+        "min(row, 1024) threads (rotary: min(query pairs, 512))",
+    ),
     "SPLIT_K_MIN": (SPLIT_K_MIN, "CUTLASS docs, split-K: the shallowest K slice"),
     "SKINNY_M": (SKINNY_M, f"observed in {SOURCES['kernels']}: every GEMM steps up from 64 to 72 rows"),
     "DECODE_SLOTS_PER_SM": (DECODE_SLOTS_PER_SM, f"observed in {SOURCES['attention']}: the step at 55 requests"),
@@ -373,7 +468,7 @@ def provenance(device: Device) -> list[dict]:
     (with what it was fitted to and what was held out) or an input."""
     fam = family(device)
     fit = kernel_fit(fam)
-    held = f"held out: {HELD_OUT_MODEL} and tensor-parallel width {HELD_OUT_TP}"
+    held = f"held out: {HELD_OUT_MODEL}, tensor-parallel width {HELD_OUT_TP} and {', '.join(VALIDATION_ONLY)}"
     out = [{"name": f"gpu.{n}", "value": v, "source": s, "fit": False} for n, (v, s) in INPUTS.items()]
     for cls, names in CLASS_FIELDS.items():
         src = SOURCES[CLASS_SOURCE[cls]]

@@ -134,11 +134,13 @@ def report_lines(ctx) -> list[str]:
     return [
         "`--set efficiency=calibrated` (never a default: every paper section keeps its own method) runs a GPU's "
         "operators on per-kernel cost laws (sysmodel/gpu.py): GEMMs with tile and wave quantization, FlashAttention "
-        "prefill, paged decode attention, element-wise kernels, NCCL all-reduces. The tile sizes and split-K depth are "
-        "inputs (the CUTLASS docs), the decode attention blocks per SM and the skinny-GEMM bound read off the "
+        "prefill, paged decode attention, vLLM's row kernels (norms, activation, rotary: a thread block per token) and "
+        "the flat residual add, NCCL all-reduces. The tile sizes and split-K depth are inputs (the CUTLASS docs; "
+        "Hopper's 64-row wgmma tiles), the decode attention blocks per SM and the skinny-GEMM bound read off the "
         "measurements' steps; every other constant is a fit to Vidur's "
         f"public profiling data ({gpu.SOURCES['kernels']}; {gpu.SOURCES['attention']}; {gpu.SOURCES['allreduce']}), "
-        f"held out of every fit: {gpu.HELD_OUT_MODEL} and tensor-parallel width {gpu.HELD_OUT_TP}. A100 fit: GEMM "
+        f"held out of every fit: {gpu.HELD_OUT_MODEL}, tensor-parallel width {gpu.HELD_OUT_TP} and the A100's "
+        f"{' and '.join(gpu.VALIDATION_ONLY)} (validation only). A100 fit: GEMM "
         f"{fit.gemm_compute:.2f} of peak FLOP/s, {fit.gemm_memory:.2f} of peak bandwidth up to {gpu.SKINNY_M} rows "
         f"({fit.gemm_memory_wide:.2f} beyond); prefill attention {fit.prefill_causal:.2f} of peak on causal pairs, "
         f"{fit.prefill_prefix:.2f} on prefix pairs; all-reduce {fit.ar_alpha_s * 1e6:.0f} us per call, "
@@ -148,11 +150,15 @@ def report_lines(ctx) -> list[str]:
         caption("Calibrated GPU per kernel class: |modelled / measured - 1| on the rows fitted and held out"),
         *class_error_lines(),
         "",
+        caption("The element-wise class by kernel (the residual add a flat kernel, the others vLLM row kernels)"),
+        *class_error_lines(gpu_validation.class_errors("elementwise")),
+        "",
         "A layer iteration is measured as the sum of its measured kernels (two all-reduces at width > 1). Attention "
-        "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B and Llama-2-70B), so only "
-        "those rows are whole layers; the rest leave attention out of both sides. Small all-reduces alternate "
-        "between about 20 and 60 us at neighbouring sizes in the measurements, which sets the spread of the "
-        "small-model rows at widths 4 and 8.",
+        "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B, Llama-2-70B and "
+        "Meta-Llama-3-70B), so only those rows are whole layers; the rest leave attention out of both sides. Small "
+        "all-reduces alternate between about 20 and 60 us at neighbouring sizes in the measurements and are not "
+        "monotonic in the worker count (the A100's held-out 4 workers measure 16-26 us, below both 2 and 8), "
+        "which sets the spread of the decode rows at widths 4 and 8.",
         "",
         *_iteration_table(rows),
         "",

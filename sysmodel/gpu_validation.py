@@ -9,8 +9,8 @@ Two views, both computed here and rendered by :mod:`sysmodel.gpu_report`:
   sum of the measured kernels of the same layer: norms, residual adds, QKV with rotary embedding, attention,
   output projection, FFN and, at tensor-parallel width > 1, two all-reduces of the layer's output (measured
   times interpolated in log-log between the table's sizes). Attention was measured for one shape only (64
-  query / 8 KV heads at width 2 on the A100: CodeLlama-34B and Llama-2-70B); every other row's layer is
-  the rest of the iteration, attention left out of both sides (``attention`` False in the row).
+  query / 8 KV heads at width 2 on the A100: CodeLlama-34B, Llama-2-70B and Meta-Llama-3-70B); every other
+  row's layer is the rest of the iteration, attention left out of both sides (``attention`` False in the row).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from itertools import product
 import numpy as np
 
 from sysmodel import gpu
-from sysmodel.cost import ATTACC, CALIBRATED, Engine, stage_time
+from sysmodel.cost import ACT_BYTES, ALLREDUCES_PER_LAYER, ATTACC, CALIBRATED, Engine, stage_time, tp_allreduce
 from sysmodel.devices import DEVICES
 from sysmodel.models import ModelConfig, StageShape
 
@@ -30,21 +30,24 @@ DECODE_MAX = 128  # iterations of up to this many tokens are decode; the mixed o
 MIXED_CHUNK = 768
 
 
-def class_errors() -> list[dict]:
-    """Per GPU family and kernel class: rows, and the median and largest |modelled / measured - 1| of the
-    rows fitted and of the rows held out."""
+def class_errors(by_kernel: str | None = None) -> list[dict]:
+    """Per GPU family and kernel class (``by_kernel``: per kernel of that class): rows, and the median and
+    largest |modelled / measured - 1| of the rows fitted and of the rows held out."""
     out = []
-    for fam, cls in product(gpu.FAMILY_DEVICE, gpu.CLASS_FIELDS):
+    for fam, cls in product(gpu.FAMILY_DEVICE, gpu.CLASS_FIELDS if by_kernel is None else (by_kernel,)):
         s = gpu.samples(fam, cls)
         if not s.meta:
             continue
         err = np.abs(s.predict(DEVICES[gpu.FAMILY_DEVICE[fam]], gpu.kernel_fit(fam), cls) / s.measured - 1)
         held = np.array([m["held_out"] for m in s.meta])
-        row = {"gpu": fam, "class": cls, "rows": len(err), "held_out": int(held.sum())}
-        for part, mask in (("fit", ~held), ("held", held)):
-            row[f"{part}_median"] = float(np.median(err[mask])) if mask.any() else float("nan")
-            row[f"{part}_max"] = float(err[mask].max()) if mask.any() else float("nan")
-        out.append(row)
+        kernels = np.array([m["kernel"] if by_kernel else cls for m in s.meta])
+        for name in dict.fromkeys(kernels):
+            part = kernels == name
+            row = {"gpu": fam, "class": name, "rows": int(part.sum()), "held_out": int((held & part).sum())}
+            for label, mask in (("fit", ~held & part), ("held", held & part)):
+                row[f"{label}_median"] = float(np.median(err[mask])) if mask.any() else float("nan")
+                row[f"{label}_max"] = float(err[mask].max()) if mask.any() else float("nan")
+            out.append(row)
     return out
 
 
@@ -87,7 +90,8 @@ def _phase(tokens: int) -> str:
 def iterations() -> list[dict]:
     """Every layer iteration the tables cover: gpu, model, tp, tokens, phase, whether attention is in it,
     whether it is held out of every fit (its model or width), measured seconds, modelled seconds on the
-    calibrated profile and on the default (AttAcc's)."""
+    calibrated profile and on the default (AttAcc's), and the layer's two all-reduces measured and modelled
+    (in both totals)."""
     attn_rows = gpu.read_table("attention")
     out = []
     for r in gpu.read_table("kernels"):
@@ -95,8 +99,7 @@ def iterations() -> list[dict]:
         engine = Engine(DEVICES[gpu.FAMILY_DEVICE[fam]], CALIBRATED, tp)
         attacc = Engine(engine.device, ATTACC, tp)
         rest = (sum(r[k] for k in LAYER_KERNELS) + ADDS_PER_LAYER * r["add"]) * 1e-3
-        if tp > 1:
-            rest += 2 * _allreduce(fam, tp, r["tokens"] * r["hidden"] * 2)
+        ar = ALLREDUCES_PER_LAYER * _allreduce(fam, tp, r["tokens"] * r["hidden"] * ACT_BYTES) if tp > 1 else 0.0
         shape_of = {"gpu": "a100", "hidden": r["hidden"], "heads": r["heads"], "kv_heads": r["kv_heads"], "tp": tp}
         attn = [a for a in attn_rows if all(a[k] == v for k, v in shape_of.items()) and fam == "a100"]
         cases = [(StageShape(tokens=r["tokens"]), 0.0, _phase(int(r["tokens"])), False)]
@@ -110,9 +113,11 @@ def iterations() -> list[dict]:
                     "tokens": int(r["tokens"]),
                     "phase": phase,
                     "attention": with_attn,
-                    "held_out": r["model"] == gpu.HELD_OUT_MODEL or tp == gpu.HELD_OUT_TP,
-                    "measured_s": rest + attn_s,
+                    "held_out": gpu.held_out(r),
+                    "measured_s": rest + ar + attn_s,
                     "modelled_s": float(stage_time(cfg, shape, engine)),
+                    "measured_allreduce_s": ar,
+                    "modelled_allreduce_s": float(tp_allreduce(cfg, shape, engine)),
                     "attacc_s": float(stage_time(cfg, shape, attacc)),
                 }
             )

@@ -65,7 +65,7 @@ PIM modes reuse the same engine on a transformed organisation (:func:`pim_view`)
 PUs: every bank of every chip of a rank reads 8 B per tCCD_L in lock step), bank-bundle (Duplex: 8
 banks of a pseudo-channel, two per bank group, 512 bits per bank group per tCCD_L; each bundle a bank of
 its rank), rank-level (Hermes NDP: every rank of a channel is its own bus to the DIMM buffer chip).
-:func:`pim_refresh_table` streams each mode under every refresh policy.
+:func:`sysmodel.pim.pim_refresh_table` streams each mode under every refresh policy.
 """
 
 from __future__ import annotations
@@ -775,75 +775,3 @@ def analytical_bw(
     act = max(max(t.trrd_s, t.tfaw / 4) / r, t.trc / banks) / h
     ref = 1 - t.trfc / (t.trefi * r) if refresh else 1.0
     return o.channels * o.burst_bytes / (max(col, act) * t.tck_ns * 1e-9) * ref
-
-
-def pim_modes() -> list[tuple[str, DramPreset, int, float | None, str, str]]:
-    """The PIM access modes the system models use: (name, one channel's view, stream bytes, the paper's
-    bandwidth for that view in B/s or None, its source, what the system model takes: a refresh policy or
-    "analytical")."""
-    from sysmodel.duplex.paper import PC_BANDWIDTH
-    from sysmodel.l3.paper import PIM_BANDWIDTH
-
-    def one(p: DramPreset) -> DramPreset:
-        return replace(p, org=replace(p.org, channels=1))
-
-    l3_rank = PIM_BANDWIDTH * 1e12 / (16 * 4)
-    return [
-        (
-            "L3 bank-level (all-bank PUs), one rank",
-            one(pim_view(DDR4_3200, "all_bank")),
-            32 << 20,
-            l3_rank,
-            "L3 §6.1: 13.0 TB/s over 16 ch x 4 ranks; postponed refresh per §4.4",
-            "postpone",
-        ),
-        (
-            "L3 bank-level with tFAW on the all-bank ACT",
-            one(pim_view(DDR4_3200, "all_bank", True)),
-            32 << 20,
-            l3_rank,
-            "as above (the tFAW switch)",
-            "postpone",
-        ),
-        (
-            "L3 rank-level (R-PIM baseline), one rank's bus",
-            one(replace(DDR4_3200, org=replace(DDR4_3200.org, ranks=1))),
-            8 << 20,
-            25.6e9,
-            "L3 Table 2: DDR4-3200, 25.6 GB/s; the R-PIM baseline "
-            "takes 1/8 of this bus derated by the bank-level row's efficiency, not this stream's",
-            "postpone",
-        ),
-        (
-            "Duplex bank-bundle, one pseudo-channel",
-            one(pim_view(HBM3, "bank_bundle")),
-            8 << 20,
-            PC_BANDWIDTH * 1e9,
-            "Duplex §IV-C: 4 x 20.8 GB/s; no refresh scheme named: the default",
-            "on-time",
-        ),
-        (
-            "Hermes rank-level, one NDP-DIMM",
-            pim_view(DDR4_3200_HERMES, "rank_level"),
-            8 << 20,
-            None,
-            "not stated (Hermes notes: 4 ranks x 25.6 GB/s derived)",
-            "analytical",
-        ),
-    ]
-
-
-@functools.cache
-def pim_refresh_table() -> list[tuple[str, float | None, str, str, float, dict[str, float | None]]]:
-    """Per PIM mode: (name, paper B/s, source, what the model uses, peak B/s, {policy or "analytical": B/s,
-    None where the preset has no such refresh})."""
-    out = []
-    for name, view, nbytes, paper, src, used in pim_modes():
-        trace = streaming_trace(view, nbytes)
-        bw = {
-            pol: None if pol == "per-bank" and not view.timing.trfc_pb else simulate(view, trace, refresh=pol).bandwidth
-            for pol in REFRESH
-        }
-        bw["analytical"] = analytical_bw(view, "streaming")
-        out.append((name, paper, src, used, view.peak_bw(), bw))
-    return out

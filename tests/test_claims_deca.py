@@ -10,8 +10,9 @@ import pytest
 
 from golden.deca_spec import TILE
 from sysmodel import ledger
-from sysmodel.deca import model, paper, report
+from sysmodel.deca import claims, figures, model, paper
 from sysmodel.deca.claims import STATEMENTS
+from sysmodel.report import Context, report
 
 _SECTION = re.compile(r"(Abstract|§(\d+)(?:\.(\d+))?)")
 
@@ -92,21 +93,21 @@ def test_dse_best_ties_vec_and_mtx_at_bf8_5() -> None:
     VEC and MTX tie (margin exactly 1): "just enough", not VEC-bound as the DSE table's tie-break lists it."""
     k = model.Kernel("q8", 0.05)
     m = model.SPR_HBM
-    assert report.vec_margin(m, k, m.vos_deca, model.deca_cycles_per_tile(k, 32, 8)) == pytest.approx(1.0, abs=1e-12)
+    assert figures.vec_margin(m, k, m.vos_deca, model.deca_cycles_per_tile(k, 32, 8)) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_the_new_claims_are_recorded_with_their_directions() -> None:
-    """The report's claim functions record each new ledger row from values it computes; the directions the model
+def test_the_new_claims_carry_their_directions() -> None:
+    """The claim functions make each new ledger row from values the figures compute; the directions the model
     gets right stay right, and a direction it gets wrong carries a named cause."""
-    ledger.reset()
-    report.bord_verdict_lines()
-    report.table6_ratio_lines(model.table6(model.SPR_HBM))
-    report.table4_trend_lines(model.SPR_HBM)
-    for m, fig in ((model.SPR_DDR, "11"), (model.SPR_HBM, "12")):
-        report.speedup_claim_lines(model.gemm_speedups(m), fig)
-    rows = {(r.where, r.quantity): r for r in ledger.rows()}
-    ledger.reset()
-    assert len(rows) == 26
+    made = [
+        *claims.bord_rows(),
+        *claims.table6_ratio_rows(),
+        *claims.table4_trend_rows(),
+        *claims.speedup_rows(model.SPR_DDR, "11"),
+        *claims.speedup_rows(model.SPR_HBM, "12"),
+    ]
+    rows = {(r.where, r.quantity): r for r in made}
+    assert len(rows) == len(made) == 26
     assert {q for (_, q), r in rows.items() if r.kind != "prediction"} == {paper.FIG3_BF16["SPR-HBM"].quantity}
     for r in rows.values():
         assert r.paper == "deca"
@@ -148,3 +149,50 @@ def test_table2_roofline_is_arithmetic_of_the_stated_machine(k: model.Kernel) ->
     assert next(r["rl_model"] for r in model.table2(m) if r["kernel"] == k.label) == pytest.approx(rl)
     assert paper.table2(k.label, 0).kind == "identity"
     assert paper.table2(k.label, 1).kind == "prediction"
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> list[ledger.Row]:
+    """``claims(ctx)``: DECA's claims as the report computes them, once (no grid: seconds)."""
+    return claims.claims(Context(out=tmp_path_factory.mktemp("deca"), commit=False))
+
+
+def test_rendering_the_section_records_nothing(tmp_path) -> None:
+    """Issue 53: the section's claims are computed once, by ``claims(ctx)``; rendering the section (tables and plots)
+    adds nothing to the ledger's running list, and the report still writes its plots and tables."""
+    path = report(["deca"], Context(out=tmp_path, commit=False), echo=False)
+    assert ledger.rows() == []
+    assert (tmp_path / "deca_roof_surface.png").stat().st_size > 10000
+    assert (tmp_path / "deca_bords.png").stat().st_size > 10000
+    text = path.read_text()
+    assert "| BF8_30% | 31.2 |" in text
+    assert re.search(rf"\| deca \| {len(STATEMENTS)} \| \d+ / \d+ \| 134 \|", text)  # the summary: every row
+
+
+def test_claims_are_the_committed_ledgers_rows(rows: list[ledger.Row]) -> None:
+    """``claims(ctx)`` gives the committed ledger's DECA rows: same quantities and workloads, the same paper and
+    model values (to the ledger's 6 significant digits) and kinds, in the same order."""
+    committed = [r for r in ledger.load() if r["paper"] == "deca"]
+    got = [
+        {
+            "quantity": r.quantity,
+            "workload": r.workload,
+            "paper_value": f"{r.paper_value:.6g}",
+            "model_value": f"{r.model_value:.6g}",
+            "kind": r.kind,
+        }
+        for r in rows
+    ]
+    want = [{k: r[k] for k in ("quantity", "workload", "paper_value", "model_value", "kind")} for r in committed]
+    assert len(got) == len(want) == 134
+    assert got == want
+
+
+def test_every_statement_answers_to_a_claim(rows: list[ledger.Row]) -> None:
+    """Each claim regex of the catalogue matches at least one row ``claims(ctx)`` returns, and every row answers a
+    statement."""
+    quantities = [r.quantity for r in rows]
+    for s in STATEMENTS:
+        for pattern in s.claims:
+            assert any(re.fullmatch(pattern, q) for q in quantities), f"{s.where}: {pattern!r} matches no row"
+    assert all(any(s.matches(q) for s in STATEMENTS) for q in quantities)

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from golden.duplex_spec import SOFTMAX_LANES
-from sysmodel import ledger
-from sysmodel.duplex import paper, report
+from sysmodel import cache, ledger, memory
+from sysmodel.duplex import claims, figures, paper
 from sysmodel.duplex.claims import STATEMENTS
 from sysmodel.duplex.model import DuplexSystem
+from sysmodel.report import Context, report
 
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10}
 _SECTION = re.compile(r"(Abstract|§(I|II|III|IV|V|VI|VII|VIII|IX|X)(?:-([A-E]))?)(,|$)")
@@ -88,7 +89,7 @@ def test_bank_pim_over_gpu_divides_the_same_duplex_out() -> None:
     assert batch in paper.BATCHES and batch in paper.BANK_PIM_BATCHES
     rows11 = [{"model": model, "lengths": list(lengths), "batch": batch, "Duplex": 300.0, "GPU": 100.0}]
     rows14 = [{"lengths": list(lengths), "batch": batch, "ratio": 1.5}]
-    assert report.bank_pim_over_gpu(rows14, rows11) == pytest.approx(2.0)
+    assert figures.bank_pim_over_gpu(rows14, rows11) == pytest.approx(2.0)
 
 
 def _fig11_row(model: str, gpu: float, two: float, duplex: float, et: float, lengths=(256, 256)) -> dict:
@@ -110,8 +111,8 @@ def test_fig11_statements_are_over_the_figures_three_models() -> None:
         _fig11_row("glam-143b", 100, 180, 190, 250),
         _fig11_row("grok-1", 100, 190, 120, 150),
     ]
-    base = {c.quantity: v for c, v in report.fig11_statements(rows)}
-    more = report.fig11_statements([*rows, _fig11_row("opt-66b", 100, 50, 900, 10)])
+    base = {c.quantity: v for c, v in figures.fig11_statements(rows)}
+    more = figures.fig11_statements([*rows, _fig11_row("opt-66b", 100, 50, 900, 10)])
     assert {c.quantity: v for c, v in more} == base
     d = paper.FIG11_DIRECTIONS
     assert base[paper.ET_OVER_DUPLEX_MAX.quantity] == pytest.approx(200 / 150)
@@ -123,18 +124,20 @@ def test_fig11_statements_are_over_the_figures_three_models() -> None:
     assert base[d["mixtral best"].quantity] == pytest.approx(1.5 / 1.9)
 
 
-def test_fig11_statements_are_banded_by_the_reserve_policy() -> None:
-    """The paper leaves the KV policy unstated: the 1.36x is given at the default (paged) with the reserve
-    policy's value as its band (a direction without a number has no band to lie in)."""
-    rows = [_fig11_row(m, 100, 180, 150, 200, lengths) for m in paper.FIG11_MODELS for lengths in paper.LENGTHS]
-    reserve = [_fig11_row(m, 100, 180, 150, 300, lengths) for m in paper.FIG11_MODELS for lengths in paper.LENGTHS]
-    ledger.reset()
-    report.fig11_statement_lines(rows, reserve)
-    got = {r.quantity: r for r in ledger.rows()}
-    ledger.reset()
+def test_fig11_statements_are_banded_by_the_kv_and_refresh_policies() -> None:
+    """The paper leaves the KV policy and Logic-PIM's refresh scheme unstated: the 1.36x is given at the
+    defaults (paged KV, on-time refresh) with the reserve policy's and per-bank refresh's values spanning its
+    band (a direction without a number has no band to lie in)."""
+
+    def cells(duplex: float, et: float) -> list[dict]:
+        return [_fig11_row(m, 100, 180, duplex, et, ls) for m in paper.FIG11_MODELS for ls in paper.LENGTHS]
+
+    point, reserve, refresh = (figures.fig11_statements(cells(*v)) for v in ((150, 200), (150, 300), (160, 176)))
+    got = {r.quantity: r for r in claims.banded(point, reserve, refresh)}
     gain = got[paper.ET_OVER_DUPLEX_MAX.quantity]
-    assert (gain.band_low, gain.band_high) == pytest.approx((200 / 150, 2.0))
+    assert (gain.model_value, gain.band_low, gain.band_high) == pytest.approx((200 / 150, 1.1, 2.0))
     assert math.isnan(got[paper.FIG11_DIRECTIONS["lowest"].quantity].band_low)
+    assert figures.REFRESH_BAND in memory.REFRESH and figures.REFRESH_BAND != memory.DEFAULT_REFRESH
 
 
 def test_fig13_directions_are_at_the_stated_loads() -> None:
@@ -146,10 +149,7 @@ def test_fig13_directions_are_at_the_stated_loads() -> None:
             {"system": "2xGPU", "qps": qps, "tbt50": 2.0, "tbt90": 4.0, "t2ft50": 1.0},
             {"system": "Duplex+PE+ET", "qps": qps, "tbt50": 1.0 + i * 0.05, "tbt90": 2.0 + i, "t2ft50": 1.0},
         ]
-    ledger.reset()
-    report.fig13_direction_lines(rows)
-    got = {r.quantity: r for r in ledger.rows()}
-    ledger.reset()
+    got = {r.quantity: r for r in claims.evaluated(figures.fig13_directions(rows))}
     d, last = paper.FIG13_DIRECTIONS, len(paper.QPS_VALUES) - 1
     assert got[d["p90 low"].quantity].model_value == pytest.approx(2.0)
     assert got[d["p90 high"].quantity].model_value == pytest.approx(4.0 / (2.0 + last))
@@ -165,8 +165,53 @@ def test_energy_trends_read_the_grid_in_its_order() -> None:
         "glam-143b": [0.3, 0.3, 0.5, 0.5],
         "grok-1": [0.2, 0.1, 0.4, 0.2],
     }
-    got = dict((c.quantity, v) for c, v in report.energy_trends(grid))
+    got = dict((c.quantity, v) for c, v in figures.energy_trends(grid))
     assert got[paper.ENERGY_LONG_OVER_SHORT.quantity] == pytest.approx(np.mean([0.4, 0.3, 0.5, 0.5, 0.4, 0.2]) / 0.2)
     assert got[paper.ENERGY_BATCH_VS_GLAM["mixtral-8x7b"].quantity] == pytest.approx(0.2 / 0.3)
     assert got[paper.ENERGY_BATCH_VS_GLAM["grok-1"].quantity] == pytest.approx(0.15 / 0.3)
-    assert len(report.energy_reductions("glam-143b")) == len(paper.LENGTHS) * len(paper.BATCHES)
+    assert len(figures.energy_reductions("glam-143b")) == len(paper.LENGTHS) * len(paper.BATCHES)
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory) -> Context:
+    """One report context for the module: the committed grids are read once (``figures.grids`` caches by it);
+    a stale one fails here at once rather than rerun for minutes (into the committed cache)."""
+    stale = [name for name in cache.stale() if name.startswith("duplex")]
+    assert not stale, f"stale report cache {stale}: run `make report-full` and commit sysmodel/data/report_cache"
+    return Context(out=tmp_path_factory.mktemp("duplex"), commit=False)
+
+
+def test_rendering_records_nothing(ctx: Context) -> None:
+    """Issue 53: the section's claims are computed once, by ``claims(ctx)``; rendering it records no row, and
+    the report's ledger holds exactly those rows."""
+    report(["duplex"], ctx, echo=False)
+    assert ledger.rows() == []
+    written = ledger.load(ctx.out / "ledger.csv")
+    assert [r["quantity"] for r in written] == [r.quantity for r in claims.claims(ctx)]
+    # every claim of paper.py but the bank-bundle bandwidth, the memory section's
+    assert {r["quantity"] for r in written} == {c.quantity for c in _paper_claims()} - {paper.PC_BANDWIDTH.quantity}
+
+
+@pytest.fixture(scope="module")
+def rows(ctx: Context) -> list[ledger.Row]:
+    return claims.claims(ctx)
+
+
+def test_claims_are_the_committed_ledgers_rows(rows: list[ledger.Row]) -> None:
+    """``claims(ctx)`` gives the committed ledger's Duplex rows, in its order and to its 6 significant digits,
+    but the bank-bundle bandwidth, which the memory section records (sysmodel/report/memory.py)."""
+    committed = [
+        (r["quantity"], r["paper_value"], r["model_value"], r["kind"])
+        for r in ledger.load()
+        if r["paper"] == "duplex" and r["quantity"] != paper.PC_BANDWIDTH.quantity
+    ]
+    assert [(r.quantity, f"{r.paper_value:.6g}", f"{r.model_value:.6g}", r.kind) for r in rows] == committed
+
+
+def test_every_statement_claim_has_a_row(rows: list[ledger.Row]) -> None:
+    """Each claim pattern of the catalogue matches a row ``claims(ctx)`` returns (the bank-bundle bandwidth's
+    is the memory section's row)."""
+    quantities = [r.quantity for r in rows] + [paper.PC_BANDWIDTH.quantity]
+    for s in STATEMENTS:
+        for pattern in s.claims:
+            assert any(re.fullmatch(pattern, q) for q in quantities), (s.where, pattern)

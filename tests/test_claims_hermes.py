@@ -1,6 +1,8 @@
 """Hermes' statement catalogue (sysmodel/hermes/claims.py) and the claims issue 53 added to its ledger: each paper
 value read as the paper states it (its averaging set, its configuration, its location), and the readings
-corrected. The report's claim functions run on the committed cache's grid values (no simulation)."""
+corrected; and ``claims(ctx)``, the section's ledger rows computed once before it renders (issue 53). The claims
+(``sysmodel.hermes.figures``, ``sysmodel.hermes.claims``) are computed on the committed cache's grid values (no
+simulation)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import re
 import pytest
 
 from sysmodel import cache, ledger
-from sysmodel.hermes import paper, report
+from sysmodel.hermes import claims, figures, paper
 from sysmodel.hermes.claims import STATEMENTS
+from sysmodel.report import Context, report
 
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7}
 _SECTION = re.compile(r"(Abstract|Table II|§([IVX]+)(?:-([A-F])(\d)?)?)")
@@ -32,16 +35,9 @@ def _grid(name: str):
     return json.loads((cache.COMMITTED / f"{name}.json").read_text())["value"]
 
 
-@pytest.fixture
-def recorded():
-    """The ledger rows a report function records, keyed by quantity; the ledger left empty."""
-    ledger.reset()
-
-    def rows() -> dict[str, ledger.Row]:
-        return {r.quantity: r for r in ledger.rows()}
-
-    yield rows
-    ledger.reset()
+def _rows(table: figures.Table, named: dict[str, str] = claims.GAPS) -> dict[str, ledger.Row]:
+    """A table's claims as ledger rows (``claims.rows_of``), keyed by quantity."""
+    return {r.quantity: r for r in claims.rows_of(table, named)}
 
 
 def test_the_catalogue_is_in_the_papers_order_and_numbering() -> None:
@@ -80,25 +76,23 @@ def test_fig12b_shares_are_two_claims_of_an_unnamed_model() -> None:
     assert float(paper.DECODE_SHARE) + float(paper.PROMPT_SHARE) == pytest.approx(0.9941)
 
 
-def test_up_to_is_the_batch16_curves_maximum(recorded, tmp_path) -> None:
+def test_up_to_is_the_batch16_curves_maximum() -> None:
     """§V-E3's "up to 3.86x" at batch 16 is the curve's maximum over 32 multipliers' value, wherever it falls;
     "continuously improves" is the lowest step of the same curve; "especially with larger batch sizes" sets the
     32 -> 512 speedup at batch 16 against batch 1's."""
-    report.dse_lines([[1.0, 2.0, 2.0, 2.0, 2.0], [1.0, 3.0, 2.0, 2.0, 2.5]], tmp_path)
-    rows = recorded()
+    rows = _rows(figures.dse([[1.0, 2.0, 2.0, 2.0, 2.0], [1.0, 3.0, 2.0, 2.0, 2.5]]))
     assert rows[paper.DSE_SPEEDUP.quantity].model_value == 3.0
     rise = rows[paper.DSE_B16_RISES.quantity]
     assert rise.model_value == pytest.approx(2 / 3) and rise.direction_agrees == "no" and rise.cause
     assert rows[paper.DSE_LARGER_BATCH.quantity].model_value == pytest.approx(2.5 / 2)  # 32 -> 512: b16 over b1
 
 
-def test_the_cell_directions_take_the_sets_the_paper_names(recorded) -> None:
+def test_the_cell_directions_take_the_sets_the_paper_names() -> None:
     """§V-B1's and §V-D's directions over the cached grid: "inferior even at large batches" is every OPT cell
     at batches 1-16; "specifically for large models" sets Falcon-40B and LLaMA2-70B against the 13B models; a
     direction the model gets wrong carries its named cause."""
     grid = _grid("hermes-runs")
-    report.cell_lines(grid)
-    rows = recorded()
+    rows = _rows(figures.cells(grid), claims.causes(grid))
     assert len(rows) == 7 and {r.paper for r in rows.values()} == {"hermes"}
     dejavu = [r["Hermes"] / r["Deja Vu"] for r in grid if "Deja Vu" in r]
     assert len(dejavu) == len(paper.OPT_MODELS) * len(paper.BATCHES)
@@ -116,16 +110,15 @@ def test_falcon_needs_four_dimms_of_the_sweeps_counts() -> None:
     """§V-E1: Falcon-40B needs at least four NDP-DIMMs. Its weights exceed two 32 GB DIMMs; Fig. 14's counts are
     read as powers of two (§V-E1 names 8 and 16), with every count three would hold them, as the claim's note
     says (the answer is capacity, a prediction from the model's config, not a paper input)."""
-    assert report.min_dimms("falcon-40b") == 4 == float(paper.MIN_DIMMS)
-    assert report.min_dimms("falcon-40b", tuple(range(1, 17))) == 3
+    assert figures.min_dimms("falcon-40b") == 4 == float(paper.MIN_DIMMS)
+    assert figures.min_dimms("falcon-40b", tuple(range(1, 17))) == 3
     assert paper.MIN_DIMMS.kind == "prediction" and "3" in paper.MIN_DIMMS.note
 
 
-def test_the_gpus_parameter_shares_are_the_inputs_of_its_budget(recorded) -> None:
+def test_the_gpus_parameter_shares_are_the_inputs_of_its_budget() -> None:
     """§V-B1's 80% of OPT-13B and 15% of OPT-66B in GPU memory are what the 20 GB weight budget is derived from:
     inputs, shown as a check (never counted), and the budget honours both within 5%."""
-    report.capacity_lines()
-    rows = recorded()
+    rows = _rows(figures.capacity())
     for c in paper.GPU_PARAM_SHARE.values():
         r = rows[c.quantity]
         assert r.kind == "input" and r.within == ""
@@ -137,14 +130,46 @@ def test_the_gpu_sensitivity_batch_is_marked_unstated() -> None:
     assert all("[S" in c.workload for c in paper.GPU_SENSITIVITY.values())
 
 
-def test_the_generators_inputs_are_inputs_and_its_longer_lags_predictions(recorded) -> None:
+def test_the_generators_inputs_are_inputs_and_its_longer_lags_predictions() -> None:
     """§III-B's statistics the generator is solved from (sparsity, the top 20%'s work, adjacent similarity, the
     52% of hot neurons that move) are inputs; similarity at distance 10 and 25 and "almost no longer decreases
     beyond 25" (distance 50 over 25: the paper states no value past 25, so flat reads as a ratio of 1) follow from
     the solved process: predictions."""
-    report.workload_lines()
-    rows = recorded()
+    rows = _rows(figures.workload())
     w = paper.WORKLOAD
     assert {rows[w[k].quantity].kind for k in ("sparsity", "hot_work", "adjacent", "dynamic_hot")} == {"input"}
     assert {rows[w[k].quantity].kind for k in ("distance10", "distance25", "flat")} == {"prediction"}
     assert float(w["flat"]) == 1.0 and "over distance 25" in w["flat"].quantity
+
+
+@pytest.fixture(scope="module")
+def computed(tmp_path_factory: pytest.TempPathFactory) -> list[ledger.Row]:
+    """``claims(ctx)`` over the committed report cache (no simulation)."""
+    return claims.claims(Context(out=tmp_path_factory.mktemp("hermes"), commit=False))
+
+
+def test_rendering_the_section_records_nothing(tmp_path) -> None:
+    """Issue 53: the section's claims are computed once (``claims.claims``), before it renders; rendering it
+    puts nothing into the ledger's running list, and the report's ledger holds exactly those rows."""
+    report(["hermes"], Context(out=tmp_path, commit=False), echo=False)
+    assert ledger.rows() == []
+    written = ledger.load(tmp_path / "ledger.csv")
+    assert [r["quantity"] for r in written] == [r.quantity for r in claims.claims(Context(out=tmp_path, commit=False))]
+
+
+def test_the_claims_are_the_committed_ledgers_hermes_rows(computed) -> None:
+    """``claims(ctx)`` gives the committed ledger's Hermes rows, value for value (to the CSV's 6 digits)."""
+    committed = [r for r in ledger.load() if r["paper"] == "hermes"]
+    assert len(computed) == len(committed) == len({r.quantity for r in computed})
+    for got, want in zip(computed, committed, strict=True):
+        assert (got.quantity, got.kind) == (want["quantity"], want["kind"])
+        for field in ("paper_value", "model_value"):
+            value, stored = getattr(got, field), float(want[field])
+            assert (math.isnan(value) and math.isnan(stored)) or float(f"{value:.6g}") == stored, (got.quantity, field)
+
+
+def test_every_statement_claim_matches_a_computed_row(computed) -> None:
+    quantities = [r.quantity for r in computed]
+    for s in STATEMENTS:
+        for pattern in s.claims:
+            assert any(re.fullmatch(pattern, q) for q in quantities), f"{s.where}: {pattern!r} matches no row"

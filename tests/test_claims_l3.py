@@ -9,8 +9,9 @@ import re
 import pytest
 
 from sysmodel import ledger
-from sysmodel.l3 import claims, paper, report
+from sysmodel.l3 import claims, figures, paper
 from sysmodel.l3.grids import BASELINES
+from sysmodel.report import Context, report
 
 PAPER_TEXT_SECTIONS = re.compile(r"(Abstract|§\d(\.\d)?)(, (Fig\. \d+(\([ab]\))?|Table \d))?")
 
@@ -53,21 +54,13 @@ def _cell(model: str, trace: str, l3: float, gpu: float | None, hbm: float, batc
     return row
 
 
-@pytest.fixture
-def fresh_ledger():
-    ledger.reset()
-    yield
-    ledger.reset()
-
-
-def test_fig8_comparisons_are_minima_over_the_cells_and_the_oom_count(fresh_ledger) -> None:
-    rows = [
+def test_fig8_comparisons_are_minima_over_the_cells_and_the_oom_count() -> None:
+    cells = [
         _cell("opt-66b", "openr1", 100.0, None, 50.0, 10.0),
         _cell("opt-66b", "dolphin", 100.0, 80.0, 90.0, 6.0),
         _cell("gpt-89b", "dolphin", 100.0, 25.0, 40.0, 40.0),
     ]
-    report.comparison_lines(rows)
-    got = {r.quantity: r for r in ledger.rows()}
+    got = {r.quantity: r for r in claims.fig8_rows(cells, cells)}
     assert got["smallest speedup over GPU-only"].model_value == pytest.approx(100 / 80)
     assert got["smallest speedup over HBM-PIM"].model_value == pytest.approx(100 / 90)
     assert got["smallest batch size over GPU-only"].model_value == pytest.approx(3.0)
@@ -80,10 +73,9 @@ def test_fig8_comparisons_are_minima_over_the_cells_and_the_oom_count(fresh_ledg
     assert 0.9 < got[paper.REQUESTS_PER_A100.quantity].ratio < 1.1
 
 
-def test_fig11_trends_compare_the_fewest_ranksets_with_the_most(fresh_ledger) -> None:
-    ratios = {(rs, b): (1.2 if rs == 2 else 0.5) * b / 32 for rs in report.TBT_RANKSETS for b in report.TBT_BATCHES}
-    report.tbt_lines(ratios)
-    got = {r.quantity: r for r in ledger.rows()}
+def test_fig11_trends_compare_the_fewest_ranksets_with_the_most() -> None:
+    ratios = {(rs, b): (1.2 if rs == 2 else 0.5) * b / 32 for rs in figures.TBT_RANKSETS for b in figures.TBT_BATCHES}
+    got = {r.quantity: r for r in claims.tbt_rows(ratios)}
     fewest = got[paper.TBT_FEWEST.quantity]
     assert fewest.model_value == pytest.approx(1.2 * 64 / 32) and fewest.direction_agrees == "no"
     scaling = got[paper.TBT_SCALING.quantity]
@@ -98,5 +90,46 @@ def test_the_r_pim_headline_cause_quotes_the_attention_ratio() -> None:
     tp, dp = paper.MODELS["gpt3-175b"]
     l3, r_pim = (L3System("gpt3-175b", tp, dp, attention=a) for a in ("l3", "r-pim"))
     ratio = r_pim.attention_seconds(32, 32 * 12000) / l3.attention_seconds(32, 32 * 12000)
-    assert f"{ratio:.2f}x L3's time" in report.GAPS["speedup over R-PIM"]
+    assert f"{ratio:.2f}x L3's time" in claims.GAPS["speedup over R-PIM"]
     assert ratio < 1 / paper.R_PIM_FACTOR < paper.HEADLINE["R-PIM"]
+
+
+# --- claims(ctx): the paper's claims computed once, from the committed report cache (issue 53) ---
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory) -> list[ledger.Row]:
+    return claims.claims(Context(out=tmp_path_factory.mktemp("l3"), commit=False))
+
+
+def test_rendering_the_section_records_nothing(tmp_path) -> None:
+    """The section renders from its claims' rows: nothing lands in the running ledger while it renders (the
+    report resets that list first, so what is left is what rendering recorded), yet its ledger holds them."""
+    report(["l3"], Context(out=tmp_path, commit=False), echo=False)
+    assert ledger.rows() == []
+    written = ledger.load(tmp_path / "ledger.csv")
+    assert {r["paper"] for r in written} == {"l3"} and len(written) > 20
+
+
+FIELDS = ("quantity", "workload", "kind", "paper_value", "model_value", "cause", "in_band")
+
+
+def _key(r: ledger.Row) -> tuple[str, ...]:
+    """A row as the ledger's CSV writes it (values to 6 significant digits)."""
+    return tuple(f"{v:.6g}" if isinstance(v, float) else v for v in (getattr(r, f) for f in FIELDS))
+
+
+def test_claims_are_the_committed_ledgers_l3_rows(rows) -> None:
+    """Same quantity, workload, kind, paper and model values (to the CSV's 6 significant digits), cause and band
+    verdict as the committed ledger's l3 rows, in its order, but for the one l3 row the memory section records
+    (paper.PIM_BANDWIDTH; sysmodel/report/memory.py)."""
+    committed = [r for r in ledger.load() if r["paper"] == "l3" and r["quantity"] != paper.PIM_BANDWIDTH.quantity]
+    assert len({r.quantity for r in rows}) == len(rows), "a quantity twice: ledger.find could not tell them apart"
+    assert [_key(r) for r in rows] == [tuple(r[f] for f in FIELDS) for r in committed]
+
+
+def test_every_catalogued_claim_matches_a_row(rows) -> None:
+    """Each STATEMENTS regex names a row of claims(ctx), but the all-bank bandwidth the memory section records."""
+    quantities = [r.quantity for r in rows] + [paper.PIM_BANDWIDTH.quantity]
+    unmatched = [p for s in claims.STATEMENTS for p in s.claims if not any(re.fullmatch(p, q) for q in quantities)]
+    assert unmatched == []

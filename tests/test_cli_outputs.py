@@ -57,6 +57,29 @@ def test_serve_outputs_carry_the_run_block_and_say_how_requests_arrive(tmp_path,
     assert "(all at t=0)" in capsys.readouterr().out
 
 
+def test_compare_says_which_efficiency_profile_each_system_ran_on(tmp_path, capsys) -> None:
+    """The terminal, Markdown, CSV and provenance name each system's profile (issue 54); a system without a
+    profiled device (flash: its own flash-and-DRAM model) is left out."""
+    argv = [*COMPARE, "--systems", "gpu,hbm-pim,flash", "--set", "hbm-pim.efficiency=calibrated"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    line = "efficiency profile: gpu attacc, hbm-pim calibrated"
+    assert line in capsys.readouterr().out and line in (tmp_path / "compare.md").read_text()
+    rows = {r["system"]: r["efficiency_profile"] for r in csv.DictReader((tmp_path / "compare.csv").open())}
+    assert rows == {"gpu": "attacc", "hbm-pim": "calibrated", "flash": ""}
+    prov = json.loads((tmp_path / "compare_provenance.json").read_text())["systems"]
+    assert [prov[n]["efficiency_profile"] for n in ("gpu", "hbm-pim", "flash")] == ["attacc", "calibrated", None]
+
+
+@pytest.mark.parametrize(("settings", "profile"), [([], "attacc"), (["--set", "efficiency=peak"], "peak")])
+def test_serve_says_which_efficiency_profile_it_ran_on(tmp_path, capsys, settings, profile) -> None:
+    """The run line and run.json carry the GPU's profile (iteration times from --profile: none, test_profile)."""
+    argv = ["serve", "--model", "llama2-7b", "--requests", "3", *settings, "--out", str(tmp_path / profile)]
+    assert main(argv) == 0
+    assert f"efficiency_profile {profile}," in capsys.readouterr().out
+    (run,) = json.loads((tmp_path / profile / "run.json").read_text())
+    assert run["run"]["efficiency_profile"] == profile
+
+
 def test_infeasible_everywhere_is_in_the_provenance(tmp_path, capsys) -> None:
     assert main([*COMPARE, "--systems", "flash", "--pp", "2", "--out", str(tmp_path), "--provenance"]) == 0
     assert "- flash: not run: pp" in capsys.readouterr().out

@@ -27,30 +27,140 @@ def _err(r: dict) -> float:
     return abs(r["modelled_s"] / r["measured_s"] - 1)
 
 
+def _whole(iterations, phase: str, validation_only: bool) -> list[dict]:
+    """Layer iterations measured end to end (attention included: A100, width 2) of one phase, of the
+    validation-only models or of the others."""
+    return [
+        r
+        for r in iterations
+        if r["attention"] and r["phase"] == phase and (r["model"] in gpu.VALIDATION_ONLY) == validation_only
+    ]
+
+
 def test_whole_iterations_within_10_percent_including_the_held_out_model(iterations) -> None:
-    """Every layer iteration the tables measure end to end (attention included: A100, width 2) is within
-    10% on decode, prefill and mixed stages, and the held-out CodeLlama-34B is among them in each phase."""
-    whole = [r for r in iterations if r["attention"]]
+    """Every layer iteration measured end to end is within 10% on decode, prefill and mixed stages, the
+    held-out CodeLlama-34B among them in each phase; the validation-only Meta-Llama-3-70B on decode and
+    prefill too (its mixed rows: below)."""
     for phase in ("decode", "prefill", "mixed"):
-        rows = [r for r in whole if r["phase"] == phase]
+        rows = _whole(iterations, phase, validation_only=False)
+        rows += _whole(iterations, phase, validation_only=True) if phase != "mixed" else []
         assert any(r["model"] == gpu.HELD_OUT_MODEL for r in rows), phase
         worst = max(rows, key=_err)
         assert _err(worst) < TOLERANCE, worst
 
 
-def test_rest_of_iteration_on_held_out_rows(iterations) -> None:
-    """Where attention was not measured (other models and widths, H100), the rest of the layer (GEMMs,
-    norms, activation, rotary, adds, all-reduces) on rows held out of every fit: median error under 10%
-    per GPU and phase, and nine rows in ten within 25% (NCCL's small all-reduces alternate between ~20 and
-    ~60 us at neighbouring sizes in the measurements, which no smooth law follows)."""
+def test_validation_only_mixed_iterations_within_11_percent(iterations) -> None:
+    rows = _whole(iterations, "mixed", validation_only=True)
+    assert {r["model"] for r in rows} == {"llama3-70b"} and max(map(_err, rows)) < 0.11
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="11 of 90 Meta-Llama-3-70B mixed iterations (a 768-token chunk plus 8-80 decode requests) are 10.0-10.6% "
+    "under: its GEMMs at 776-848 rows, just past a multiple of the tile height, measure slower than the best-tile "
+    "law (the rest-of-layer xfail's cause)",
+)
+def test_validation_only_mixed_iterations_within_10_percent(iterations) -> None:
+    assert max(map(_err, _whole(iterations, "mixed", validation_only=True))) < TOLERANCE
+
+
+def _rest_err(r: dict, collectives: bool) -> float:
+    """|modelled / measured - 1| of a rest-of-layer row, its two all-reduces in or out of both sides."""
+    if collectives:
+        return _err(r)
+    return abs((r["modelled_s"] - r["modelled_allreduce_s"]) / (r["measured_s"] - r["measured_allreduce_s"]) - 1)
+
+
+def _rest_groups(iterations, collectives: bool) -> dict[tuple, list[float]]:
+    """Errors of the held-out rest-of-layer rows (attention not measured: other models, widths, H100) by
+    GPU and phase, every GPU among them."""
     groups: dict[tuple, list[float]] = defaultdict(list)
     for r in iterations:
         if not r["attention"] and r["held_out"]:
-            groups[r["gpu"], r["phase"]].append(_err(r))
-    assert {g for g, _ in groups} == {"a100", "h100"} and {p for _, p in groups} == {"decode", "prefill", "mixed"}
-    for key, errs in groups.items():
+            groups[r["gpu"], r["phase"]].append(_rest_err(r, collectives))
+    assert {g for g, _ in groups} == {"a100", "h100"}
+    return groups
+
+
+def test_rest_of_layer_decode_held_out_rows_within_10_percent_up_to_width_4(iterations) -> None:
+    """GEMMs, norms, activation, rotary and adds of a decode layer, all-reduces apart (below), within 10% on
+    every held-out row of both GPUs up to tensor-parallel width 4 (width 8: the strict xfail below). The
+    decode rows were up to 45 of 112 over 10% while the gate and up projections were two GEMMs (vLLM runs
+    one, gate_up_proj) and norms, adds, activation and rotary one bytes law (each is its own kernel: a row
+    per thread block, or a flat add)."""
+    rows = [r for r in iterations if r["phase"] == "decode" and r["tp"] <= 4]
+    for key, errs in _rest_groups(rows, collectives=False).items():
+        assert max(errs) < TOLERANCE, key
+
+
+def test_rest_of_layer_on_held_out_rows(iterations) -> None:
+    """Every phase, all-reduces apart: median under 5% (mixed: 10%) and every row within 20% per GPU and
+    phase (the 10% bar per row: the strict xfail below)."""
+    for key, errs in _rest_groups(iterations, collectives=False).items():
+        assert np.median(errs) < 0.05 + 0.05 * (key[1] == "mixed"), key
+        assert max(errs) < 0.2, key
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GEMM kernel choice: 7-8 of 32-64 mixed rows, 4-8 of 128-256 prefill rows and 4 of 224 A100 decode rows "
+    "(Meta-Llama-3-8B at width 8) are 10-20% off, each dominated by a GEMM whose M is just past a multiple of "
+    "the tile height (776-848), whose N per device is narrow (QKV and o_proj at widths 4 and 8), or which is "
+    "tiny (3584 x 4096 per device: +80% from 64 to 112 rows measured): the library's choice there is not the "
+    "best-tile law's",
+)
+def test_rest_of_layer_every_held_out_row_within_10_percent(iterations) -> None:
+    for key, errs in _rest_groups(iterations, collectives=False).items():
+        assert max(errs) < TOLERANCE, key
+
+
+def test_rest_of_layer_with_all_reduces_on_held_out_rows(iterations) -> None:
+    """The whole rest of the layer, all-reduces in: median under 10% per GPU and phase, nine rows in ten
+    within 17% (the all-reduce's own per-row gap: the strict xfail below)."""
+    for key, errs in _rest_groups(iterations, collectives=True).items():
         assert np.median(errs) < TOLERANCE, key
-        assert np.percentile(errs, 90) < 0.25, key
+        assert np.percentile(errs, 90) < 0.17, key
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NCCL's small all-reduces are not monotonic in the worker count: on the A100 the held-out 4 workers "
+    "measure 16-26 us from 20 kB to 1 MB against 45-60 us at 2 and 25-35 us at 8 (with 60 us outliers at "
+    "neighbouring sizes at every width), so a latency law fitted on 2 and 8 workers is 30-150% over at 4; "
+    "with the all-reduces in, 70 of 224 A100 and 24 of 112 H100 decode rows are over 10%; without, 4 and 0",
+)
+def test_rest_of_layer_with_all_reduces_every_row_within_10_percent(iterations) -> None:
+    for key, errs in _rest_groups(iterations, collectives=True).items():
+        assert max(errs) < TOLERANCE, key
+
+
+@pytest.fixture(scope="module")
+def elementwise() -> dict[tuple[str, str], dict]:
+    """Per GPU and element-wise kernel: its row of :func:`sysmodel.gpu_validation.class_errors`."""
+    return {(r["gpu"], r["class"]): r for r in gpu_validation.class_errors("elementwise")}
+
+
+@pytest.mark.parametrize("fam", ["a100", "h100"])
+@pytest.mark.parametrize("kernel", gpu.ELEMENTWISE)
+def test_elementwise_kernels_median_on_held_out_rows(elementwise, fam: str, kernel: str) -> None:
+    """Each element-wise kernel on its own law: median held-out error under 10%, the H100's 1-2 us adds
+    under 13% (whole-microsecond measurements; before: adds 77-109% over, norms 16-29% under, activation
+    and rotary off by the width per device)."""
+    assert elementwise[fam, kernel]["held_median"] < (0.13 if (fam, kernel) == ("h100", "add") else 0.1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured: Vidur's kernel times are whole microseconds (a 2 us add is 2.0 or 3.0: 50% apart), so "
+    "kernels under 10 us cannot be resolved to 10%; and at 512-1024 tokens the error follows the tensor-parallel "
+    "width though a norm's or add's work does not (CodeLlama-34B's norm at 768 tokens: 33 us at width 1, 25 us "
+    "at width 8; modelled 6-13% over at width 1, 20-50% at width 8): its input stays in L2 (40 MB A100, "
+    "50 MB H100) when the preceding kernels' footprint per device is small, which a law on the kernel's own "
+    "bytes cannot see",
+)
+def test_elementwise_every_held_out_row_within_10_percent(elementwise) -> None:
+    for key, row in elementwise.items():
+        assert row["held_max"] < TOLERANCE, key
 
 
 def test_held_out_rows_are_outside_every_fit() -> None:
@@ -58,7 +168,9 @@ def test_held_out_rows_are_outside_every_fit() -> None:
     for fam in gpu.FAMILY_DEVICE:
         for cls in gpu.CLASS_FIELDS:
             for m in gpu.samples(fam, cls).meta:
-                out = m.get("model") == gpu.HELD_OUT_MODEL or gpu.HELD_OUT_TP in (m.get("tp"), m.get("workers"))
+                model = m.get("model")
+                out = model == gpu.HELD_OUT_MODEL or model in gpu.VALIDATION_ONLY
+                out = out or gpu.HELD_OUT_TP in (m.get("tp"), m.get("workers"))
                 assert m["held_out"] or not out, m
 
 
@@ -142,3 +254,26 @@ def test_h100_uses_its_own_fit_and_the_a100_attention() -> None:
     assert h100.gemm_memory != a100.gemm_memory and h100.ar_busbw != a100.ar_busbw
     assert h100.prefill_causal == a100.prefill_causal and h100.decode_memory == a100.decode_memory
     assert gpu.family(get_device("h100-pcie")) == "h100" and gpu.family(get_device("rtx4090")) == "a100"
+
+
+def test_gate_and_up_cost_one_fused_gemm() -> None:
+    """vLLM runs the gate and up projections as one GEMM of twice the width (gate_up_proj; Vidur's mlp_up_proj
+    is that GEMM): on the calibrated GPU the two operators add up to it, not to two launches."""
+    a100, shape = get_device("a100-80g-sxm"), StageShape.decode(8, 1024)
+    ops = {op.name: op for op in layer_ops(load_model("llama2-7b"), shape)}
+    engine, fit = Engine(a100, CALIBRATED, 2), gpu.kernel_fit("a100")
+    up = ops["ffn_up"]
+    fused = gpu.gemm_time(a100, fit, 8, 2 * up.n / 2, up.k, 2 * up.weight_bytes / 2)
+    assert engine.op_time(ops["ffn_gate"], shape) + engine.op_time(up, shape) == pytest.approx(float(fused))
+
+
+def test_row_kernel_steps_and_waves_by_hand() -> None:
+    """vLLM's launch shapes: an 8192-wide norm is a 1024-thread block walking 8 steps; CodeLlama-34B's rotary
+    (64 query heads, 8 KV heads of 128) a 512-thread block, 8 query steps and 1 key step; two 1024-thread
+    blocks fit an SM, so 216 tokens are one wave on the A100's 108 SMs and 217 two (the step time doubles
+    while bytes stay under the bandwidth term)."""
+    assert gpu.row_steps("norm", 8192) == (8, 1024)
+    assert gpu.row_steps("rope", 64 * 64, 8 * 64) == (9, 512)
+    a100, fit = get_device("a100-80g-sxm"), gpu.kernel_fit("a100")
+    one, two = (gpu.row_op_time(a100, fit, "act", t, 22016, 1.0) for t in (216, 217))
+    assert float(two - fit.elem_launch_s) == pytest.approx(2 * float(one - fit.elem_launch_s))

@@ -140,7 +140,7 @@ def test_the_papers_statements_are_read_as_the_paper_states_them() -> None:
 
 def test_fig15_up_to_is_the_grid_maximum() -> None:
     from sysmodel.duplex import paper as duplex
-    from sysmodel.duplex.report import energy_reductions
+    from sysmodel.duplex.figures import energy_reductions
 
     grid = energy_reductions("glam-143b")
     assert len(grid) == len(duplex.LENGTHS) * len(duplex.BATCHES) and max(grid) > min(grid)

@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from sysmodel import memory as mm
+from sysmodel import pim
 
 
 def one_channel(p: mm.DramPreset, **org) -> mm.DramPreset:
@@ -151,7 +152,7 @@ def test_pim_modes_under_each_refresh_policy() -> None:
     from sysmodel.duplex.model import dram_efficiency as duplex_eff
     from sysmodel.l3.model import dram_efficiency as l3_eff
 
-    table = {name: (used, peak, bw) for name, _, _, used, peak, bw in mm.pim_refresh_table()}
+    table = {name: (used, peak, bw) for name, _, _, used, peak, bw in pim.pim_refresh_table()}
     used, peak, bw = table["Duplex bank-bundle, one pseudo-channel"]
     assert used == "on-time" and bw["on-time"] / peak == duplex_eff()
     assert bw["on-time"] < bw["per-bank"] < bw["none"]

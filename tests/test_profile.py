@@ -1,6 +1,8 @@
 """A user's measured iteration times as stage times (sysmodel/profile.py): exact on a linear profile,
 refused outside it, bad files named; `membound serve --profile`."""
 
+import json
+
 import numpy as np
 import pytest
 from constant_system import ConstantSystem
@@ -184,7 +186,10 @@ def test_serve_profile_cli(tmp_path, capsys) -> None:
         )
         == 0
     )
-    assert "(profile a100.csv)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(profile a100.csv)" in out and "efficiency_profile" not in out  # measured times: no GPU profile
+    (run,) = json.loads((tmp_path / "o" / "run.json").read_text())
+    assert run["run"]["efficiency_profile"] is None
     assert (
         main(
             [

@@ -5,8 +5,7 @@ import pytest
 
 from sysmodel import characterization
 from sysmodel.deca import model as deca
-from sysmodel.deca import paper, report
-from sysmodel.report import Context
+from sysmodel.deca import paper
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
@@ -129,13 +128,6 @@ def test_bord_and_roof_surface_equations() -> None:
 def test_unknown_scheme_family() -> None:
     with pytest.raises(ValueError, match="kernel: no software VO/tile source for q4_sparse"):
         deca.sw_vo_per_tile(deca.Kernel("q4", 0.5))
-
-
-def test_report_writes_plots(tmp_path) -> None:
-    lines = report.report_lines(Context(tmp_path))
-    assert (tmp_path / "deca_roof_surface.png").stat().st_size > 10000
-    assert (tmp_path / "deca_bords.png").stat().st_size > 10000
-    assert any("| BF8_30% | 31.2 |" in ln for ln in lines)
 
 
 def test_area_counts_every_lut_copy() -> None:

@@ -24,6 +24,21 @@ def test_peaks_are_derived() -> None:
     assert 0.9 * (1 - t.trfc / t.trefi) < dm.dram_efficiency() < 1 - t.trfc / t.trefi
 
 
+def test_refresh_policy_of_logic_pims_banks() -> None:
+    """The paper names no refresh scheme: per-bank refresh (HBM3's REFpb) streams the bank bundles faster than
+    the default on-time refresh, a Duplex system's PIM times scale by the two efficiencies' ratio, and a policy
+    the engine does not know is a clear error."""
+    on, per_bank = dm.dram_efficiency(), dm.dram_efficiency(refresh="per-bank")
+    assert on < per_bank < 1
+    counts = np.array([4, 0, 2, 8])
+    default = dm.DuplexSystem("mixtral-8x7b", "duplex")
+    assert default.refresh == dm.memory.DEFAULT_REFRESH == "on-time"
+    faster = dm.DuplexSystem("mixtral-8x7b", "duplex", refresh="per-bank")
+    assert faster.expert_pim(counts, 1.0) == pytest.approx(default.expert_pim(counts, 1.0) * on / per_bank)
+    with pytest.raises(ValueError, match="refresh: 'sometimes' not allowed; allowed: on-time, postpone"):
+        dm.DuplexSystem("mixtral-8x7b", refresh="sometimes")
+
+
 def test_pim_gemm_cycles_follow_the_module() -> None:
     m, k, n = FULL.rows * 4, FULL.rows * 8, FULL.lanes  # fits one module's buffer: one transaction
     assert dm.pim_gemm_cycles(m, k, n, modules=1) == gemm_txn_cycles(m, k, n, FULL)
@@ -150,15 +165,15 @@ def test_edap_by_pim() -> None:
 
 
 def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
-    from sysmodel.duplex import report
+    from sysmodel.duplex import claims, figures, report
 
     fake = {"gemm_4x2": (8, 1000), "gemm_8x2": (16, 1800), "softmax_4": (4, 500), "softmax_8": (8, 700)}
     area = {
         d: {"params": {"rows": s, "lanes": 1} if d.startswith("gemm") else {"lanes": s}, "cells": {"total": c}}
         for d, (s, c) in fake.items()
     }
-    monkeypatch.setattr(report.characterization, "load_area", lambda paper: area)
-    text = "\n".join(report.area_lines())
+    monkeypatch.setattr(figures.characterization, "load_area", lambda paper: area)
+    text = "\n".join(report.area_lines(claims.evaluated(figures.area_claims(figures.area_split()))))
     gemm = 32 * (1000 + 100 * (512 - 8))  # 100 cells per MAC, 32 modules of 64 x 8
     soft = 500 + 50 * (64 - 4)  # 50 cells per lane
     assert f"| GEMM modules : softmax unit | 1.84 | {gemm / soft:.2f} |" in text

@@ -9,7 +9,7 @@ import pytest
 from golden.l3_spec import FULL, MAX_TOKENS
 from hw.l3 import rank
 from sysmodel.cost import Infeasible
-from sysmodel.l3 import grids, model, paper, report
+from sysmodel.l3 import claims, figures, grids, model, paper, report
 from sysmodel.l3.model import HostConfig, L3System
 from sysmodel.models import StageShape
 from sysmodel.serving import make_trace, simulate
@@ -93,9 +93,9 @@ def test_fig8_lines_print_paper_model_and_ratio() -> None:
     ]
     rows.append({**rows[0], "model": "opt-66b", "trace": "dolphin"})  # the cell §6.2's comparisons name
     reserve = [{**r, "L3": 20.0, "L3 batch": 16.0} for r in rows]  # the same cells under the reserve KV policy
-    text = "\n".join(report.fig8_lines(rows, reserve))
+    text = "\n".join(report.fig8_lines(rows, claims.fig8_rows(rows, reserve)))
     assert "| m | t | 10 | 2.00 | 2.00 | 2.00 | 2.00 | 4.00 | 25.0% |" in text
-    gap = report.GAPS["speedup over GPU-only"]
+    gap = claims.GAPS["speedup over GPU-only"]
     assert f"| speedup over GPU-only | 5.00 | 2.00 | 0.40 | {gap}; band [2.00, 4.00]: paper outside |" in text
     assert "| batch size over GPU-only | 14.30 | 4.00 | 0.28 |" in text
 
@@ -105,7 +105,7 @@ def test_area_ratios_come_from_the_yosys_snapshot() -> None:
 
     area = characterization.load_area("l3")
     assert set(area) == set(paper.AREA_UM2)
-    text = "\n".join(report.area_lines())
+    text = "\n".join(report.area_lines(claims.area_rows()))
     pu = area["l3_bank_pu"]["cells"]["total"]
     for unit, um2 in paper.AREA_UM2.items():
         got, want = area[unit]["cells"]["total"] / pu, um2 / paper.AREA_UM2["l3_bank_pu"]
@@ -119,6 +119,6 @@ def test_plots_are_written(tmp_path) -> None:
         {"model": "m", "trace": t, **dict.fromkeys(names, 2.0), "GPU-only": gpu} for t, gpu in (("a", 1.0), ("b", None))
     ]
     got = {"scalability": dict.fromkeys(paper.SCALABILITY, 1.0), "ablation": dict.fromkeys(paper.ABLATION, 1.0)}
-    tbt = {(rs, b): 0.5 for rs in report.TBT_RANKSETS for b in report.TBT_BATCHES}
+    tbt = {(rs, b): 0.5 for rs in figures.TBT_RANKSETS for b in figures.TBT_BATCHES}
     for path in (report.plot_fig8(rows, tmp_path / "f8.png"), report.plot_studies(got, tbt, tmp_path / "s.png")):
         assert path.stat().st_size > 1000

@@ -1,17 +1,29 @@
 """DECA (MICRO '25)'s statement catalogue: every quantitative statement of the paper — each number with a unit,
 "X times", "up to", "similar", "A beats B", "every", "at least" in its text, and each row of its tables — in the
-paper's order, as a claim the ledger computes (regexes over the ledger's ``quantity`` of paper "deca", the rows
-``sysmodel.deca.report`` records from ``sysmodel.deca.paper``) or as not computed, with why
-(``sysmodel.ledger.Statement``; ``tests/test_claims.py`` checks the two cover each other).
+paper's order, as a claim the ledger computes (regexes over the ledger's ``quantity`` of paper "deca": the rows
+:func:`claims` returns) or as not computed, with why (``sysmodel.ledger.Statement``; ``tests/test_claims.py``
+checks the two cover each other).
+
+:func:`claims` gives those rows (issue 53): each paper value of ``sysmodel.deca.paper`` with the model's value
+(``sysmodel.deca.figures``, computed once), its kind and, for a prediction that misses, its named cause
+(:data:`GAPS`); the report (``sysmodel.deca.report``) and the ledger both render from them.
 
 ``where`` is the paper's own numbering: section (§), figure, table, equation; the abstract and §1 repeat §8's
 results and answer to the same rows."""
 
 from __future__ import annotations
 
+import math
 from re import escape as q
+from typing import TYPE_CHECKING
 
-from sysmodel.ledger import claim, not_computed
+from sysmodel.cost import ATTACC
+from sysmodel.deca import figures, paper
+from sysmodel.deca.model import DSE_POINTS, ETA_AVX, ETA_MEM, FIG14_SYSTEMS, SPR_DDR, SPR_HBM, Machine
+from sysmodel.ledger import Row, claim, evaluate, not_computed, within_tolerance
+
+if TYPE_CHECKING:
+    from sysmodel.report import Context
 
 # recurring reasons
 _OTHER = "another system's measurement or property, not modelled"
@@ -510,3 +522,225 @@ STATEMENTS = (
         _MARGIN + q(" at N=64, highest of the Table 2 kernels (some still VEC-bound)"),
     ),
 )
+
+
+# --- the claims' rows ---------------------------------------------------------------------------------------
+
+# The named modelling difference behind each prediction more than 10% off the paper's
+_MXFP4 = (
+    "the software MXFP4 kernel runs at half the instructions per VO slot of the others: 7 of its 15 vector "
+    "instructions per 64 outputs are port-5-only shuffles and compares on one dependency chain, which an "
+    "instruction count cannot see (the derived VO/tile is 0.50 of what the paper's data imply)"
+)
+GAPS = {
+    "Table 4 dense": "the dense Q8 software kernel saturates no resource in the paper (MEM 74%, AVX 50%, TMUL 14%): "
+    "it is latency-bound, which a bounds model cannot show; the model runs it memory-bound at 93% of MBW",
+    "Table 4 5%": "at 5% density the paper's kernels saturate nothing with DECA (MEM 73%, TMUL 79%, DECA 87%): "
+    "§8.3 names the DECA-core communication latency, exposed as density falls (Fig. 16: the TEPLs double the "
+    "5% kernel), which the bounds model does not carry; the model runs it TMUL-bound",
+    "MXFP4 R-S": _MXFP4,
+    "software Q4": "inherits the MXFP4 software VO gap: " + _MXFP4,
+    "N=64": "the paper's N=64 latencies exceed every Roof-Surface bound by 2-4x (even Q16 with no decompression "
+    "implies ~400 ms of FC time against a 174 ms memory and a 62 ms TMUL bound); what its libxsmm/TPP "
+    "kernels do past N=16 (16-row TMUL blocking, tile-register pressure, extra weight traffic) is not in "
+    "its text",
+    "N=16": "the model's DECA latency grows ~8 ms from N=1 to N=16 where the paper's grows ~16 ms: the Roof-Surface "
+    "takes the max of memory, decompression and TMUL time per tile, while the real kernel (TEPL invocations, "
+    "AMX tile loads) partly serializes them once each tile feeds a full 16-row TMUL operation; the model "
+    "charges no such overlap loss",
+    "Fig. 12": "at BF8_5% the model's DECA kernel is memory-bound at Table 4's 93% of MBW (its dense-kernel "
+    "figure), where Table 4 measures this very kernel (Q8, 5%, N=1, HBM) at 73% MEM with the TMUL at 79%: "
+    "0.93 / 0.73 = 1.27 is the whole gap (model 5.06 / paper 4.0); the model has no second limit "
+    "(core-side TMUL feeding) for DECA at high sparsity",
+    "over Q16": "the N=64 cells are not reproduced (N=64 below), so the lowest speedup over Q16 with N=64 is the "
+    "model's N=64 ratio, not the paper's",
+    "MXFP4 N=64": "the paper's N=64 software-only cells sit 2-4x above every Roof-Surface bound (N=64 below); the "
+    "model's Q4 kernel gains its full compression at N=64, where the paper's is almost ineffective",
+    "Fig. 3a": "the model's BF8_10% is VEC-bound on DDR as the paper's own Fig. 5b places it (software VO from "
+    "libxsmm), so its Software-only falls below Optimal one scheme earlier than Fig. 3a's measured points show",
+    "Fig. 3b": "the model's Optimal reads memory at the same 93% of MBW as the software kernels (Table 4's DECA "
+    "figure), so a MEM-bound software kernel (BF8, BF16_50%, BF16_30%) equals Optimal; the paper's Observed points "
+    "sit below their roofline through memory and cache latency (§4.1), which the bounds model does not carry",
+    "Table 4 100%": "at 100% density the model runs the software-only kernel memory-bound at 93% like DECA's "
+    "(Table 4 dense, above), so the two utilise memory and the TMUL equally there",
+    "speedup range": "software-only Q4 is too fast (the MXFP4 VO gap) and the N=64 cells are not reproduced, so the "
+    "range of DECA's speedups over Table 6's cells is not the paper's",
+}
+
+
+def gpu_cause(t: figures.Table7) -> str:
+    """Table 7's GPU gap (§8.4): the paper's GPU latencies imply a bandwidth efficiency the shared GPU model lacks."""
+    low, high = min(t.implied.values()), max(t.implied.values())
+    return (
+        f"the paper's GPU latencies are measurements from the repository it cites ([11]) that stream the "
+        f"{t.weight_bytes / 1e9:.1f} GB of 4-bit weights at {low:.0%}-{high:.0%} "
+        f"of each GPU's bandwidth, where the shared GPU-only system reads at its profile's "
+        f"{ATTACC.memory:.0%} (cost.PROFILES 'attacc'); the paper names neither the kernels nor their "
+        "efficiency, and one GPU model serves every paper"
+    )
+
+
+def table2_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """Table 2 (§4.1): each kernel's R-L (arithmetic of the stated machine) and R-S (a fit where its VO/tile
+    constant was fitted on that cell)."""
+    rows = []
+    for r in figures.table2_cells(m):
+        rows.append(evaluate(paper.table2(r["kernel"], 0), r["rl_model"], GAPS.get(f"{r['kernel']} R-L", "")))
+        fit = "fit" if r["fitted"] else None
+        rows.append(evaluate(paper.table2(r["kernel"], 1), r["rs_model"], GAPS.get(f"{r['kernel']} R-S", ""), fit))
+    return rows
+
+
+def table4_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """Table 4 (§8.1): each resource's utilisation. A resource that binds shows its input fraction: an identity
+    where the paper's cell agrees it binds; where the paper's does not, the binding itself is the (missed)
+    prediction."""
+    rows = []
+    util = figures.table4_utilisation(m)
+    for d in paper.TABLE4_SW:
+        for system, deca in (("software-only", False), ("DECA", True)):
+            got = util[d, deca]
+            cause = {(1.0, False): GAPS["Table 4 dense"], (0.05, True): GAPS["Table 4 5%"]}.get((d, deca), "")
+            for col in range(3):
+                claim = paper.table4(system, d, col)
+                binding = {0: ETA_MEM, 2: None if deca else ETA_AVX}.get(col)
+                echoed = binding and math.isclose(got[col], binding) and within_tolerance(got[col] / claim)
+                rows.append(evaluate(claim, got[col], cause, "identity" if claim.kind != "input" and echoed else None))
+    return rows
+
+
+def table4_trend_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """§8.1's reading of Table 4: software kernels AVX-bound, DECA's MEM and TMUL utilisation above software's
+    at every density, DECA's TMUL utilisation rising as the density falls."""
+    t = figures.table4_trends(m)
+    return [
+        evaluate(paper.TABLE4_AVX_BOUND, t["AVX bound"]),
+        evaluate(paper.TABLE4_TRENDS["MEM"], t["MEM"], GAPS["Table 4 100%"]),
+        evaluate(paper.TABLE4_TRENDS["TMUL"], t["TMUL"], GAPS["Table 4 100%"]),
+        evaluate(paper.TABLE4_TRENDS["TMUL trend"], t["TMUL trend"]),
+    ]
+
+
+def bord_rows(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> list[Row]:
+    """§4.2's BORD verdicts (Figs. 5a-c) and Figs. 3, 4 and 18's bounds (§3, §4.1, §12.2)."""
+    v, b = figures.bord_verdicts(m, ddr), figures.bound_verdicts(m, ddr)
+    return [
+        *(evaluate(paper.BORD_CLAIMS[k], v[k]) for k in ("5a", "5b VEC", "5b MEM", "5c")),
+        *(evaluate(paper.FIG3_BF16[mc.name], b[mc.name]) for mc in (ddr, m)),
+        evaluate(paper.FIG4_BOUNDS["VEC"], b["VEC"]),
+        evaluate(paper.FIG4_BOUNDS["MEM"], b["MEM"]),
+        evaluate(paper.FIG18_N64, b["N=64"]),
+    ]
+
+
+def pe_dse_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """§6.1's PE bubbles (Q8 dense over 5% cycles per tile) and §8.2's design-space exploration."""
+    dense, sparse = figures.pe_cycles()
+    rows = [evaluate(paper.PE_BUBBLES, dense / sparse)]
+    rows += [evaluate(paper.DSE_BOUND[name], top) for name, top in figures.dse_margins(m).items()]
+    under, best, over = (figures.dse_points(m)[k]["geomean_tflops"] for k in DSE_POINTS)
+    rows.append(evaluate(paper.DSE_CLAIM["best/under"], best / under, GAPS.get("best/under", "")))
+    rows.append(evaluate(paper.DSE_CLAIM["over/best max"], over / best, GAPS.get("over/best", "")))
+    return rows
+
+
+def table6_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """Table 6 (§8.4): next-token latency per cell, software-only (the Q16 Llama2-70B cells at N=1 and 16 share the
+    non-FC time's calibration: fits) and with DECA, and §8.4's speedup range over them."""
+    rows = []
+    for r in figures.table6_cells(m):
+        sw_cause = GAPS["N=64"] if r["n"] == 64 else GAPS["software Q4"] if r["scheme"] == "Q4" else ""
+        fit = "fit" if r["calibrated"] else None
+        rows.append(evaluate(paper.table6(r["model"], r["n"], r["scheme"], False), r["sw_model"], sw_cause, fit))
+        if r["deca_paper"]:
+            cause = GAPS[f"N={r['n']}"] if r["n"] > 1 else ""
+            rows.append(evaluate(paper.table6(r["model"], r["n"], r["scheme"], True), r["deca_model"], cause))
+    low, high = figures.table6_verdicts(m)["speedup"]
+    rows.append(evaluate(paper.SPEEDUP[0], low, GAPS["speedup range"]))
+    rows.append(evaluate(paper.SPEEDUP[1], high, GAPS["speedup range"]))
+    return rows
+
+
+def table6_ratio_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """§8.4's ratios over Table 6: DECA over the uncompressed Q16 model, and how little Q4 gains at N=64."""
+    v = figures.table6_verdicts(m)
+    low, high, every = v["over Q16"]
+    return [
+        evaluate(paper.OVER_Q16["lowest", "1,16"], low),
+        evaluate(paper.OVER_Q16["highest", "1,16"], high),
+        evaluate(paper.OVER_Q16["lowest", "1,16,64"], every, GAPS["over Q16"]),
+        evaluate(paper.N64_LESS_EFFECTIVE, v["N=64 less effective"]),
+        *(evaluate(paper.MXFP4_N64[model], x, GAPS["MXFP4 N=64"]) for model, x in v["MXFP4 N=64"].items()),
+    ]
+
+
+def table1_rows(m: Machine = SPR_HBM) -> list[Row]:
+    """Table 1 (§3.1): the FC GeMMs' share of Llama2-70B's BF16 next-token time (N=1 and 16 are fits)."""
+    return [evaluate(paper.table1(n), share) for n, share in figures.table1_shares(m).items()]
+
+
+def table7_rows() -> list[Row]:
+    """Table 7 (§8.4): the GPUs' bandwidth, peak (inputs) and latency, SPR HBM's columns, and §8.4's comparisons."""
+    t = figures.table7()
+    cause, rows = gpu_cause(t), []
+    for dev in paper.TABLE7_GPUS:
+        rows.append(evaluate(paper.table7(dev, 0), t.columns[dev][0]))
+        rows.append(evaluate(paper.table7(dev, 1), t.columns[dev][1]))
+        rows.append(evaluate(paper.table7(dev, 2), t.gpu_ms[dev], cause))
+    return [
+        *rows,
+        evaluate(paper.H100_RATIO, t.deca_ms / t.gpu_ms["h100-pcie"], cause),
+        evaluate(paper.table7_spr("BW (GB/s)"), SPR_HBM.mbw / 1e9),
+        evaluate(paper.table7_spr("max compute (TFLOPS)"), t.spr_peak),
+        evaluate(paper.H100_OVER_SPR[0], t.h100_over_spr[0]),
+        evaluate(paper.H100_OVER_SPR[1], t.h100_over_spr[1]),
+        evaluate(paper.RTX_RATIO, t.deca_ms / t.gpu_ms["rtx6000-ada"], cause),
+    ]
+
+
+def speedup_rows(m: Machine, fig: str) -> list[Row]:
+    """§8.1's readings of Fig. 11 (DDR: DECA gains only at high compression) or 12 (HBM: on almost all schemes,
+    and Fig. 3b's Optimal over Observed at BF8_5%), and of both: DECA close to Optimal."""
+    v = figures.gemm_verdicts(m)
+    rows = [evaluate(paper.CLOSE_TO_OPTIMAL[fig], v["near"])]
+    if fig == "11":
+        return [
+            *rows,
+            evaluate(paper.FIG11_ONLY_HIGH, v["rest"]),
+            evaluate(paper.FIG3_DIVERGE["DDR"], v["diverge DDR"], GAPS["Fig. 3a"]),
+        ]
+    return [
+        *rows,
+        evaluate(paper.FIG12_ALMOST_ALL, v["wins over"]),
+        evaluate(paper.FIG3_GAP, v["gap"]),
+        evaluate(paper.FIG3_DIVERGE["HBM"], v["diverge HBM"], GAPS["Fig. 3b"]),
+    ]
+
+
+def gemm_rows() -> list[Row]:
+    """§8.1's GeMM figures: Figs. 11-12's readings and largest speedups, Fig. 13's 16 DECA cores over 56 software
+    ones, Fig. 14's DECA over the scaled vector cores."""
+    rows = [*speedup_rows(SPR_DDR, "11"), *speedup_rows(SPR_HBM, "12")]
+    rows.append(evaluate(paper.FIG11_SPEEDUP, figures.gemm_verdicts(SPR_DDR)["best"], GAPS.get("Fig. 11", "")))
+    rows.append(evaluate(paper.FIG12_SPEEDUP, figures.gemm_verdicts(SPR_HBM)["best"], GAPS["Fig. 12"]))
+    by = {r["cores"]: r for r in figures.cores()}
+    rows.append(evaluate(paper.FIG13_CORES, by[16]["DECA"] / by[56]["Software-only"]))
+    geo = figures.scaling_geomeans()
+    rows.append(evaluate(paper.FIG14_SCALING, geo["DECA"] / geo[FIG14_SYSTEMS[0]]))
+    return rows
+
+
+def claims(ctx: Context) -> list[Row]:
+    """Every claim of DECA's report section (``ctx``: the report's; no grid is read), in the report's order."""
+    return [
+        *table2_rows(),
+        *table4_rows(),
+        *table4_trend_rows(),
+        *bord_rows(),
+        *pe_dse_rows(),
+        *table6_rows(),
+        *table6_ratio_rows(),
+        *table1_rows(),
+        *table7_rows(),
+        *gemm_rows(),
+    ]

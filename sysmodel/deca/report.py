@@ -1,22 +1,21 @@
 """DECA report rendering: the Markdown section of `membound report --paper deca` and its plots
-(Roof-Surface, BORDs, Figs. 11-14). Numbers come from sysmodel.deca.model; paper values from sysmodel.deca.paper."""
+(Roof-Surface, BORDs, Figs. 11-14). Numbers come from sysmodel.deca.figures (data, computed once) and, for every
+claim, from the section's ledger rows (sysmodel.deca.claims.claims); paper values from sysmodel.deca.paper."""
 
 from __future__ import annotations
 
 import math
-import statistics
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from golden import deca as gdeca
-from golden.deca_spec import TILE, TILE_ROWS
+from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
 from sysmodel import characterization, ledger
-from sysmodel.baselines import gpu_only
-from sysmodel.cost import ATTACC
-from sysmodel.deca import libxsmm, paper
+from sysmodel.deca import figures, libxsmm, paper
+from sysmodel.deca.claims import gpu_cause
 from sysmodel.deca.model import (
     AVX_SCALE,
     CALIBRATION_FAMILY,
@@ -32,75 +31,21 @@ from sysmodel.deca.model import (
     SW_VO_FITTED,
     TABLE2_KERNELS,
     TABLE6_CTX,
-    TABLE6_KERNELS,
     TB,
     Kernel,
     Machine,
     _vo_from_util,
     bord_lines,
-    cores_sweep,
     cycles_source,
     deca_cycles_per_tile,
-    dse,
-    fc_seconds,
-    fc_weight_tiles,
-    gemm_speedups,
     measured_cycles,
-    other_seconds,
     supported,
     sw_point,
     sw_vo_per_tile,
-    table2,
-    table6,
-    utilisation,
-    vector_scaling_speedups,
 )
-from sysmodel.devices import get_device
-from sysmodel.models import load_model
+from sysmodel.ledger import Claim, Row
 from sysmodel.plots import pyplot, save
-from sysmodel.report import caption
-
-# The named modelling difference behind each prediction more than 10% off the paper's
-_MXFP4 = (
-    "the software MXFP4 kernel runs at half the instructions per VO slot of the others: 7 of its 15 vector "
-    "instructions per 64 outputs are port-5-only shuffles and compares on one dependency chain, which an "
-    "instruction count cannot see (the derived VO/tile is 0.50 of what the paper's data imply)"
-)
-GAPS = {
-    "Table 4 dense": "the dense Q8 software kernel saturates no resource in the paper (MEM 74%, AVX 50%, TMUL 14%): "
-    "it is latency-bound, which a bounds model cannot show; the model runs it memory-bound at 93% of MBW",
-    "Table 4 5%": "at 5% density the paper's kernels saturate nothing with DECA (MEM 73%, TMUL 79%, DECA 87%): "
-    "§8.3 names the DECA-core communication latency, exposed as density falls (Fig. 16: the TEPLs double the "
-    "5% kernel), which the bounds model does not carry; the model runs it TMUL-bound",
-    "MXFP4 R-S": _MXFP4,
-    "software Q4": "inherits the MXFP4 software VO gap: " + _MXFP4,
-    "N=64": "the paper's N=64 latencies exceed every Roof-Surface bound by 2-4x (even Q16 with no decompression "
-    "implies ~400 ms of FC time against a 174 ms memory and a 62 ms TMUL bound); what its libxsmm/TPP "
-    "kernels do past N=16 (16-row TMUL blocking, tile-register pressure, extra weight traffic) is not in "
-    "its text",
-    "N=16": "the model's DECA latency grows ~8 ms from N=1 to N=16 where the paper's grows ~16 ms: the Roof-Surface "
-    "takes the max of memory, decompression and TMUL time per tile, while the real kernel (TEPL invocations, "
-    "AMX tile loads) partly serializes them once each tile feeds a full 16-row TMUL operation; the model "
-    "charges no such overlap loss",
-    "Fig. 12": "at BF8_5% the model's DECA kernel is memory-bound at Table 4's 93% of MBW (its dense-kernel "
-    "figure), where Table 4 measures this very kernel (Q8, 5%, N=1, HBM) at 73% MEM with the TMUL at 79%: "
-    "0.93 / 0.73 = 1.27 is the whole gap (model 5.06 / paper 4.0); the model has no second limit "
-    "(core-side TMUL feeding) for DECA at high sparsity",
-    "over Q16": "the N=64 cells are not reproduced (N=64 below), so the lowest speedup over Q16 with N=64 is the "
-    "model's N=64 ratio, not the paper's",
-    "MXFP4 N=64": "the paper's N=64 software-only cells sit 2-4x above every Roof-Surface bound (N=64 below); the "
-    "model's Q4 kernel gains its full compression at N=64, where the paper's is almost ineffective",
-    "Fig. 3a": "the model's BF8_10% is VEC-bound on DDR as the paper's own Fig. 5b places it (software VO from "
-    "libxsmm), so its Software-only falls below Optimal one scheme earlier than Fig. 3a's measured points show",
-    "Fig. 3b": "the model's Optimal reads memory at the same 93% of MBW as the software kernels (Table 4's DECA "
-    "figure), so a MEM-bound software kernel (BF8, BF16_50%, BF16_30%) equals Optimal; the paper's Observed points "
-    "sit below their roofline through memory and cache latency (§4.1), which the bounds model does not carry",
-    "Table 4 100%": "at 100% density the model runs the software-only kernel memory-bound at 93% like DECA's "
-    "(Table 4 dense, above), so the two utilise memory and the TMUL equally there",
-    "speedup range": "software-only Q4 is too fast (the MXFP4 VO gap) and the N=64 cells are not reproduced, so the "
-    "range of DECA's speedups over Table 6's cells is not the paper's",
-}
-
+from sysmodel.report import Context, caption
 
 # --- plots ---------------------------------------------------------------------------------------------
 
@@ -202,8 +147,13 @@ def _ratio(model: float, paper: float | None) -> str:
     return "-" if not paper else f"{model / paper:.3f}"
 
 
-def table2_lines(m: Machine) -> list[str]:
-    """DECA Table 2: roofline and Roof-Surface limits per kernel, paper vs model."""
+def _got(rows: list[Row], c: Claim) -> float:
+    """The model value of claim ``c`` among the section's rows (``claims.claims``)."""
+    return ledger.find(rows, c.quantity, c.workload).model_value
+
+
+def table2_lines(m: Machine, rows: list[Row]) -> list[str]:
+    """DECA Table 2: roofline and Roof-Surface limits per kernel, paper vs model (``rows``: the section's claims)."""
     lines = [
         f"Machine: {m.name}, {m.cores} cores at {m.freq / 1e9} GHz, MBW {m.mbw / 1e9:.0f} GB/s, "
         f"MOS {m.mos / 1e9:.2f} G tile-ops/s, VOS software {m.vos_sw / 1e9:.0f} G/s "
@@ -221,59 +171,25 @@ def table2_lines(m: Machine) -> list[str]:
         "| kernel | R-L paper | R-L model | ratio | R-S paper | R-S model | ratio | bound | measured (paper) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
-    for r in table2(m):
+    for r in figures.table2_cells(m):
         fit = " (fitted)" if r["fitted"] else ""
-        ledger.record(paper.table2(r["kernel"], 0), r["rl_model"], GAPS.get(f"{r['kernel']} R-L", ""))
-        ledger.record(
-            paper.table2(r["kernel"], 1),
-            r["rs_model"],
-            GAPS.get(f"{r['kernel']} R-S", ""),
-            "fit" if r["fitted"] else None,
-        )
+        rl, rs = (_got(rows, paper.table2(r["kernel"], col)) for col in (0, 1))
         lines.append(
-            f"| {r['kernel']} | {r['rl_paper']} | {r['rl_model']:.2f} | {_ratio(r['rl_model'], r['rl_paper'])}"
-            f" | {r['rs_paper']} | {r['rs_model']:.2f} | {_ratio(r['rs_model'], r['rs_paper'])} | "
+            f"| {r['kernel']} | {r['rl_paper']} | {rl:.2f} | {_ratio(rl, r['rl_paper'])}"
+            f" | {r['rs_paper']} | {rs:.2f} | {_ratio(rs, r['rs_paper'])} | "
             f"{r['bound']}{fit} | {r['real']} |"
         )
     return lines
 
 
-def vec_margin(m: Machine, k: Kernel, vos: float, vo_per_tile: float, n: int = N_TABLE2) -> float:
-    """Eq. 1's min(MEM, MTX) weight-tile rate over its VEC one (past N=16 a tile feeds ceil(N/16) TMUL operations,
-    §12.2, as in ``model.roof_surface``): above 1, the kernel is VEC-bound."""
-    return min(m.mbw * k.ai_xm, m.mos / math.ceil(n / TILE_ROWS)) / (vos / vo_per_tile)
-
-
-def bound_claims(m: Machine, ddr: Machine, hbm: dict[str, float]) -> None:
-    """Figs. 3, 4 and 18's verdicts: dense BF16 memory-bound on both memories, Fig. 4's kernels on HBM
-    (``hbm``: each Table 2 kernel's margin there), and some kernel still VEC-bound at N=64."""
-    for mc in (ddr, m):
-        ledger.record(paper.FIG3_BF16[mc.name], mc.mbw * Kernel("q16").ai_xm / mc.mos)
-    ledger.record(paper.FIG4_BOUNDS["VEC"], min(hbm[k] for k in ("MXFP4", "BF8_5%", "BF16_10%")))
-    ledger.record(paper.FIG4_BOUNDS["MEM"], hbm["BF16_30%"])
-    ledger.record(paper.FIG18_N64, max(vec_margin(m, k, m.vos_sw, sw_vo_per_tile(k), 64) for k in TABLE2_KERNELS))
-
-
 def bord_verdict_lines(m: Machine = SPR_HBM, ddr: Machine = SPR_DDR) -> list[str]:
     """Figs. 5a-c's verdicts on the Table 2 kernels (software-only) as margins: HBM, DDR and HBM with 4x VOS."""
-    wide = replace(m, name=f"{m.name}, 4x VOS", simd_units=AVX_SCALE * m.simd_units)
-    margin = {
-        mc.name: {k.label: vec_margin(mc, k, mc.vos_sw, sw_vo_per_tile(k)) for k in TABLE2_KERNELS}
-        for mc in (m, ddr, wide)
-    }
-    hbm, low = margin[m.name], margin[ddr.name]
-    n_vec = sum(v > 1 for v in hbm.values())
-    high = ("BF8_10%", "BF8_5%")
-    ledger.record(paper.BORD_CLAIMS["5a"], n_vec / (len(hbm) - n_vec))
-    ledger.record(paper.BORD_CLAIMS["5b VEC"], min(low[k] for k in high))
-    ledger.record(paper.BORD_CLAIMS["5b MEM"], max(v for k, v in low.items() if k not in high))
-    ledger.record(paper.BORD_CLAIMS["5c"], max(margin[wide.name].values()))
-    bound_claims(m, ddr, hbm)
+    margin = figures.bord_margins(m, ddr)
     return [
         caption("DECA Fig. 5: min(MEM, MTX) over VEC tile rate per Table 2 kernel, software-only, N=16 (model)"),
         "| kernel | " + " | ".join(margin) + " |",
         "| --- | " + " | ".join("---:" for _ in margin) + " |",
-        *(f"| {k} | " + " | ".join(f"{margin[mc][k]:.2f}" for mc in margin) + " |" for k in hbm),
+        *(f"| {k} | " + " | ".join(f"{margin[mc][k]:.2f}" for mc in margin) + " |" for k in margin[m.name]),
         "",
         "Above 1 the kernel is VEC-bound. The paper: the vast majority VEC-bound on HBM (Fig. 5a), all but "
         "BF8_10% and BF8_5% MEM-bound on DDR (5b), some still VEC-bound with 4x VOS (5c).",
@@ -351,14 +267,13 @@ def pe_lines() -> list[str]:
         )
     if not meas:
         lines.append("| - | no DECA characterization in the snapshot yet (`make characterize`) | | | | |")
-    dense, sparse = (deca_cycles_per_tile(Kernel("q8", d)) for d in (1.0, 0.05))
-    ledger.record(paper.PE_BUBBLES, dense / sparse)
+    dense, sparse = figures.pe_cycles()
     lines += ["", f"Q8 at W=32, L=8: {dense:.1f} cycles per tile dense, {sparse:.1f} at 5% density (§6.1)."]
     return lines
 
 
-def dse_lines(m: Machine) -> list[str]:
-    """§8.2's W/L design-space exploration: throughput and area proxy per design point."""
+def dse_lines(m: Machine, rows: list[Row]) -> list[str]:
+    """§8.2's W/L design-space exploration: throughput and area proxy per design point (``rows``: the claims)."""
     lines = [
         "### W/L design-space exploration (§8.2), HBM, N=16, Table 2 kernels",
         "",
@@ -375,7 +290,7 @@ def dse_lines(m: Machine) -> list[str]:
         "| flip-flops | TFLOPS per Mcell |",
         "| --- | --- | ---: | --- | --- | ---: | ---: | ---: |",
     ]
-    res = dse(m)
+    res = figures.dse_points(m)
     area = characterization.load_area("deca")
     for name, r in res.items():
         cells = area.get(name, {}).get("cells", {})
@@ -393,25 +308,21 @@ def dse_lines(m: Machine) -> list[str]:
         f"Geomeans over the {len(common)} kernels every design point runs; a format a PE rejects "
         "(its scale group is narrower than W: `bad_cfg`) gets no throughput at that point.",
     ]
-    for name, (w, lanes) in DSE_POINTS.items():
-        runs = [k for k in TABLE2_KERNELS if supported(k, w)]
-        top = max(vec_margin(m, k, m.vos_deca, deca_cycles_per_tile(k, w, lanes)) for k in runs)
-        ledger.record(paper.DSE_BOUND[name], top)
+    for name in DSE_POINTS:
+        top = _got(rows, paper.DSE_BOUND[name])
         lines.append(f"- {name}: highest min(MEM, MTX) over VEC tile rate {top:.3f} (above 1: some kernel VEC-bound)")
-    under, best, over = (res[k]["geomean_tflops"] for k in DSE_POINTS)
-    ledger.record(paper.DSE_CLAIM["best/under"], best / under, GAPS.get("best/under", ""))
-    ledger.record(paper.DSE_CLAIM["over/best max"], over / best, GAPS.get("over/best", ""))
+    gain, over = (_got(rows, paper.DSE_CLAIM[k]) for k in ("best/under", "over/best max"))
     lines += [
         "",
-        f"- best/under: paper {paper.DSE_CLAIMS['best/under']}x, model {best / under:.2f}x, "
-        f"ratio {best / under / paper.DSE_CLAIMS['best/under']:.3f}",
-        f"- over/best: paper < {paper.DSE_CLAIMS['over/best max']}x, model {over / best:.3f}x",
+        f"- best/under: paper {paper.DSE_CLAIMS['best/under']}x, model {gain:.2f}x, "
+        f"ratio {gain / paper.DSE_CLAIMS['best/under']:.3f}",
+        f"- over/best: paper < {paper.DSE_CLAIMS['over/best max']}x, model {over:.3f}x",
     ]
     return lines
 
 
-def table6_lines(m: Machine) -> list[str]:
-    """DECA Table 6: next-token latency, software-only and with DECA, paper vs model."""
+def table6_lines(m: Machine, rows: list[Row]) -> list[str]:
+    """DECA Table 6: next-token latency, software-only and with DECA, paper vs model (``rows``: the claims)."""
     lines = [
         "### Table 6: next-token latency on SPR-HBM, 128 in / 128 out (ms)",
         "",
@@ -428,31 +339,17 @@ def table6_lines(m: Machine) -> list[str]:
         "| model | N | scheme | SW paper | SW model | ratio | DECA paper | DECA model | ratio |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for r in table6(m):
-        dm = "-" if r["deca_model"] is None else f"{r['deca_model']:.1f}"
-        dr = "-" if r["deca_model"] is None else _ratio(r["deca_model"], r["deca_paper"])
+    for r in figures.table6_cells(m):
+        sw = _got(rows, paper.table6(r["model"], r["n"], r["scheme"], False))
+        deca = _got(rows, paper.table6(r["model"], r["n"], r["scheme"], True)) if r["deca_paper"] else None
+        dm = "-" if deca is None else f"{deca:.1f}"
+        dr = "-" if deca is None else _ratio(deca, r["deca_paper"])
         cal = "*" if r["calibrated"] else ""
-        sw_cause = GAPS["N=64"] if r["n"] == 64 else GAPS["software Q4"] if r["scheme"] == "Q4" else ""
-        ledger.record(
-            paper.table6(r["model"], r["n"], r["scheme"], False),
-            r["sw_model"],
-            sw_cause,
-            "fit" if r["calibrated"] else None,
-        )
-        if r["deca_paper"]:
-            ledger.record(
-                paper.table6(r["model"], r["n"], r["scheme"], True),
-                r["deca_model"],
-                GAPS[f"N={r['n']}"] if r["n"] > 1 else "",
-            )
         lines.append(
-            f"| {r['model']} | {r['n']} | {r['scheme']}{cal} | {r['sw_paper']} | {r['sw_model']:.1f} | "
-            f"{_ratio(r['sw_model'], r['sw_paper'])} | {r['deca_paper'] or '-'} | {dm} | {dr} |"
+            f"| {r['model']} | {r['n']} | {r['scheme']}{cal} | {r['sw_paper']} | {sw:.1f} | "
+            f"{_ratio(sw, r['sw_paper'])} | {r['deca_paper'] or '-'} | {dm} | {dr} |"
         )
-    speed = [r["sw_model"] / r["deca_model"] for r in table6(m) if r["deca_model"]]
-    ledger.record(paper.SPEEDUP[0], min(speed), GAPS["speedup range"])
-    ledger.record(paper.SPEEDUP[1], max(speed), GAPS["speedup range"])
-    low = [r for r in table6(m) if r["n"] != 64]
+    low = [r for r in figures.table6_cells(m) if r["n"] != 64]
     ratios = [r["deca_model"] / r["deca_paper"] for r in low if r["deca_paper"]] + [
         r["sw_model"] / r["sw_paper"] for r in low if r["scheme"] != "Q4"
     ]
@@ -472,14 +369,10 @@ def table6_lines(m: Machine) -> list[str]:
     return lines
 
 
-def table1_lines(m: Machine) -> list[str]:
+def table1_lines(rows: list[Row]) -> list[str]:
     """Table 1's HBM cells at 128 input tokens: the FC GeMMs' share of Llama2-70B's BF16 next-token time (N=1 and
     16 are the fits of the model's non-FC time; N=4 lies between them)."""
-    shares = {}
-    for n in (1, 4, 16):
-        fc = fc_seconds(m, TABLE6_KERNELS["Q16"], n, False, fc_weight_tiles("llama2-70b", n))
-        shares[n] = fc / (fc + other_seconds("llama2-70b", n, m))
-        ledger.record(paper.table1(n), shares[n])
+    shares = {n: _got(rows, paper.table1(n)) for n in (1, 4, 16)}
     return [
         "Table 1 (HBM, 128 input tokens), FC GeMM share of Llama2-70B's BF16 next-token time: "
         + ", ".join(f"N={n} {v:.1%} (paper {paper.TABLE1['HBM', 128, n]:.1%})" for n, v in shares.items())
@@ -487,53 +380,42 @@ def table1_lines(m: Machine) -> list[str]:
     ]
 
 
-def table6_ratio_lines(rows: list[dict]) -> list[str]:
+def table6_ratio_lines(rows: list[Row]) -> list[str]:
     """§8.4's ratios over Table 6's cells: DECA over the uncompressed Q16 model (N=1 and 16; with N=64) and, at
-    N=64, how little Q4 gains without DECA."""
-    q16 = {(r["model"], r["n"]): r["sw_model"] for r in rows if r["scheme"] == "Q16"}
-    over = [(r["n"], q16[r["model"], r["n"]] / r["deca_model"]) for r in rows if r["deca_model"]]
-    low, every = [v for n, v in over if n != 64], [v for _, v in over]
-    ledger.record(paper.OVER_Q16["lowest", "1,16"], min(low))
-    ledger.record(paper.OVER_Q16["highest", "1,16"], max(low))
-    ledger.record(paper.OVER_Q16["lowest", "1,16,64"], min(every), GAPS["over Q16"])
-    gain = {(r["model"], r["scheme"], r["n"]): q16[r["model"], r["n"]] / r["sw_model"] for r in rows}
-    worst = max(
-        gain[model, scheme, 64] / min(gain[model, scheme, 1], gain[model, scheme, 16])
-        for model, scheme, n in gain
-        if scheme != "Q16" and n == 64
+    N=64, how little Q4 gains without DECA (``rows``: the claims)."""
+    low, high, every = (
+        _got(rows, paper.OVER_Q16[k]) for k in (("lowest", "1,16"), ("highest", "1,16"), ("lowest", "1,16,64"))
     )
-    ledger.record(paper.N64_LESS_EFFECTIVE, worst)
-    q4 = {r["model"]: q16[r["model"], 64] / r["sw_model"] for r in rows if (r["n"], r["scheme"]) == (64, "Q4")}
-    for model, v in q4.items():
-        ledger.record(paper.MXFP4_N64[model], v, GAPS["MXFP4 N=64"])
+    q4 = {model: _got(rows, c) for model, c in paper.MXFP4_N64.items()}
     return [
-        f"DECA over the uncompressed Q16 model: {min(low):.2f}-{max(low):.2f}x at N=1 and 16 (paper 2.5-3.3x), "
-        f"{min(every):.2f}x at the lowest with N=64 (paper 1.6x). Q16 over Q4 software-only at N=64: "
+        f"DECA over the uncompressed Q16 model: {low:.2f}-{high:.2f}x at N=1 and 16 (paper 2.5-3.3x), "
+        f"{every:.2f}x at the lowest with N=64 (paper 1.6x). Q16 over Q4 software-only at N=64: "
         + ", ".join(f"{m} {v:.2f}x (paper {float(paper.MXFP4_N64[m]):.2f}x)" for m, v in q4.items())
         + ".",
     ]
 
 
-def report_lines(ctx) -> list[str]:
+def report_lines(ctx: Context, rows: list[Row]) -> list[str]:
+    """DECA's report section (§3-§8, §12); ``rows``: its claims (``claims.claims(ctx)``), whose model values the
+    tables print."""
     out, m = ctx.out, SPR_HBM
-    lines = [*table2_lines(m), "", *vo_lines(), "", *table4_lines(m)]
+    lines = [*table2_lines(m, rows), "", *vo_lines(), "", *table4_lines(rows)]
     lines += ["", "BORD boundaries (AI_XM x in tiles/B, AI_XV y in tiles/vector-op):", ""]
     lines += [f"- software-only {name}: {eq}" for name, eq in bord_lines(m, m.vos_sw).items()]
     lines += [f"- DECA {name}: {eq}" for name, eq in bord_lines(m, m.vos_deca).items()]
-    lines += ["", *bord_verdict_lines(m), "", *pe_lines(), "", *dse_lines(m), "", *table6_lines(m)]
-    lines += ["", *table6_ratio_lines(table6(m)), "", *table1_lines(m)]
-    deca_q4 = next(r["deca_model"] for r in table6(m) if (r["model"], r["n"], r["scheme"]) == ("llama2-70b", 1, "Q4"))
-    lines += ["", *table7_lines(deca_q4)]
+    lines += ["", *bord_verdict_lines(m), "", *pe_lines(), "", *dse_lines(m, rows), "", *table6_lines(m, rows)]
+    lines += ["", *table6_ratio_lines(rows), "", *table1_lines(rows)]
+    lines += ["", *table7_lines(rows)]
     out.mkdir(parents=True, exist_ok=True)
-    lines += ["", *gemm_lines(out)]
+    lines += ["", *gemm_lines(out, rows)]
     p1, p2 = plot_roof_surface(out / "deca_roof_surface.png"), plot_bords(out / "deca_bords.png")
     lines += ["", f"Plots: ![Roof-Surface]({p1.name}) ![BORDs]({p2.name})"]
     return lines
 
 
-def table4_lines(m: Machine) -> list[str]:
-    """DECA Table 4: each resource's utilisation (``model.utilisation``), paper vs model, and the VO per tile
-    the software utilisations imply against the derived one."""
+def table4_lines(rows: list[Row]) -> list[str]:
+    """DECA Table 4: each resource's utilisation (``model.utilisation``), paper vs model (``rows``: the claims),
+    and the VO per tile the software utilisations imply against the derived one."""
     lines = [
         "### Table 4: component utilisation (Q8, N = 1, HBM)",
         "",
@@ -547,22 +429,15 @@ def table4_lines(m: Machine) -> list[str]:
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for d in paper.TABLE4_SW:
-        for system, deca in (("software-only", False), ("DECA", True)):
-            got = utilisation(m, Kernel("q8", d), deca)
+        for system in ("software-only", "DECA"):
             cells = []
             for col in range(3):
                 claim = paper.table4(system, d, col)
-                cause = {(1.0, False): GAPS["Table 4 dense"], (0.05, True): GAPS["Table 4 5%"]}.get((d, deca), "")
-                # a resource that binds shows its input fraction: an identity where the paper's cell agrees it
-                # binds; where the paper's does not, the binding itself is the (missed) prediction
-                binding = {0: ETA_MEM, 2: None if deca else ETA_AVX}.get(col)
-                echoed = binding and math.isclose(got[col], binding) and ledger.within_tolerance(got[col] / claim)
-                kind = "identity" if claim.kind != "input" and echoed else None
-                ledger.record(claim, got[col], cause, kind)
-                star = "*" if claim.kind == "input" else "†" if kind else ""
-                cells += [f"{float(claim):.0%}{star}", f"{got[col]:.0%}"]
+                r = ledger.find(rows, claim.quantity, claim.workload)
+                star = {"input": "*", "identity": "†"}.get(r.kind, "")  # claims.table4_rows: a binding cell's kind
+                cells += [f"{float(claim):.0%}{star}", f"{r.model_value:.0%}"]
             lines.append(f"| {d:.0%} | {system} | {' | '.join(cells)} |")
-    lines += ["", *table4_trend_lines(m)]
+    lines += ["", *table4_trend_lines(rows)]
     lines += [
         "",
         caption(
@@ -580,94 +455,56 @@ def table4_lines(m: Machine) -> list[str]:
     return lines
 
 
-def table4_trend_lines(m: Machine) -> list[str]:
+def table4_trend_lines(rows: list[Row]) -> list[str]:
     """§8.1's reading of Table 4: with DECA memory is better used, the TMUL (performance) is higher at every
-    density, and the TMUL utilisation rises as the density falls."""
-    util = {(d, deca): utilisation(m, Kernel("q8", d), deca) for d in paper.TABLE4_SW for deca in (False, True)}
-    mem, tmul = ([util[d, True][c] / util[d, False][c] for d in paper.TABLE4_SW] for c in (0, 1))
-    trend = util[0.05, True][1] / util[1.0, True][1]
-    avx = sum(max(util[d, False]) == util[d, False][2] for d in paper.TABLE4_SW)
-    ledger.record(paper.TABLE4_AVX_BOUND, avx / (len(paper.TABLE4_SW) - avx))
-    ledger.record(paper.TABLE4_TRENDS["MEM"], min(mem), GAPS["Table 4 100%"])
-    ledger.record(paper.TABLE4_TRENDS["TMUL"], min(tmul), GAPS["Table 4 100%"])
-    ledger.record(paper.TABLE4_TRENDS["TMUL trend"], trend)
+    density, and the TMUL utilisation rises as the density falls (``rows``: the claims)."""
+    mem, tmul, trend = (_got(rows, paper.TABLE4_TRENDS[k]) for k in ("MEM", "TMUL", "TMUL trend"))
     return [
-        f"DECA over software-only, lowest over the densities: MEM {min(mem):.2f}x, TMUL {min(tmul):.2f}x; DECA's "
+        f"DECA over software-only, lowest over the densities: MEM {mem:.2f}x, TMUL {tmul:.2f}x; DECA's "
         f"TMUL utilisation at 5% over 100% density {trend:.2f}x."
     ]
 
 
-def table7_lines(deca_ms: float) -> list[str]:
+def table7_lines(rows: list[Row]) -> list[str]:
     """DECA Table 7 (§8.4): the GPU columns on the shared GPU-only system — the one GPU model every paper's
     comparison uses — at the W4A16 weights' bytes (the DECA Q4 kernel's MXFP4: 4.25 bits a weight),
-    Llama2-70B, N=1, TABLE6_CTX cached tokens; ``deca_ms``: Table 6's model cell for SPR HBM + DECA."""
-    cfg, wbytes = load_model("llama2-70b"), Kernel("q4").tile_bytes() / TILE
-    weights = cfg.weight_bytes(wbytes)
-    implied = {d: weights / (ms / 1e3 * bw * 1e9) for d, (bw, _, ms) in paper.TABLE7_GPUS.items()}
-    cause = (
-        f"the paper's GPU latencies are measurements from the repository it cites ([11]) that stream the "
-        f"{weights / 1e9:.1f} GB of 4-bit weights at {min(implied.values()):.0%}-{max(implied.values()):.0%} "
-        f"of each GPU's bandwidth, where the shared GPU-only system reads at its profile's "
-        f"{ATTACC.memory:.0%} (cost.PROFILES 'attacc'); the paper names neither the kernels nor their "
-        "efficiency, and one GPU model serves every paper"
-    )
+    Llama2-70B, N=1, TABLE6_CTX cached tokens (``figures.table7``); ``rows``: the claims."""
+    t = figures.table7()
+    cause = gpu_cause(t)
     lines = [
         "### Table 7: SPR HBM with DECA against GPUs (W4A16 Llama2-70B, N=1)",
         "",
         f"The GPUs are the shared GPU-only system (the baseline every paper's comparison uses) at the DECA Q4 "
-        f"kernel's bytes per weight ({wbytes * 8:g} bits), {TABLE6_CTX} cached tokens; bandwidth and peak compute "
-        "are inputs (devices.py takes them from this table). SPR HBM's rows are Table 6's Q4 N=1 cells. The "
-        "table's 72 TFLOPS for SPR is the model's TMUL peak counted in FMAs as the paper counts FLOPs (§2.3: 56 "
-        "cores x 2.5 GHz x 512 FMAs per cycle, N=16), the same peak as Table 2's R-L limits: an identity.",
+        f"kernel's bytes per weight ({t.bytes_per_weight * 8:g} bits), {TABLE6_CTX} cached tokens; bandwidth and "
+        "peak compute are inputs (devices.py takes them from this table). SPR HBM's rows are Table 6's Q4 N=1 "
+        "cells. The table's 72 TFLOPS for SPR is the model's TMUL peak counted in FMAs as the paper counts FLOPs "
+        "(§2.3: 56 cores x 2.5 GHz x 512 FMAs per cycle, N=16), the same peak as Table 2's R-L limits: an identity.",
         "",
         caption("DECA Table 7: next-token latency of W4A16 Llama2-70B at N=1 on GPUs, paper vs model (ms)"),
         "| GPU | BW GB/s | TFLOPS | latency paper | latency model | ratio | paper's effective bandwidth |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    model_ms = {}
     for dev, (bw, tf, ms) in paper.TABLE7_GPUS.items():
-        d = get_device(dev)
-        ledger.record(paper.table7(dev, 0), d.mem_bw / 1e9)
-        ledger.record(paper.table7(dev, 1), d.peak_flops / 1e12)
-        model_ms[dev] = gpu_only("llama2-70b", dev, 1, TABLE6_CTX, wbytes).seconds * 1e3
-        ledger.record(paper.table7(dev, 2), model_ms[dev], cause)
-        lines.append(
-            f"| {dev} | {bw} | {tf} | {ms} | {model_ms[dev]:.1f} | {_ratio(model_ms[dev], ms)} | {implied[dev]:.0%} |"
-        )
-    h100 = deca_ms / model_ms["h100-pcie"]
-    ledger.record(paper.H100_RATIO, h100, cause)
-    lines += [
+        got = _got(rows, paper.table7(dev, 2))
+        lines.append(f"| {dev} | {bw} | {tf} | {ms} | {got:.1f} | {_ratio(got, ms)} | {t.implied[dev]:.0%} |")
+    h100, rtx = _got(rows, paper.H100_RATIO), _got(rows, paper.RTX_RATIO)
+    peak = _got(rows, paper.table7_spr("max compute (TFLOPS)"))
+    return [
+        *lines,
         "",
         f"SPR HBM + DECA over the H100: paper {paper.H100_RATIO:g}x, model {h100:.2f}x "
         f"(ratio {h100 / paper.H100_RATIO:.2f}); its gap is the GPU rows': {cause}.",
-        *table7_spr_lines(deca_ms, model_ms, cause),
-    ]
-    return lines
-
-
-def table7_spr_lines(deca_ms: float, model_ms: dict[str, float], cause: str) -> list[str]:
-    """Table 7's SPR HBM columns (bandwidth: the input; max compute: the TMUL peak) and §8.4's comparisons
-    against the RTX 6000 Ada and the H100; ``model_ms``: the GPUs' model latencies, ``cause``: their gap."""
-    peak = TILE * N_TABLE2 * SPR_HBM.mos / TB
-    h100 = get_device("h100-pcie")
-    ledger.record(paper.table7_spr("BW (GB/s)"), SPR_HBM.mbw / 1e9)
-    ledger.record(paper.table7_spr("max compute (TFLOPS)"), peak)
-    ledger.record(paper.H100_OVER_SPR[0], h100.mem_bw / SPR_HBM.mbw)
-    ledger.record(paper.H100_OVER_SPR[1], h100.peak_flops / 1e12 / peak)
-    rtx = deca_ms / model_ms["rtx6000-ada"]
-    ledger.record(paper.RTX_RATIO, rtx, cause)
-    return [
         "",
         f'SPR HBM + DECA over the RTX 6000 Ada: paper {float(paper.RTX_RATIO):.2f}x (68 vs 58 ms, "very close"), '
         f"model {rtx:.2f}x. SPR HBM's peak: {peak:.2f} TFLOPS (Table 7: 72).",
     ]
 
 
-def gemm_lines(out: Path) -> list[str]:
+def gemm_lines(out: Path, rows: list[Row]) -> list[str]:
     """§8.1: Figs. 11-12 (speedups over Baseline per scheme, DDR and HBM, N=1), Fig. 13 (TFLOPS against
     cores, DDR, N=4) and Fig. 14 (4x more or wider AVX units, HBM, N=1). Fig. 16 (cache-hierarchy
     integration features) and Table 5 (prefetch degree) are not produced: they need a cache, prefetcher and
-    memory-latency model whose inputs the paper does not give."""
+    memory-latency model whose inputs the paper does not give. ``rows``: the claims."""
     lines = [
         "### Compressed GeMMs (§8.1, Figs. 11-14)",
         "",
@@ -677,9 +514,8 @@ def gemm_lines(out: Path) -> list[str]:
         "need a cache, prefetcher and memory-latency model whose inputs the paper does not give.",
         "",
     ]
-    best = {}
     for m, fig in ((SPR_DDR, "11"), (SPR_HBM, "12")):
-        rows = gemm_speedups(m)
+        cells = figures.gemm_cells(m)
         lines += [
             caption(f"DECA Fig. {fig}: compressed GeMM speedups over Baseline, {m.name}, N=1 (model)"),
             "| kernel | compression | " + " | ".join(GEMM_SYSTEMS) + " | DECA / Software-only |",
@@ -689,16 +525,12 @@ def gemm_lines(out: Path) -> list[str]:
             f"| {r['kernel']} | {r['compression']:.2f} | "
             + " | ".join(f"{r[s]:.2f}" for s in GEMM_SYSTEMS)
             + f" | {r['DECA'] / r['Software-only']:.2f} |"
-            for r in rows
+            for r in cells
         ]
-        lines.append("")
-        best[fig] = max(r["DECA"] / r["Software-only"] for r in rows)
-        lines += [*speedup_claim_lines(rows, fig), ""]
-    ledger.record(paper.FIG11_SPEEDUP, best["11"], GAPS.get("Fig. 11", ""))
-    ledger.record(paper.FIG12_SPEEDUP, best["12"], GAPS["Fig. 12"])
-    sweep = cores_sweep()
+        lines += ["", *speedup_claim_lines(m, fig, rows), ""]
+    best = {fig: _got(rows, c) for fig, c in (("11", paper.FIG11_SPEEDUP), ("12", paper.FIG12_SPEEDUP))}
+    sweep = figures.cores()
     by = {r["cores"]: r for r in sweep}
-    ledger.record(paper.FIG13_CORES, by[16]["DECA"] / by[56]["Software-only"])
     lines += [
         f"Largest DECA over Software-only: DDR {best['11']:.2f} (paper {float(paper.FIG11_SPEEDUP)}), HBM "
         f"{best['12']:.2f} (paper {float(paper.FIG12_SPEEDUP)}). On DDR only the most compressed BF8 kernels "
@@ -713,42 +545,32 @@ def gemm_lines(out: Path) -> list[str]:
         "(the paper: 16 DECA-augmented cores beat 56 conventional ones).",
         "",
     ]
-    lines += scaling_lines()
+    lines += scaling_lines(rows)
     lines += ["", f"![DECA Figs. 11-14]({plot_gemm(out / 'deca_fig11_14.png', sweep).name})"]
     return lines
 
 
-def speedup_claim_lines(rows: list[dict], fig: str) -> list[str]:
+def speedup_claim_lines(m: Machine, fig: str, rows: list[Row]) -> list[str]:
     """§8.1's readings of Fig. 11 (DDR: DECA gains only at high compression) or 12 (HBM: on almost all
     schemes, and Fig. 3b's Optimal over Observed at BF8_5%), and of both: DECA close to Optimal."""
-    gain = {r["kernel"]: r["DECA"] / r["Software-only"] for r in rows}
-    near = min(r["DECA"] / r["Optimal"] for r in rows)
-    ledger.record(paper.CLOSE_TO_OPTIMAL[fig], near)
-    gap = {r["kernel"]: r["Optimal"] / r["Software-only"] for r in rows}
+    near = _got(rows, paper.CLOSE_TO_OPTIMAL[fig])
     if fig == "11":
-        rest = max(v for k, v in gain.items() if k not in ("BF8_10%", "BF8_5%"))
-        ledger.record(paper.FIG11_ONLY_HIGH, rest)
-        ledger.record(paper.FIG3_DIVERGE["DDR"], max(v for k, v in gap.items() if k != "BF8_5%"), GAPS["Fig. 3a"])
+        rest = _got(rows, paper.FIG11_ONLY_HIGH)
         return [f"DECA over Optimal, lowest: {near:.3f}; DECA over Software-only below BF8_10%/5%: {rest:.3f} at most."]
-    wins = sum(v > 1 + 1e-9 for v in gain.values())
-    ledger.record(paper.FIG12_ALMOST_ALL, wins / (len(gain) - wins))
-    bf8 = next(r for r in rows if r["kernel"] == "BF8_5%")
-    ledger.record(paper.FIG3_GAP, bf8["Optimal"] / bf8["Software-only"])
-    ledger.record(paper.FIG3_DIVERGE["HBM"], min(gap.values()), GAPS["Fig. 3b"])
+    wins, gap = figures.gemm_verdicts(m)["wins"], _got(rows, paper.FIG3_GAP)
     return [
-        f"DECA over Optimal, lowest: {near:.3f}; DECA beats Software-only on {wins} of {len(gain)} schemes; "
-        f"Optimal over Software-only at BF8_5%: {bf8['Optimal'] / bf8['Software-only']:.2f} (Fig. 3b, N=16: 5.25; "
+        f"DECA over Optimal, lowest: {near:.3f}; DECA beats Software-only on {wins} of {len(figures.gemm_cells(m))} "
+        f"schemes; Optimal over Software-only at BF8_5%: {gap:.2f} (Fig. 3b, N=16: 5.25; "
         "the bounds do not depend on N up to 16, §12.2)."
     ]
 
 
-def scaling_lines() -> list[str]:
-    """Fig. 14: DECA against a core with 4x more or 4x wider AVX units, SPR-HBM, N=1."""
-    rows = vector_scaling_speedups()
+def scaling_lines(claimed: list[Row]) -> list[str]:
+    """Fig. 14: DECA against a core with 4x more or 4x wider AVX units, SPR-HBM, N=1 (``claimed``: the claims)."""
+    rows, geo = figures.scaling(), figures.scaling_geomeans()
     scaled = FIG14_SYSTEMS[0]
-    cols = ("Software-only", scaled, "DECA")
-    geo = {c: statistics.geometric_mean(r[c] for r in rows) for c in cols}
-    ledger.record(paper.FIG14_SCALING, geo["DECA"] / geo[scaled])
+    cols = tuple(geo)
+    over = _got(claimed, paper.FIG14_SCALING)
     even = [r["kernel"] for r in rows if r[scaled] >= r["DECA"] * (1 - 1e-9)]
     gain = {r["kernel"]: r["DECA"] / r[scaled] for r in rows}
     return [
@@ -764,16 +586,16 @@ def scaling_lines() -> list[str]:
             f"| {r['kernel']} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + f" | {gain[r['kernel']]:.2f} |"
             for r in rows
         ),
-        "| geomean | " + " | ".join(f"{geo[c]:.2f}" for c in cols) + f" | {geo['DECA'] / geo[scaled]:.2f} |",
+        "| geomean | " + " | ".join(f"{geo[c]:.2f}" for c in cols) + f" | {over:.2f} |",
         "",
         f"The paper: conventional vector scaling is far below DECA (no values in its text). The model: DECA over the "
-        f"scaled cores {geo['DECA'] / geo[scaled]:.2f}x in geomean and up to {max(gain.values()):.2f}x; "
+        f"scaled cores {over:.2f}x in geomean and up to {max(gain.values()):.2f}x; "
         f"the scaled cores reach DECA on the {len(even)} of {len(rows)} schemes that are memory-bound with 4x AVX "
         f"({', '.join(even)}).",
     ]
 
 
-def _speedup_bars(ax, rows: list[dict], systems: tuple[str, ...], title: str) -> None:
+def _speedup_bars(ax, rows: Sequence[dict], systems: tuple[str, ...], title: str) -> None:
     """Figs. 11, 12 and 14's panel: one bar per system for each kernel, in increasing compression."""
     x = np.arange(len(rows))
     for i, s in enumerate(systems):
@@ -783,12 +605,12 @@ def _speedup_bars(ax, rows: list[dict], systems: tuple[str, ...], title: str) ->
     ax.legend(fontsize=7)
 
 
-def plot_gemm(path: Path, sweep: list[dict]) -> Path:
+def plot_gemm(path: Path, sweep: Sequence[dict]) -> Path:
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(13, 8.4))
     axes = axes.ravel()
     for ax, m, fig_no in ((axes[0], SPR_DDR, 11), (axes[1], SPR_HBM, 12)):
-        _speedup_bars(ax, gemm_speedups(m), GEMM_SYSTEMS, f"Fig. {fig_no} (model): {m.name}, N=1")
+        _speedup_bars(ax, figures.gemm_cells(m), GEMM_SYSTEMS, f"Fig. {fig_no} (model): {m.name}, N=1")
     ax = axes[2]
     for s in ("Software-only", "DECA"):
         ax.plot([r["cores"] for r in sweep], [r[s] for r in sweep], marker="o", label=s)
@@ -796,7 +618,7 @@ def plot_gemm(path: Path, sweep: list[dict]) -> Path:
     ax.legend(fontsize=7)
     _speedup_bars(
         axes[3],
-        vector_scaling_speedups(),
+        figures.scaling(),
         ("Software-only", *FIG14_SYSTEMS),
         "Fig. 14 (model): 4x AVX vs DECA, SPR-HBM, N=1",
     )

@@ -8,21 +8,23 @@ from golden.duplex_spec import SOFTMAX_LANES
 from sysmodel.cost import Infeasible
 from sysmodel.duplex import paper
 from sysmodel.duplex.model import DuplexSystem
+from sysmodel.memory import DEFAULT_REFRESH
 from sysmodel.serving import Result, make_trace, simulate
 
 SYSTEMS = ("GPU", "2xGPU", "Duplex", "Duplex+PE", "Duplex+PE+ET")
 
 
-def makers(model: str) -> dict:
+def makers(model: str, refresh: str = DEFAULT_REFRESH) -> dict:
+    """Each system of the figures on ``model``, its PIM's banks refreshed under ``refresh``."""
     nodes, devs = paper.SYSTEMS[model]
     two = (nodes * 2, devs) if devs == 8 else (nodes, devs * 2)
     return {
         "GPU": lambda: DuplexSystem(model, "gpu"),
         "2xGPU": lambda: DuplexSystem(model, "gpu", nodes=two[0], devices=two[1]),
-        "Duplex": lambda: DuplexSystem(model, "duplex"),
-        "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe"),
-        "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et"),
-        "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank"),
+        "Duplex": lambda: DuplexSystem(model, "duplex", refresh=refresh),
+        "Duplex+PE": lambda: DuplexSystem(model, "duplex+pe", refresh=refresh),
+        "Duplex+PE+ET": lambda: DuplexSystem(model, "duplex+pe+et", refresh=refresh),
+        "Bank-PIM": lambda: DuplexSystem(model, "duplex", pim="bank", refresh=refresh),
     }
 
 
@@ -45,13 +47,14 @@ def serve(
         return None
 
 
-def fig11(requests: int, scheduler: str = "vllm") -> list[dict]:
+def fig11(requests: int, scheduler: str = "vllm", refresh: str = DEFAULT_REFRESH) -> list[dict]:
     """Fig. 11's cells under one KV policy: ``vllm`` (paged, the default: continuous batching as §VI runs it,
     with the paged KV of the PagedAttention work the paper discusses in §VIII-C) or ``reserve`` (each request's
-    whole KV reserved at admission), the alternative its unstated setup leaves open."""
+    whole KV reserved at admission), the alternative its unstated setup leaves open; and one refresh policy of
+    Logic-PIM's banks (``memory.REFRESH``), which the paper does not state either."""
     rows = []
     for model in paper.SYSTEMS:
-        mk = makers(model)
+        mk = makers(model, refresh)
         for lengths in paper.LENGTHS:
             for batch in paper.BATCHES:
                 res = {name: serve(mk[name], lengths, batch, requests, scheduler=scheduler) for name in SYSTEMS}

@@ -63,13 +63,13 @@ MODULES = STACKS * MODULES_PER_STACK  # GEMM modules per device
 
 
 @lru_cache
-def dram_efficiency(nbytes: int = 8 << 20) -> float:
-    """Achieved / peak bandwidth of a bank-bundle stream on one HBM3 pseudo-channel (ACT/PRE, the engine's
-    default on-time refresh: the paper names no refresh scheme), from the engine; 8 MiB is ~30 tREFI, long
-    enough for the steady state (every pseudo-channel streams alike)."""
+def dram_efficiency(nbytes: int = 8 << 20, refresh: str = memory.DEFAULT_REFRESH) -> float:
+    """Achieved / peak bandwidth of a bank-bundle stream on one HBM3 pseudo-channel (ACT/PRE, and refresh under
+    ``refresh``, a policy of ``memory.REFRESH``: the paper names no refresh scheme, so the engine's default),
+    from the engine; 8 MiB is ~30 tREFI, long enough for the steady state (every pseudo-channel streams alike)."""
     view = memory.pim_view(memory.HBM3, "bank_bundle")
     view = replace(view, org=replace(view.org, channels=1))
-    return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
+    return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh=refresh).bandwidth / view.peak_bw()
 
 
 def logic_pim_peaks(g: Geometry = FULL) -> dict:
@@ -157,14 +157,15 @@ def _routing(c: ModelConfig, routing: Path | np.ndarray | None, seed: int) -> Un
     return load_routing(routing, c.experts, c.top_k, c.name)
 
 
-def _pim_engine(xpu: Device, pim: str) -> Engine:
+def _pim_engine(xpu: Device, pim: str, refresh: str) -> Engine:
     """The PIM of kind ``pim`` in the xPU's HBM3 stacks, as an engine at its peaks."""
+    eff = dram_efficiency(refresh=refresh)
     if pim == "bank":  # 1 Op/B; it streams the same banks under the same refresh as Logic-PIM
-        bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * dram_efficiency()
+        bw = xpu.mem_bw * paper.BANK_PIM_FACTOR * eff
         return Engine(replace(xpu, peak_flops=bw, mem_bw=bw), PEAK, 1)
     peaks = logic_pim_peaks()
     return Engine(
-        replace(xpu, peak_flops=STACKS * peaks["flops"], mem_bw=STACKS * peaks["bandwidth"] * dram_efficiency()),
+        replace(xpu, peak_flops=STACKS * peaks["flops"], mem_bw=STACKS * peaks["bandwidth"] * eff),
         PEAK,
         1,
     )
@@ -172,7 +173,7 @@ def _pim_engine(xpu: Device, pim: str) -> Engine:
 
 class DuplexSystem:
     """``model`` on ``nodes`` x ``devices`` (the paper's counts by default) in ``mode`` (:data:`MODES`)
-    with PIM of kind ``pim`` (:data:`PIMS`)."""
+    with PIM of kind ``pim`` (:data:`PIMS`), its banks refreshed under ``refresh`` (``memory.REFRESH``)."""
 
     def __init__(
         self,
@@ -185,6 +186,7 @@ class DuplexSystem:
         routing: Path | np.ndarray | None = None,
         softmax_lanes: int = SOFTMAX_LANES,
         eff: Efficiency = ATTACC,
+        refresh: str = memory.DEFAULT_REFRESH,
     ):
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r} not allowed; allowed: {', '.join(MODES)}")
@@ -199,12 +201,14 @@ class DuplexSystem:
         if softmax_lanes < 1:
             raise ValueError(f"softmax_lanes: {softmax_lanes} not allowed; must be >= 1")
         self.softmax_lanes = softmax_lanes
+        memory.policy_index(memory.HBM3, refresh)  # a clear error for a policy the engine does not know
+        self.refresh = refresh
         _check_inside(self.cfg, mode)
         self.routing = _routing(self.cfg, routing, seed)
         xpu = get_device(paper.XPU)
         self.xpu = Engine(xpu, eff, self.devices)
         self.xpu1 = Engine(xpu, eff, 1)
-        self.pim_engine = _pim_engine(xpu, pim)
+        self.pim_engine = _pim_engine(xpu, pim, refresh)
         self.nvlink, self.ib = get_link(xpu.interconnect), paper.IB_BW
         names = {"gpu": "GPU", "duplex": "Duplex", "duplex+pe": "Duplex+PE", "duplex+pe+et": "Duplex+PE+ET"}
         kind = {"logic": "", "bank": " (Bank-PIM)", "bankgroup": " (BankGroup-PIM)"}[pim]
@@ -250,7 +254,7 @@ class DuplexSystem:
                 cyc = (c.ffn_matrices - 1) * pim_gemm_cycles(ff, c.hidden, int(x)) + pim_gemm_cycles(
                     c.hidden, ff, int(x)
                 )
-                out[i] = cyc / CLOCK_HZ / dram_efficiency()
+                out[i] = cyc / CLOCK_HZ / dram_efficiency(refresh=self.refresh)
         return out
 
     def moe_time(self, tokens: int, mixed: bool) -> float:
@@ -288,7 +292,8 @@ class DuplexSystem:
             gemm = self.pim_engine.time(kv * g, kv) / self.devices
         else:
             slope, fixed = attention_cycles(g, c.head_dim)
-            gemm = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices) / CLOCK_HZ / dram_efficiency()
+            eff = dram_efficiency(refresh=self.refresh)
+            gemm = (slope * ctx + fixed * reqs) * c.kv_heads / (MODULES * self.devices) / CLOCK_HZ / eff
         # every PIM kind sends its scores to the same logic-die softmax unit (§VI), which reads no DRAM
         return np.maximum(gemm, softmax_cycles(reqs, ctx, c.heads, self.softmax_lanes) / self.devices / CLOCK_HZ)
 
@@ -390,7 +395,11 @@ class DuplexSystem:
                 "hw/duplex/gemm_module.py",
                 "GEMM and softmax cycles from the units' cycle models, asserted cycle-exact by the records",
             )
-            p.constant("bank-bundle DRAM efficiency", dram_efficiency(), "sysmodel.memory engine on HBM3")
+            p.constant(
+                "bank-bundle DRAM efficiency",
+                dram_efficiency(refresh=self.refresh),
+                f"sysmodel.memory engine on HBM3, {self.refresh} refresh",
+            )
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
         p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
         profile_provenance(p, self.xpu)

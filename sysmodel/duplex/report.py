@@ -4,6 +4,7 @@ with the paper's value, the model's and their ratio, and a plot per figure."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -11,71 +12,23 @@ import numpy as np
 from golden.duplex_spec import FULL, MODULES_PER_STACK, REDUCED, SOFTMAX_LANES, STACKS
 from hw.duplex.cycles import gemm_txn_cycles
 from sysmodel import characterization, ledger, results
-from sysmodel.duplex import paper
-from sysmodel.duplex.grids import SYSTEMS, fig11, fig12, fig13, fig14, fig14_lanes, fig14_models
-from sysmodel.duplex.model import PIMS, DuplexSystem, dram_efficiency, gemm_edap, logic_pim_peaks, pim_area_mm2
+from sysmodel.duplex import figures, paper
+from sysmodel.duplex.claims import GAPS
+from sysmodel.duplex.figures import over
+from sysmodel.duplex.grids import SYSTEMS
+from sysmodel.duplex.model import PIMS, dram_efficiency, pim_area_mm2
+from sysmodel.ledger import Claim
 from sysmodel.plots import pyplot, save
-from sysmodel.report import caption
-from sysmodel.results import area_extrapolate, area_slope, head
-
-# The named modelling difference behind each result more than 10% off the paper's
-_MAX = (
-    "the model's best cell is GLaM at (4096, 4096): its 64 experts see a few tokens each (about 1 Op/B), so "
-    "Logic-PIM's 4x bandwidth applies in full; the paper's best is Mixtral (4096, 4096), see its rows"
-)
-GAPS = {
-    "Duplex+PE+ET over Duplex, max": "the model's plain Duplex runs every decoding-only MoE layer on Logic-PIM as "
-    "§IV assigns it; at batch 128 Mixtral's and Grok1's experts see 32 tokens each (32 Op/B), past Logic-PIM's 8 "
-    "Op/B, so plain Duplex is compute-bound there (about the GPU's throughput at (256, 256)) and co-processing "
-    "with tensor-parallel experts recovers more than the paper's 1.36x",
-    "Duplex over GPU, max": _MAX,
-    "Duplex+PE+ET over GPU, max": _MAX,
-    paper.FIG11_DIRECTIONS["mixtral best"].quantity: _MAX,
-    "E2E reduction vs 2xGPU": "depends on the closed loop's length: with 40 requests per run the model gives 0.36 "
-    "(within 10%), with the default 2 x batch = 128 it gives 0.42; the paper's request "
-    "count per run is unstated [S]",
-    "Duplex saturation QPS": "the saturation criterion (median T2FT within 3x of its 4-QPS value) is a membound "
-    "choice [S]; on the default vLLM policy the model's Duplex saturates at 12, under the "
-    "reserve policy at 13 (both measured)",
-    "Duplex over Bank-PIM, max": "Bank-PIM is a roofline at 16x HBM bandwidth and 1 Op/B with no all-bank command "
-    "overheads beyond the DRAM efficiency Logic-PIM pays too, and moving partials to "
-    "the xPU is free; both pay the same softmax unit, whose width does not move the "
-    "ratio (1.26 at 16 to 256 lanes, measured)",
-    "Duplex over Bank-PIM, mean": "same: Bank-PIM as an ideal roofline (1.15-1.17 at 16 to 256 softmax lanes)",
-    "GPU saturation QPS": "the saturation criterion — median T2FT within 3x of its 4-QPS value over the requests per "
-    "point — is a membound choice [S]; on the default vLLM policy (prompts prioritised and run "
-    "alone) queueing starts one QPS earlier than under the reserve policy, which gave 9",
-    "energy reduction, mean of Mixtral, GLaM, Grok1": "energy counts DRAM access and ALU energy of steady decode "
-    "stages only: no prefill or mixed stages (GEMM-bound on the xPU, where Logic-PIM saves little), no SRAM, "
-    "interconnect or static energy, so the mean over the grid sits above the paper's",
-    "Bank-PIM / Logic-PIM EDAP crossover, Op/B": "the paper gives no Fig. 8 inputs: Bank-PIM's area (scaled from "
-    "Logic-PIM's GEMM area, model.pim_area_mm2) and its ALUs' energy "
-    "(the logic process's, no DRAM-process penalty) are membound's [S]",
-    "GEMM modules : softmax unit": "the paper's softmax unit is far wider than 64 lanes (see below)",
-}
+from sysmodel.report import Context, caption
+from sysmodel.results import head
 
 
-def _r(a, b) -> float:
-    return float("nan") if a is None or b is None else a / b
+def _claim_lines(rs: list[ledger.Row], cs: Iterable[Claim], fmt: str = ".2f") -> list[str]:
+    """Each claim's paper-vs-model table row, from the section's ledger rows."""
+    return [results.claim_row(GAPS, c.quantity, ledger.find(rs, c.quantity), fmt) for c in cs]
 
 
-def _row(name: str, want: float, got: float, fmt: str = ".2f") -> str:
-    return results.row(GAPS, name, want, got, fmt)
-
-
-def _fig11_headline(rows: list[dict]) -> dict[str, float]:
-    """Fig. 11's headline ratios over the figure's three models (its caption)."""
-    fig = [r for r in rows if r["model"] in paper.FIG11_MODELS]
-    et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in fig]
-    return {
-        "duplex max": float(np.nanmax([_r(r["Duplex"], r["GPU"]) for r in fig])),
-        "pe mean": float(np.nanmean([_r(r["Duplex+PE"], r["Duplex"]) for r in fig])),
-        "et max": float(np.nanmax(et)),
-        "et mean": float(np.nanmean(et)),
-    }
-
-
-def fig11_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
+def fig11_lines(rows: list[dict], rs: list[ledger.Row]) -> list[str]:
     lines = [
         "Output tokens/s over GPU's, closed loop at the batch (§VI), Gaussian lengths (std 0.25 x mean [S]), "
         "uniform top-2 routing; the paper's device counts (Table I).",
@@ -85,61 +38,26 @@ def fig11_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
         "| --- | --- | ---: | ---: | " + " | ".join("---:" for _ in SYSTEMS[1:]) + " |",
     ]
     for r in rows:
-        cells = " | ".join(f"{_r(r[s], r['GPU']):.2f}" for s in SYSTEMS[1:])
+        cells = " | ".join(f"{over(r[s], r['GPU']):.2f}" for s in SYSTEMS[1:])
         gpu = "OOM" if r["GPU"] is None else f"{r['GPU']:.0f}"
         lines.append(f"| {r['model']} | {r['lengths'][0]}, {r['lengths'][1]} | {r['batch']} | {gpu} | {cells} |")
-    point, alt = _fig11_headline(rows), _fig11_headline(reserve)
-    lines += [
+    return lines + [
         "",
         *results.kv_policy_band("the KV policy its systems run"),
+        f"Nor does it name Logic-PIM's refresh scheme: the band also spans {figures.REFRESH_BAND} refresh "
+        f"(bank-bundle efficiency {dram_efficiency(refresh=figures.REFRESH_BAND):.3f}, against the default "
+        f"on-time refresh's {dram_efficiency():.3f} and postpone's {dram_efficiency(refresh='postpone'):.3f}, "
+        "which gets no band of its own).",
+        "",
         *head("Fig. 11's headline throughput ratios over the figure's models (Mixtral, GLaM, Grok1), paper vs model"),
-    ]
-    for key, name, claim in (
-        ("duplex max", "Duplex over GPU, max", paper.DUPLEX_MAX),
-        ("pe mean", "Duplex+PE over Duplex, mean", paper.PE_OVER_DUPLEX),
-        ("et max", "Duplex+PE+ET over GPU, max", paper.ET_MAX_OVER_GPU),
-        ("et mean", "Duplex+PE+ET over GPU, mean", paper.AVG_OVER_GPU),
-    ):
-        lines.append(results.row(GAPS, name, claim, point[key], band=(alt[key],)))
-    return lines + ["", *fig11_statement_lines(rows, reserve)]
-
-
-def fig11_statements(rows: list[dict]) -> list[tuple[ledger.Claim, float]]:
-    """§VII-A's other statements over Fig. 11's cells (its three models): co-processing's largest gain, and
-    the directions the text states against GPU and 2xGPU."""
-    fig = [r for r in rows if r["model"] in paper.FIG11_MODELS]
-    et = [_r(r["Duplex+PE+ET"], r["GPU"]) for r in fig]
-    grok = [x for x, r in zip(et, fig, strict=True) if r["model"] == "grok-1"]
-    rest = [x for x, r in zip(et, fig, strict=True) if r["model"] != "grok-1"]
-    mixtral = [r["model"] == "mixtral-8x7b" and tuple(r["lengths"]) == paper.LENGTHS[-1] for r in fig]
-    duplex = [_r(r["Duplex"], r["GPU"]) for r in fig]
-    d = paper.FIG11_DIRECTIONS
-    return [
-        (paper.ET_OVER_DUPLEX_MAX, float(np.nanmax([_r(r["Duplex+PE+ET"], r["Duplex"]) for r in fig]))),
-        (d["lowest"], float(np.nanmin(et))),
-        (d["median 2x"], float(np.nanmedian([_r(r["Duplex+PE+ET"], r["2xGPU"]) for r in fig]))),
-        (d["max 2x"], float(np.nanmax([_r(r["Duplex"], r["2xGPU"]) for r in fig]))),
-        (d["grok"], float(np.nanmean(grok) / np.nanmean(rest))),
-        (
-            d["mixtral best"],
-            float(
-                np.nanmax([x for x, m in zip(duplex, mixtral, strict=True) if m])
-                / np.nanmax([x for x, m in zip(duplex, mixtral, strict=True) if not m])
-            ),
-        ),
-    ]
-
-
-def fig11_statement_lines(rows: list[dict], reserve: list[dict]) -> list[str]:
-    """:func:`fig11_statements` at the default KV policy, banded by the reserve policy's values."""
-    alt = dict(fig11_statements(reserve))
-    return [
+        *_claim_lines(rs, figures.FIG11_HEADLINE),
+        "",
         *head("Fig. 11's other statements over the figure's cells (§VII-A), paper vs model"),
-        *(results.row(GAPS, c.quantity, c, v, band=(alt[c],)) for c, v in fig11_statements(rows)),
+        *_claim_lines(rs, figures.FIG11_STATEMENTS),
     ]
 
 
-def fig12_lines(rows: list[dict], out: Path) -> list[str]:
+def fig12_lines(rows: list[dict], rs: list[ledger.Row], out: Path) -> list[str]:
     lines = [
         f"GLaM, batch {paper.GLAM_BATCH}: Duplex+PE+ET's reduction of median TBT and mean E2E.",
         "",
@@ -147,63 +65,33 @@ def fig12_lines(rows: list[dict], out: Path) -> list[str]:
         "| L_in, L_out | p50 TBT vs GPU | E2E vs GPU | E2E vs 2xGPU |",
         "| --- | ---: | ---: | ---: |",
     ]
-    red: dict[str, list[float]] = {"tbt": [], "e2e": [], "e2e2": []}
-    for r in rows:
-        d, g, g2 = r["Duplex+PE+ET"], r["GPU"], r["2xGPU"]
-        red["tbt"].append(1 - d[0] / g[0])
-        red["e2e"].append(1 - d[1] / g[1])
-        red["e2e2"].append(1 - d[1] / g2[1])
-        lines.append(
-            f"| {r['lengths'][0]}, {r['lengths'][1]} | {red['tbt'][-1]:.1%} | {red['e2e'][-1]:.1%} | "
-            f"{red['e2e2'][-1]:.1%} |"
-        )
+    red = figures.fig12_reductions(rows)
+    lines += [
+        f"| {r['lengths'][0]}, {r['lengths'][1]} | {tbt:.1%} | {e2e:.1%} | {e2e2:.1%} |"
+        for r, tbt, e2e, e2e2 in zip(rows, red["tbt"], red["e2e"], red["e2e2"], strict=True)
+    ]
+    means = dict(zip(("p50 TBT vs GPU", "E2E vs GPU", "E2E vs 2xGPU"), figures.FIG12[:3], strict=True))
     p12 = _bars(
         {
-            "model": {
-                k: float(np.mean(v))
-                for k, v in zip(("p50 TBT vs GPU", "E2E vs GPU", "E2E vs 2xGPU"), red.values(), strict=True)
-            },
-            "paper": {
-                "p50 TBT vs GPU": paper.TBT_P50_VS_GPU,
-                "E2E vs GPU": paper.E2E_VS_GPU,
-                "E2E vs 2xGPU": paper.E2E_VS_2GPU,
-            },
+            "model": {k: ledger.find(rs, c.quantity).model_value for k, c in means.items()},
+            "paper": means,
         },
         "reduction (share of the baseline's)",
         "Duplex Fig. 12: GLaM, Duplex+PE+ET's latency reductions, model beside paper",
         out / "duplex_fig12.png",
         "latency metric and baseline",
     )
-    lines += [
+    return lines + [
         "",
         *head("Fig. 12's latency reductions, mean over the lengths, paper vs model"),
-        _row("median TBT reduction vs GPU", paper.TBT_P50_VS_GPU, float(np.mean(red["tbt"])), ".3f"),
-        _row("E2E reduction vs GPU", paper.E2E_VS_GPU, float(np.mean(red["e2e"])), ".3f"),
-        _row("E2E reduction vs 2xGPU", paper.E2E_VS_2GPU, float(np.mean(red["e2e2"])), ".3f"),
-        _row(
-            paper.TBT_P50_OVER_2GPU.quantity,
-            paper.TBT_P50_OVER_2GPU,
-            min(r["2xGPU"][0] / r["Duplex+PE+ET"][0] for r in rows),
-        ),
-        _row(paper.E2E_MAX_OVER_GPU.quantity, paper.E2E_MAX_OVER_GPU, max(1 / (1 - x) for x in red["e2e"])),
+        *_claim_lines(rs, figures.FIG12[:3], ".3f"),
+        *_claim_lines(rs, figures.FIG12[3:]),
         "",
         f"![Duplex Fig. 12]({p12.name})",
     ]
-    return lines
 
 
-def saturation_qps(rows: list[dict], system: str) -> float:
-    """The highest QPS before the system's median T2FT leaves paper.T2FT_BLOWUP x its value at the lowest."""
-    pts = [r for r in rows if r["system"] == system]
-    base, last = pts[0]["t2ft50"], pts[0]["qps"]
-    for r in pts:
-        if r["t2ft50"] > paper.T2FT_BLOWUP * base:
-            break
-        last = r["qps"]
-    return float(last)
-
-
-def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
+def fig13_lines(rows: list[dict], rs: list[ledger.Row], plot: Path) -> list[str]:
     lines = [
         f"Mixtral, Poisson arrivals, (L_in, L_out) = {paper.QPS_LENGTHS}, max batch {paper.QPS_MAX_BATCH}. "
         f"A system handles a QPS while its median T2FT stays within {paper.T2FT_BLOWUP:g}x its value at "
@@ -216,40 +104,18 @@ def fig13_lines(rows: list[dict], plot: Path) -> list[str]:
     for q in paper.QPS_VALUES:
         cells = [f"{r['tbt50'] * 1e3:.1f} / {r['tbt90'] * 1e3:.1f}, {r['t2ft50']:.2f}" for r in rows if r["qps"] == q]
         lines.append(f"| {q} | " + " | ".join(cells) + " |")
-    gpu, dup, two = (saturation_qps(rows, s) for s in ("GPU", "Duplex+PE+ET", "2xGPU"))
     return lines + [
         "",
-        f"2xGPU handles up to {two:g} QPS (paper: about the same as Duplex).",
+        f"2xGPU handles up to {figures.saturation_qps(rows, '2xGPU'):g} QPS (paper: about the same as Duplex).",
         "",
         *head("Fig. 13's saturation loads, paper vs model"),
-        _row("GPU saturation QPS", paper.GPU_SAT_QPS, gpu, ".1f"),
-        _row("Duplex saturation QPS", paper.DUPLEX_SAT_QPS, dup, ".1f"),
-        _row(paper.SAT_OVER_2GPU.quantity, paper.SAT_OVER_2GPU, dup / two),
-        *fig13_direction_lines(rows),
-        "",
-        f"![Duplex Fig. 13]({plot.name})",
-    ]
-
-
-def fig13_direction_lines(rows: list[dict]) -> list[str]:
-    """§VII-B's directions on Fig. 13: Duplex+PE+ET against 2xGPU and GPU in median and p90 TBT per QPS."""
-    by = {(r["system"], r["qps"]): r for r in rows}
-    lo, hi = paper.QPS_VALUES[0], paper.QPS_VALUES[-1]
-
-    def over(base: str, key: str, q: int) -> float:
-        return by[base, q][key] / by["Duplex+PE+ET", q][key]
-
-    d = paper.FIG13_DIRECTIONS
-    values = (
-        (d["p50 2x"], min(over("2xGPU", "tbt50", q) for q in paper.QPS_VALUES)),
-        (d["p90 low"], over("2xGPU", "tbt90", lo)),
-        (d["p90 high"], over("2xGPU", "tbt90", hi)),
-        (d["p50 gpu"], min(over("GPU", "tbt50", q) for q in paper.QPS_VALUES)),
-    )
-    return [
+        *_claim_lines(rs, figures.FIG13[:2], ".1f"),
+        *_claim_lines(rs, figures.FIG13[2:]),
         "",
         *head("Fig. 13's stated comparisons of TBT (§VII-B), paper vs model"),
-        *(_row(c.quantity, c, v) for c, v in values),
+        *_claim_lines(rs, figures.FIG13_DIRECTIONS),
+        "",
+        f"![Duplex Fig. 13]({plot.name})",
     ]
 
 
@@ -277,19 +143,7 @@ def plot_fig13(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def bank_pim_over_gpu(rows14: list[dict], rows11: list[dict]) -> float:
-    """Bank-PIM over GPU at §VII-C's cell: Fig. 11's Duplex over GPU there over Fig. 14's Duplex over Bank-PIM
-    (both grids run the same Duplex system — plain Duplex, Logic-PIM, the default softmax width — on the same
-    trace, so its throughput cancels)."""
-    model, lengths, batch = paper.BANK_PIM_CELL
-    (c11,) = (r for r in rows11 if r["model"] == model and tuple(r["lengths"]) == lengths and r["batch"] == batch)
-    (c14,) = (r for r in rows14 if tuple(r["lengths"]) == lengths and r["batch"] == batch)
-    return _r(c11["Duplex"], c11["GPU"]) / c14["ratio"]
-
-
-def fig14_lines(
-    rows: list[dict], sweep: list[dict], others: dict[str, float], out: Path, fig11_rows: list[dict]
-) -> list[str]:
+def fig14_lines(rows: list[dict], sweep: list[dict], rs: list[ledger.Row], out: Path) -> list[str]:
     lines = [
         "Mixtral: Duplex (Logic-PIM, 8 Op/B) over Bank-PIM (16x HBM bandwidth, 1 Op/B, same placement), "
         f"batches {' and '.join(map(str, paper.BANK_PIM_BATCHES))} as §VII-C. Both send their scores to the "
@@ -302,7 +156,6 @@ def fig14_lines(
     ]
     cells = {f"{r['lengths'][0]}/{r['lengths'][1]}\nb{r['batch']}": r["ratio"] for r in rows}
     lines += [f"| {r['lengths'][0]}, {r['lengths'][1]} | {r['batch']} | {r['ratio']:.2f} |" for r in rows]
-    ratios = list(cells.values())
     p14 = _bars(
         {"Duplex / Bank-PIM": cells},
         "throughput over Bank-PIM's",
@@ -313,18 +166,7 @@ def fig14_lines(
     return lines + [
         "",
         *head("Fig. 14's ratios over Bank-PIM, paper vs model"),
-        _row("Duplex over Bank-PIM, max", paper.BANK_PIM_MAX, max(ratios)),
-        _row("Duplex over Bank-PIM, mean", paper.BANK_PIM_AVG, float(np.mean(ratios))),
-        *(_row(c.quantity, c, others[m]) for m, c in paper.BANK_PIM_OTHER.items()),
-        _row(paper.BANK_PIM_OVER_GPU.quantity, paper.BANK_PIM_OVER_GPU, bank_pim_over_gpu(rows, fig11_rows)),
-        _row(
-            paper.OUT_OF_TARGET_OVER_GPU.quantity,
-            paper.OUT_OF_TARGET_OVER_GPU,
-            min(
-                float(np.nanmean([_r(r["Duplex"], r["GPU"]) for r in fig11_rows if r["model"] == m]))
-                for m in paper.OUT_OF_TARGET
-            ),
-        ),
+        *_claim_lines(rs, figures.FIG14),
         "",
         f"![Duplex Fig. 14]({p14.name})",
         "",
@@ -338,39 +180,7 @@ def fig14_lines(
     ]
 
 
-def energy_reductions(model: str) -> list[float]:
-    """Duplex+PE+ET's energy reduction per token against GPU on Fig. 15's grid: a steady decode stage at each
-    end of the (L_in, L_out) range and of the batch range, at the mean context of the decode (L_in + L_out / 2)."""
-    out = []
-    for l_in, l_out in paper.LENGTHS:
-        for batch in paper.BATCHES:
-            e = {
-                m: DuplexSystem(model, m).decode_energy_per_token(batch, l_in + l_out // 2)
-                for m in ("gpu", "duplex+pe+et")
-            }
-            out.append(1 - e["duplex+pe+et"] / e["gpu"])
-    return out
-
-
-def energy_trends(grid: dict[str, list[float]]) -> list[tuple[ledger.Claim, float]]:
-    """§VII-D's trends on the grid of :func:`energy_reductions` (rows: lengths outer, batch inner): the long
-    lengths' reduction over the short's, and each model's batch-128 over batch-32 reduction against GLaM's."""
-    n = len(paper.BATCHES)
-    short = np.mean([g[:n] for g in grid.values()])
-    long = np.mean([g[-n:] for g in grid.values()])
-
-    def batch_trend(m: str) -> float:  # reduction at the largest batch over at the smallest, mean over lengths
-        g = np.reshape(grid[m], (len(paper.LENGTHS), n))
-        return float(np.mean(g[:, -1]) / np.mean(g[:, 0]))
-
-    glam = batch_trend("glam-143b")
-    return [
-        (paper.ENERGY_LONG_OVER_SHORT, float(long / short)),
-        *((c, batch_trend(m) / glam) for m, c in paper.ENERGY_BATCH_VS_GLAM.items()),
-    ]
-
-
-def fig15_lines(out: Path) -> list[str]:
+def fig15_lines(rs: list[ledger.Row], out: Path) -> list[str]:
     """Energy per token of a steady decode stage on Fig. 15's grid: "up to" is the grid's maximum per model,
     the mean is over the grid of the figure's three models (§X)."""
     lines = [
@@ -382,25 +192,18 @@ def fig15_lines(out: Path) -> list[str]:
             "Duplex Fig. 15: energy reduction per token against the GPU system, paper vs model (dynamic DRAM "
             "and ALU energy of a steady decode stage)"
         ),
+        *_claim_lines(rs, figures.FIG15, ".3f"),
+        *_claim_lines(rs, figures.FIG15_TRENDS),
     ]
-    grid = {model: energy_reductions(model) for model in paper.FIG11_MODELS}
-    model_red = {model: max(g) for model, g in grid.items()}
-    paper_red = {model: paper.ENERGY[model] for model in grid}
-    for model, c in paper.ENERGY.items():
-        lines.append(_row(c.quantity, c, model_red[model], ".3f"))
+    up_to = {m: paper.ENERGY[m] for m in paper.FIG11_MODELS}
     p15 = _bars(
-        {"model": model_red, "paper": paper_red},
+        {"model": {m: ledger.find(rs, c.quantity).model_value for m, c in up_to.items()}, "paper": up_to},
         "energy reduction per token vs GPU",
         "Duplex Fig. 15: energy per token, model beside paper",
         out / "duplex_fig15.png",
         "model",
     )
-    return lines + [
-        _row(paper.ENERGY_AVG.quantity, paper.ENERGY_AVG, float(np.mean([x for g in grid.values() for x in g])), ".3f"),
-        *(_row(c.quantity, c, v) for c, v in energy_trends(grid)),
-        "",
-        f"![Duplex Fig. 15]({p15.name})",
-    ]
+    return lines + ["", f"![Duplex Fig. 15]({p15.name})"]
 
 
 def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Path, xlabel: str) -> Path:
@@ -420,8 +223,7 @@ def _bars(series: dict[str, dict[str, float]], ylabel: str, title: str, path: Pa
     return save(fig, plt, path)
 
 
-def unit_lines() -> list[str]:
-    peaks = logic_pim_peaks()
+def unit_lines(rs: list[ledger.Row]) -> list[str]:
     lines = [
         "Derived, not typed in: 32 modules x 512 MACs x 2 x 650 MHz, and 32 pseudo-channels of bank bundles "
         "(memory engine, HBM3 preset).",
@@ -430,8 +232,7 @@ def unit_lines() -> list[str]:
             "Logic-PIM's peaks derived from the units and the memory "
             "engine beside the paper's (inputs the paper states)"
         ),
-        _row("Logic-PIM TFLOPS per stack", paper.PEAK_TFLOPS, peaks["flops"] / 1e12),
-        _row("Logic-PIM TB/s per stack", paper.PEAK_TBS, peaks["bandwidth"] / 1e12),
+        *_claim_lines(rs, figures.PEAKS),
         "",
         f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
         f"{STACKS} stacks per device.",
@@ -458,31 +259,29 @@ def unit_lines() -> list[str]:
     return lines
 
 
-def area_lines() -> list[str]:
+def area_lines(rs: list[ledger.Row]) -> list[str]:
     """The logic die's breakdown (§VII-E) and the GEMM : softmax ratio against Yosys cells (`make area`)."""
     a = paper.AREA_MM2
     lines = [
         f"Per stack (7 nm, §VII-E): {', '.join(f'{k} {v} mm2' for k, v in a.items())}; "
         f"{paper.AREA_SHARE:.2%} of the {paper.LOGIC_DIE_MM2:.0f} mm2 logic die."
     ]
-    area = characterization.load_area("duplex")
-    if not area:
+    split = figures.area_split()
+    if split is None:
         return lines + ["", "GEMM : softmax cells: not synthesized yet (`make area`)."]
-    size = {d: int(np.prod([p["params"].get(f, 1) for f in ("rows", "lanes")])) for d, p in area.items()}
-    gemm = MODULES_PER_STACK * area_extrapolate(area, "gemm_4x2", "gemm_8x2", size, FULL.macs)
-    soft = area_extrapolate(area, "softmax_4", "softmax_8", size, SOFTMAX_LANES)
-    synth = ", ".join(f"{d} {p['cells']['total']}" for d, p in area.items())
+    synth = ", ".join(f"{d} {p['cells']['total']}" for d, p in split.area.items())
     return lines + [
         "",
         f"Yosys generic cells (tb/area.py; no technology mapping): {synth}, "
         f"extrapolated along the line through each pair to {MODULES_PER_STACK} modules of {FULL.macs} MACs "
-        f"({gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({soft:.3g}); buffers of one vector (SRAM is not logic).",
+        f"({split.gemm:.3g} cells) and {SOFTMAX_LANES} lanes ({split.softmax:.3g}); buffers of one vector (SRAM "
+        "is not logic).",
         "",
         *head("Logic-die area split, paper (7 nm) vs Yosys generic cells"),
-        _row("GEMM modules : softmax unit", paper.GEMM_OVER_SOFTMAX, gemm / soft),
+        *_claim_lines(rs, [paper.GEMM_OVER_SOFTMAX]),
         "",
         f"At our cells per softmax lane, the paper's ratio implies a softmax unit of about "
-        f"{gemm * a['softmax'] / a['gemm'] / area_slope(area, 'softmax_4', 'softmax_8', size):.0f} lanes: the "
+        f"{split.gemm * a['softmax'] / a['gemm'] / split.per_lane:.0f} lanes: the "
         "paper's 1.64 mm2 is far more than 64 lanes of exp, add and compare (its lanes, exp method and "
         "dividers are unstated; notes §2.8). It also includes 128 KB of SRAM buffers, and the 3.02 mm2 the "
         "modules' 8 KB buffers, while the cells count logic only.",
@@ -504,10 +303,9 @@ def plot_fig8(ops: tuple[int, ...], edap: dict[str, list[float]], path: Path) ->
     return save(fig, plt, path)
 
 
-def fig8_lines(out: Path) -> list[str]:
-    """Fig. 8: EDAP of the 16384 x 4096 GEMM per stack by Op/B, each PIM over Logic-PIM."""
-    ops = (1, 2, 4, 8, 16, 32, 64)
-    edap = {p: [gemm_edap(p, n)["edap"] for n in ops] for p in PIMS}
+def fig8_lines(rs: list[ledger.Row], out: Path) -> list[str]:
+    """Fig. 8 (§IV-E): EDAP of the 16384 x 4096 GEMM per stack by Op/B, each PIM over Logic-PIM."""
+    ops, edap = figures.FIG8_OPS, figures.fig8_edap()
     lines = [
         f"A {paper.EDAP_SHAPE[0]} x {paper.EDAP_SHAPE[1]} FP16 GEMM on one stack, n tokens (Op/B = n): delay "
         "(GEMM module cycle model, or Bank-PIM's roofline) x energy (weight bits x path energy + ALU) x area "
@@ -525,19 +323,15 @@ def fig8_lines(out: Path) -> list[str]:
         f"| {p} | " + " | ".join(f"{e / lg:.2f}" for e, lg in zip(edap[p], edap["logic"], strict=True)) + " |"
         for p in PIMS
     ]
-    rel = np.log(np.array(edap["bank"]) / np.array(edap["logic"]))
-    i = int(np.argmax(rel > 0))  # first Op/B where Logic-PIM beats Bank-PIM
-    cross = ops[i - 1] * (ops[i] / ops[i - 1]) ** (-rel[i - 1] / (rel[i] - rel[i - 1])) if i > 0 else float("nan")
-    lowest = min(b / lg for b, lg in zip(edap["bankgroup"], edap["logic"], strict=True))
-    worse = ledger.record(paper.BANKGROUP_WORSE, lowest, GAPS.get(paper.BANKGROUP_WORSE.quantity, "")).direction_agrees
+    worse = ledger.find(rs, paper.BANKGROUP_WORSE.quantity)
     p8 = plot_fig8(ops, edap, out / "duplex_fig8.png")
     return lines + [
         "",
         *head("Fig. 8's crossover, paper vs model"),
-        _row("Bank-PIM / Logic-PIM EDAP crossover, Op/B", paper.EDAP_CROSSOVER, cross, ".1f"),
+        *_claim_lines(rs, [paper.EDAP_CROSSOVER], ".1f"),
         "",
-        f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse} (its EDAP is at "
-        f"least {lowest:.2f}x Logic-PIM's).",
+        f"BankGroup-PIM worse than Logic-PIM at every Op/B: paper yes, model {worse.direction_agrees} (its EDAP is "
+        f"at least {worse.model_value:.2f}x Logic-PIM's).",
         "",
         f"![Duplex Fig. 8]({p8.name})",
     ]
@@ -553,7 +347,7 @@ def plot_fig11(rows: list[dict], path: Path) -> Path:
         pts = [r for r in rows if r["model"] == model]
         x = np.arange(len(pts))
         for i, s in enumerate(SYSTEMS[1:]):
-            ax.bar(x + i * width, [_r(r[s], r["GPU"]) for r in pts], width, label=s, color=f"C{i}")
+            ax.bar(x + i * width, [over(r[s], r["GPU"]) for r in pts], width, label=s, color=f"C{i}")
         ax.axhline(1, color="k", lw=0.6)
         ax.set_xticks(x + 0.4 - width / 2, [f"{r['lengths'][0]}\nb{r['batch']}" for r in pts], fontsize=8)
         ax.set_title(model, fontsize=10)
@@ -566,49 +360,43 @@ def plot_fig11(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def report_lines(ctx) -> list[str]:
-    out, requests = ctx.out, ctx.requests
-    rows = ctx.grid("duplex-fig11", fig11, requests)
-    reserve = ctx.grid("duplex-fig11-reserve", fig11, requests, "reserve")
-    p11 = plot_fig11(rows, out / "duplex_fig11.png")
+def report_lines(ctx: Context, rs: list[ledger.Row]) -> list[str]:
+    """The section, its paper-vs-model rows from ``rs`` (``sysmodel.duplex.claims.claims``), its tables and
+    plots from the grids those were computed on (``figures.grids``: read once per report)."""
+    g, out, requests = figures.grids(ctx), ctx.out, ctx.requests
+    p11 = plot_fig11(g.fig11, out / "duplex_fig11.png")
     return [
         "### Logic-PIM",
         "",
-        *unit_lines(),
+        *unit_lines(rs),
         "",
         f"### Throughput (Fig. 11), up to {requests} requests per run",
         "",
-        *fig11_lines(rows, reserve),
+        *fig11_lines(g.fig11, rs),
         "",
         f"![Duplex Fig. 11]({p11.name})",
         "",
         "### GLaM latency (Fig. 12)",
         "",
-        *fig12_lines(ctx.grid("duplex-fig12", fig12, requests), out),
+        *fig12_lines(g.fig12, rs, out),
         "",
         f"### Serving load (Fig. 13), {requests} requests per point",
         "",
-        *fig13_lines(rows13 := ctx.grid("duplex-fig13", fig13, requests), plot_fig13(rows13, out / "duplex_fig13.png")),
+        *fig13_lines(g.fig13, rs, plot_fig13(g.fig13, out / "duplex_fig13.png")),
         "",
         "### Against Bank-PIM (Fig. 14)",
         "",
-        *fig14_lines(
-            ctx.grid("duplex-fig14", fig14, requests),
-            ctx.grid("duplex-fig14-lanes", fig14_lanes, requests),
-            ctx.grid("duplex-fig14-models", fig14_models, requests),
-            out,
-            rows,
-        ),
+        *fig14_lines(g.fig14, g.lanes, rs, out),
         "",
         "### Energy (Fig. 15)",
         "",
-        *fig15_lines(out),
+        *fig15_lines(rs, out),
         "",
         "### EDAP against Bank-PIM and BankGroup-PIM (Fig. 8)",
         "",
-        *fig8_lines(out),
+        *fig8_lines(rs, out),
         "",
         "### Logic-die area (§VII-E)",
         "",
-        *area_lines(),
+        *area_lines(rs),
     ]

@@ -7,83 +7,39 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
 from golden import hermes_spec as hs
-from sysmodel import characterization, results
-from sysmodel.cost import Infeasible
+from sysmodel import characterization, ledger, results
+from sysmodel.hermes import claims, figures, paper
 from sysmodel.hermes import model as hm
-from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
 from sysmodel.hermes import workload as wl
-from sysmodel.hermes.grids import ablation, dse, gpus, runs, trace
+from sysmodel.hermes.grids import trace
 from sysmodel.models import load_model
 from sysmodel.plots import pyplot, save
-from sysmodel.report import caption
+from sysmodel.report import Context, caption
 from sysmodel.results import area_extrapolate, head
 
-_PROMPT = (
-    "the prompt streams the 118 GB not resident on the GPU over PCIe at 32 GB/s per direction (notes A20): 3.7 s, "
-    "against the 3.07 s the paper's 33% implies (~38 GB/s effective)"
-)
-# The named modelling difference behind each result more than 10% off the paper's
-GAPS = {
-    "OPT-66B tokens/s, batch 1": "the prompt (3.5 s of PCIe streaming at 32 GB/s per direction, A20) is 40% of "
-    "the model's run; at the paper's 64 GB/s it would be 1.7 s (OPT-66B's share of "
-    "prefill time is not given; the 66.4% decode share is quoted for one model)",
-    "over Deja Vu, batch 1-16": "the model's Deja Vu moves only predicted-active offloaded neurons at the full "
-    "PCIe rate; the paper measured the real system, whose communication is 89% of "
-    "its time (§V-D); the ratio implies its effective PCIe bandwidth (row below)",
-    "over FlexGen, batch 1-16": "the model's FlexGen streams offloaded weights at the full PCIe rate, overlapped; "
-    "the paper measured the real system; the ratio implies its effective bandwidth",
-    "over Hermes-host, batch 1-16": "the host's cold part is memory-bound at 89.6 GB/s and at batch 16 compute-bound "
-    "at the [EXT] AVX2 peak; PowerInfer's real kernels are slower than both",
-    "over Hermes-host, batch 1, lowest model": "same as over Hermes-host, batch 1-16: the host's cold part at "
-    "89.6 GB/s is only 2-4x slower than 8 DIMMs' in the model",
-    "over Hermes-host, batch 1, highest model": "same as over Hermes-host, batch 1-16",
-    "token generation's share of the run, LLaMA2-70B batch 1": _PROMPT,
-    "prompting's share of the run, LLaMA2-70B batch 1": _PROMPT,
-    "RTX 4090 over RTX 3090": "the two GPUs as the paper prints them have the same 936 GB/s; the model's decode is "
-    "bandwidth-bound on the GPU part and the DIMMs, and the prompt is bound by the PCIe "
-    "weight stream, so the 3090's 142 vs 330 tensor TOPS do not show",
-    "over Hermes-base, mean": "Hermes-base runs whole layers dense at the roofline; the paper's 5.17x also "
-    "includes its measured GPU kernels",
-    "partition over random": "the generator's layers are statistically alike and a random mapping already "
-    "spreads cold neurons evenly; only the GPU slots' choice differs",
-    "adjustment over partition": "the generator's drift (52% of the hot set, A7 oracle states) is uniform "
-    "over neurons; the paper's gain depends on how real hot sets move",
-    "window remap over adjustment": "LPT on the profile already balances the DIMMs within a few percent "
-    "(the paper reports 1.2-2.5x imbalance of a fixed mapping, §III-C)",
-    "TensorRT-LLM share, batch 1": "TensorRT-LLM is a tensor-parallel roofline over 5 A100s (AttAcc "
-    "efficiency); LLaMA2-70B's 64 heads do not split 5 ways, so the real run "
-    "used another partition, which the paper does not give",
-    "TensorRT-LLM share, batch 16": "same; and the model's Hermes at batch 16 is compute-bound on the GEMV "
-    "unit (c_mul measured 12)",
-    "multipliers 32 -> 512, batch 16": "OPT-13B keeps 80% of its weights on the GPU; the DIMMs' share of the "
-    "token is small, so the GEMV rate moves little",
-    "batch 16 rises with every multiplier step": "the offline partition is re-solved at each multiplier count: "
-    "as a DIMM's GEMV gets faster it moves more neurons onto the DIMMs, but it weighs them by the profile's "
-    "per-sequence frequencies (Eqs. 1-5) while at batch 16 a DIMM computes the batch's union of active neurons, "
-    "so one count's split can be slower than the smaller count's (the batch-16 curve in the table above)",
-    "batch 1 saturates at (multipliers, within 2%)": "64 multipliers at the measured c_mul 12 give 42.7 GMAC/s, "
-    "under a DIMM's 48.9 G weights/s; saturating at 64 needs "
-    "c_mul <= 10.5 (notes §3.1)",
-    "predictor accuracy": "the generator's tokens change 10% of their active neurons (adjacent similarity "
-    "0.9), which bounds any history-based predictor; the literal rule (row below) "
-    "never predicts a neuron whose two correlated neurons are idle (notes A4)",
+# A table row's number format where it is not .2f
+_FMT = {
+    "NDP-DIMMs Falcon-40B needs at least": ".0f",
+    "predictor accuracy": ".3f",
+    "token generation's share of the run, LLaMA2-70B batch 1": ".3f",
+    "prompting's share of the run, LLaMA2-70B batch 1": ".3f",
+    "batch 1 saturates at (multipliers, within 2%)": ".0f",
 }
 
 
-def self_row(gaps: dict[str, str]):
-    """A row maker over ``gaps`` (the module's GAPS plus causes computed at report time)."""
-    return lambda name, want, got, fmt=".2f": results.row(gaps, name, want, got, fmt)
-
-
-_row = self_row(GAPS)
+def claim_lines(rows: list[ledger.Row], table: figures.Table, named: dict[str, str]) -> list[str]:
+    """A paper-vs-model table's rows: each of ``table``'s claims as ``rows`` (``claims.claims``) hold it, a
+    missed one with its named cause (``named``: ``claims.gaps``)."""
+    return [
+        results.claim_row(named, name, ledger.find(rows, c.quantity), _FMT.get(name, ".2f"))
+        for name, (c, _) in table.items()
+    ]
 
 
 def setup_lines() -> list[str]:
@@ -116,42 +72,18 @@ def setup_lines() -> list[str]:
     return lines
 
 
-def min_dimms(model: str, counts: tuple[int, ...] = paper.DIMM_COUNTS) -> int:
-    """The fewest NDP-DIMMs of ``counts`` that hold ``model``'s weights (the model's own check, require_dimms)."""
-    cfg, hw = load_model(model), hm.Hardware()
-    for k in counts:
-        try:
-            hm.require_dimms(cfg, replace(hw, dimms=k))
-        except Infeasible:
-            continue
-        return k
-    raise ValueError(f"counts: {model} fits none of {counts} NDP-DIMMs")
-
-
-def capacity_lines() -> list[str]:
-    """What fits where: the shares of OPT-13B and OPT-66B the GPU's weight budget holds (§V-B1, the facts the
-    budget is derived from: inputs) and the fewest DIMMs Falcon-40B needs (§V-E1)."""
+def capacity_lines(claimed: list[str]) -> list[str]:
+    """What fits where (§V-B1, §V-E1): ``claimed``, the table's rows (:func:`claim_lines`)."""
     return [
         *head("Capacity statements, paper vs model: the GPU's share of each model, the DIMMs a model needs"),
-        *[
-            _row(c.quantity, c, paper.GPU_WEIGHT_BYTES / load_model(m).weight_bytes())
-            for m, c in paper.GPU_PARAM_SHARE.items()
-        ],
-        _row("NDP-DIMMs Falcon-40B needs at least", paper.MIN_DIMMS, min_dimms("falcon-40b"), ".0f"),
+        *claimed,
     ]
 
 
-def workload_lines() -> list[str]:
-    st, tr, w = wl.stats_for("llama2-70b"), trace("llama2-70b", 1), paper.WORKLOAD
-    a = tr.acts[(1, "mlp")][0]
-    f = np.sort(a.mean(axis=0))[::-1]
-
-    def sim(k: int) -> float:
-        return float(((a[k:] & a[:-k]).sum(1) / np.maximum(a[k:].sum(1), 1)).mean())
-
-    top = set(np.argsort(-tr.freq[(1, "mlp")])[: len(f) // 5])
-    seq = set(np.argsort(-a.mean(axis=0))[: len(f) // 5])
-    s = wl.solve(st)
+def workload_lines(claimed: list[str]) -> list[str]:
+    """The generator's solved parameters and its activations' statistics against the paper's (§I-§III-B):
+    ``claimed``, the table's rows (:func:`claim_lines`)."""
+    s = wl.solve(wl.stats_for("llama2-70b"))
     return [
         "Generated activations (LLaMA2-70B shapes, MLP block, one sequence): the generator's parameters "
         f"are solved from the paper's statistics (mu {s.mu:.2f}, sigma {s.sigma:.2f}, drift {s.drift:.2f}, "
@@ -161,35 +93,26 @@ def workload_lines() -> list[str]:
             "The generated activations' statistics against the paper's (LLaMA2-70B MLP block, one sequence; "
             "inputs of the generator, shown as a check, not a prediction)"
         ),
-        _row("sparsity", w["sparsity"], 1 - float(a.mean())),
-        _row("work of the top 20% of neurons", w["hot_work"], float(f[: len(f) // 5].sum() / f.sum())),
-        _row("adjacent-token similarity", w["adjacent"], sim(1)),
-        _row("similarity at distance 10 (~70%)", w["distance10"], sim(10)),
-        _row("similarity at distance 25 (flat beyond)", w["distance25"], sim(25)),
-        _row("similarity at distance 50 over distance 25", w["flat"], sim(50) / sim(25)),
-        _row("profiled hot neurons leaving the sequence's hot set", w["dynamic_hot"], 1 - len(top & seq) / len(top)),
+        *claimed,
     ]
 
 
-def predictor_lines() -> list[str]:
-    tr = trace("llama2-70b", 1)
-    rows = {
-        r: sch.predictor_accuracy(tr.acts[(0, "mlp")], tr.acts[(1, "mlp")], tr.parents[(1, "mlp")], tr.prefill, r)
-        for r in sch.RULES
-    }
-    best = rows["state-or-correlation"]
+def predictor_lines(claimed: list[str]) -> list[str]:
+    """§IV-C1's predictor: ``claimed``, its accuracy row (:func:`claim_lines`), then every rule's scores."""
     lines = [
         "Predictor (state table + top-2 correlation, golden.hermes), LLaMA2-70B MLP layer 1, batch 1. "
         "Timing uses `state-or-correlation` [S].",
         "",
         *head("The activation predictor's accuracy, paper vs model (LLaMA2-70B MLP layer 1, batch 1)"),
-        _row("predictor accuracy", paper.PREDICTOR_ACCURACY, best.accuracy, ".3f"),
+        *claimed,
         "",
         caption("Each prediction rule's accuracy, recall and precision on the same tokens"),
         "| rule | accuracy | recall | precision |",
         "| --- | ---: | ---: | ---: |",
     ]
-    lines += [f"| {r} | {a.accuracy:.3f} | {a.recall:.3f} | {a.precision:.3f} |" for r, a in rows.items()]
+    lines += [
+        f"| {r} | {a.accuracy:.3f} | {a.recall:.3f} | {a.precision:.3f} |" for r, a in figures.predictor().items()
+    ]
     return lines
 
 
@@ -252,31 +175,6 @@ def ilp_lines() -> list[str]:
     return lines
 
 
-def _mean(
-    rows: list[dict],
-    other: str,
-    models: tuple[str, ...] = paper.MODELS,
-    of: str = "Hermes",
-    batches: tuple[int, ...] | None = None,
-) -> float:
-    """Mean over the rows (models, batches) of ``of``'s tokens/s over ``other``'s."""
-    return float(
-        np.mean(
-            [
-                r[of] / r[other]
-                for r in rows
-                if r["model"] in models and other in r and of in r and (batches is None or r["batch"] in batches)
-            ]
-        )
-    )
-
-
-def implied_bw(rows: list[dict], name: str, ratio: float) -> float:
-    """The PCIe bandwidth at which the model's baseline would give the paper's average speedup: its
-    transfer time scaled by (model ratio / paper ratio), everything else kept."""
-    return hm.Hardware().pcie.bw * _mean(rows, name, paper.OPT_MODELS) / ratio
-
-
 def _tokens_table(rows: list[dict], names: list[str]) -> list[str]:
     """The tokens/s table: one row per model and batch, one column per system."""
     lines = [
@@ -294,203 +192,38 @@ def _tokens_table(rows: list[dict], names: list[str]) -> list[str]:
     return lines
 
 
-def _headline_row(rows: list[dict]) -> Callable:
-    """:func:`self_row` with the reasons of the baselines' gaps: the effective PCIe bandwidth the
-    paper's measured speedups imply."""
-    opt, one = paper.OPT_MODELS, (1,)
-    pcie = hm.Hardware().pcie.bw / 1e9
-    acc_bw = pcie * _mean(rows, "Accelerate", opt, batches=one) / paper.OVER_ACCELERATE_B1
-    flex_bw = pcie * _mean(rows, "FlexGen", opt, batches=one) / paper.OVER_FLEXGEN_B1
-    accelerate = (
-        f"the model's Accelerate streams the offloaded weights at the full {pcie:.0f} GB/s of PCIe; the "
-        f"paper's measured speedup implies about {acc_bw:.1f} GB/s effective (pageable copies, no overlap), "
-        "so the model's Accelerate is several times too fast"
-    )
-    flexgen = (
-        f"the model's FlexGen streams at the full {pcie:.0f} GB/s, overlapped; the paper's measured speedup "
-        f"implies about {flex_bw:.1f} GB/s effective"
-    )
-    return self_row(
-        {
-            **GAPS,
-            "over Accelerate, OPT, batch 1": accelerate,
-            "over FlexGen, OPT, batch 1": flexgen,
-            "Deja Vu over FlexGen, OPT, batch 1": "the model's Deja Vu moves only predicted-active neurons at "
-            "the full PCIe rate (the paper's spends 89% of its time communicating, §V-D); with FlexGen also "
-            "at the full rate the ratio is the sparse share of the bytes, twice the paper's",
-            "Hermes-host over Accelerate, batch 1": accelerate,
-            "Hermes-host over FlexGen, OPT, batch 1": flexgen,
-            "Hermes-base over Accelerate, batch 1": accelerate,
-        }
-    )
-
-
-def _headline_lines(rows: list[dict]) -> list[str]:
-    """Hermes' headline tokens/s and its average speedups over the baselines, paper vs model."""
-    b1 = {r["model"]: r for r in rows if r["batch"] == 1}
-    opt, one = paper.OPT_MODELS, (1,)
-    _row = _headline_row(rows)
-    host_b1 = [b1[m]["Hermes"] / b1[m]["Hermes-host"] for m in b1]
+def _headline_lines(rows: list[dict], claimed: list[str]) -> list[str]:
+    """Hermes' headline tokens/s and its average speedups over the baselines, paper vs model (``claimed``: the
+    table's rows, :func:`claim_lines`), and the PCIe bandwidth the paper's measured baselines imply."""
     return [
         "",
         *head("Hermes' headline tokens/s and its average speedups over the baselines, paper vs model"),
-        _row("LLaMA2-70B tokens/s, batch 1", paper.TOKENS_S["llama2-70b"], b1["llama2-70b"]["Hermes"]),
-        _row("OPT-66B tokens/s, batch 1", paper.TOKENS_S["opt-66b"], b1["opt-66b"]["Hermes"]),
-        _row("over Accelerate, OPT, batch 1", paper.OVER_ACCELERATE_B1, _mean(rows, "Accelerate", opt, batches=one)),
-        _row("over FlexGen, OPT, batch 1", paper.OVER_FLEXGEN_B1, _mean(rows, "FlexGen", opt, batches=one)),
-        _row(
-            "Deja Vu over FlexGen, OPT, batch 1",
-            paper.DEJAVU_OVER_FLEXGEN_B1,
-            _mean(rows, "FlexGen", opt, "Deja Vu", one),
-        ),
-        _row(
-            "Hermes-host over Accelerate, batch 1",
-            paper.HOST_OVER_ACCELERATE,
-            _mean(rows, "Accelerate", of="Hermes-host", batches=one),
-        ),
-        _row(
-            "Hermes-host over FlexGen, OPT, batch 1",
-            paper.HOST_OVER_FLEXGEN,
-            _mean(rows, "FlexGen", opt, "Hermes-host", one),
-        ),
-        _row(
-            "Hermes-base over Accelerate, batch 1",
-            paper.BASE_OVER_ACCELERATE,
-            _mean(rows, "Accelerate", of="Hermes-base", batches=one),
-        ),
-        _row("over Hermes-base, mean", paper.OVER_BASE, _mean(rows, "Hermes-base", batches=one)),
-        _row("over Hermes-host, batch 1, lowest model", paper.OVER_HOST_B1[0], min(host_b1)),
-        _row("over Hermes-host, batch 1, highest model", paper.OVER_HOST_B1[1], max(host_b1)),
-        _row("over Deja Vu, batch 1-16", paper.OVER_DEJAVU, _mean(rows, "Deja Vu", opt)),
-        _row("over FlexGen, batch 1-16", paper.OVER_FLEXGEN, _mean(rows, "FlexGen", opt)),
-        _row("over Hermes-host, batch 1-16", paper.OVER_HOST, _mean(rows, "Hermes-host")),
+        *claimed,
         "",
         f"Implied effective PCIe bandwidth of the paper's measured baselines [D]: FlexGen "
-        f"{implied_bw(rows, 'FlexGen', paper.OVER_FLEXGEN) / 1e9:.1f} GB/s, Deja Vu "
-        f"{implied_bw(rows, 'Deja Vu', paper.OVER_DEJAVU) / 1e9:.1f} GB/s (model: 32 GB/s); an upper "
+        f"{figures.implied_bw(rows, 'FlexGen', paper.OVER_FLEXGEN) / 1e9:.1f} GB/s, Deja Vu "
+        f"{figures.implied_bw(rows, 'Deja Vu', paper.OVER_DEJAVU) / 1e9:.1f} GB/s (model: 32 GB/s); an upper "
         "bound, as the baselines' compute is kept.",
     ]
 
 
-def throughput_lines(rows: list[dict], out: Path) -> list[str]:
+def throughput_lines(
+    rows: list[dict], out: Path, headline: list[str], trends: list[str], cells: list[str]
+) -> list[str]:
+    """§V-B and §V-D: the tokens/s table and plot, and the rows (:func:`claim_lines`) of the headline, the
+    batch trends and the single cells."""
     names = ["Hermes", "Hermes-host", *hm.BASELINES]
-    lines = [*_tokens_table(rows, names), *_headline_lines(rows)]
+    lines = [*_tokens_table(rows, names), *_headline_lines(rows, headline)]
     plot_throughput(rows, names, out / "hermes_tokens.png")
-    return lines + ["", "![Hermes tokens/s](hermes_tokens.png)", "", *trend_lines(rows), "", *cell_lines(rows)]
-
-
-def trend_lines(rows: list[dict]) -> list[str]:
-    """§V-B2's batch trends, directions the paper states without numbers: Hermes' tokens/s rising with every
-    batch, its gap over Hermes-host growing, its gap over Hermes-base smallest at batch 2. Each is the lowest
-    ratio of its kind over the grid, above 1 when the paper's statement holds everywhere."""
-    by = {(r["model"], r["batch"]): r for r in rows}
-    models = list(dict.fromkeys(r["model"] for r in rows))
-    batches = sorted({r["batch"] for r in rows})
-
-    def lowest_step(f: Callable[[dict], float]) -> float:  # f at each batch over f at the batch before
-        return min(f(by[m, b]) / f(by[m, a]) for m in models for a, b in pairwise(batches))
-
-    base = {b: float(np.mean([by[m, b]["Hermes"] / by[m, b]["Hermes-base"] for m in models])) for b in batches}
-    hw, big = hm.Hardware(), "llama2-70b"
-    knee = 2 * hw.dimm_macs / hw.dimm_bw  # batch past which one DIMM's GEMV unit is compute-bound
-    cold = ", ".join(f"{by[big, b]['cold GB/step']:.0f} GB at batch {b}" for b in batches)
-    step = ", ".join(f"{by[big, b]['Hermes']:.1f}" for b in batches)
-    cause = (
-        f"the batch's union of active cold neurons grows toward dense (the generator's sequences share each "
-        f"neuron's propensity but draw their tokens' activations independently; LLaMA2-70B's cold weights per "
-        f"decode step: {cold}), and past batch {knee:.1f} each "
-        f"DIMM is compute-bound ({hw.dimm_macs / 1e9:.1f} G MAC/s: {hw.multipliers} bit-serial multipliers x "
-        f"{hs.MUL_LANES} lanes at the RTL's measured {hm.c_mul():.0f} cycles per product, against "
-        f"{hw.dimm_bw / 1e9:.1f} GB/s of streaming), so a step's cold work grows with the batch "
-        f"(LLaMA2-70B tokens/s {step})"
-    )
-    gaps = {
-        "tokens/s rises with every batch": cause,
-        "gap over Hermes-host grows with the batch": f"{cause}; the host's cold part turns compute-bound too, at "
-        f"the [EXT] AVX2 peak ({paper.HOST_FLOPS / 1e12:.2f} TFLOPS), so at batch 16 the gap is the two compute "
-        "rates' ratio",
-        "gap over Hermes-base least at batch 2": f"{cause}: Hermes' sparse work approaches Hermes-base's dense "
-        "work as the batch grows, so the gap narrows at every batch",
-    }
-    _row = self_row(gaps)
-    return [
+    return lines + [
+        "",
+        "![Hermes tokens/s](hermes_tokens.png)",
+        "",
         *head("§V-B2's batch trends (Fig. 11), directions the paper states in words: lowest ratio over the grid"),
-        _row("tokens/s rises with every batch", paper.BATCH_RISES, lowest_step(lambda r: r["Hermes"])),
-        _row(
-            "gap over Hermes-host grows with the batch",
-            paper.HOST_GAP_GROWS,
-            lowest_step(lambda r: r["Hermes"] / r["Hermes-host"]),
-        ),
-        _row(
-            "gap over Hermes-base least at batch 2",
-            paper.BASE_GAP_LEAST_AT_2,
-            min(base[b] for b in batches if b != 2) / base[2],
-        ),
-    ]
-
-
-_LARGE, _SMALL = ("falcon-40b", "llama2-70b"), ("opt-13b", "llama2-13b")  # §V-B1's large models; the 13B ones
-
-
-def base_size_cause(by: dict[tuple[str, int], dict]) -> str:
-    """Why the model's gap over Hermes-base is not larger on the large models: the two systems' shared prompt
-    and, in decode alone, the generator's sparsity per family (both from the batch-1 cells)."""
-
-    def decode_over_base(m: str) -> float:  # Hermes-base's decode time over Hermes', the same prompt removed
-        r = by[m, 1]
-        t = paper.L_OUT / r["Hermes"]
-        prompt = (1 - r["decode share"]) * t
-        return (paper.L_OUT / r["Hermes-base"] - prompt) / (t - prompt)
-
-    prompt = ", ".join(f"{m} {1 - by[m, 1]['decode share']:.0%}" for m in (*_LARGE, *_SMALL))
-    decode = ", ".join(f"{m} {decode_over_base(m):.2f}" for m in (*_LARGE, *_SMALL))
-    return (
-        "both systems run the same prompt (the non-resident weights streamed over PCIe, model.prefill_time), a "
-        f"larger share of a large model's run (Hermes' prompt share at batch 1: {prompt}), which pulls the "
-        f"large models' end-to-end ratio toward 1; in decode alone the ratios are {decode}, where the generator "
-        "gives OPT's native ReLU 90% sparsity against 80% for the ReLU-fied models [S] (workload.FAMILY_STATS), "
-        "which favours OPT-13B"
-    )
-
-
-def cell_lines(rows: list[dict]) -> list[str]:
-    """§V-B1's and §V-D's statements over single cells of Figs. 9-12: directions stated in words (each A over B,
-    the least favourable cell of the set the sentence names) and Fig. 12's shares of the run at batch 1."""
-    by = {(r["model"], r["batch"]): r for r in rows}
-    offload = ("Accelerate", "FlexGen", "Deja Vu")
-
-    def over(m: str, other: str, b: int = 1) -> float:
-        return by[m, b]["Hermes"] / by[m, b][other]
-
-    base_large = min(over(m, "Hermes-base") for m in _LARGE)
-    base_small = max(over(m, "Hermes-base") for m in _SMALL)
-    decode = by["llama2-70b", 1]["decode share"]
-    _row = self_row({**GAPS, "Hermes-base gap, large models over 13B models": base_size_cause(by)})
-    return [
+        *trends,
+        "",
         *head("Statements over single cells of Figs. 9-12, paper vs model: directions stated in words, and shares"),
-        _row(
-            "OPT-66B's gain over OPT-13B's, lowest baseline",
-            paper.OPT66_GAINS_MORE,
-            min(over("opt-66b", x) / over("opt-13b", x) for x in offload),
-        ),
-        _row(
-            "over the fastest baseline, OPT-66B, batch 1",
-            paper.OPT66_OVER_BEST,
-            by["opt-66b", 1]["Hermes"] / max(by["opt-66b", 1][x] for x in offload),
-        ),
-        _row("Hermes-base gap, large models over 13B models", paper.BASE_GAIN_LARGE, base_large / base_small),
-        _row(
-            "over Hermes-base, lowest cell off batch 2",
-            paper.BASE_BEATEN,
-            min(r["Hermes"] / r["Hermes-base"] for r in rows if r["batch"] != 2),
-        ),
-        _row(
-            "over Deja Vu, lowest cell",
-            paper.DEJAVU_BEATEN,
-            min(r["Hermes"] / r["Deja Vu"] for r in rows if "Deja Vu" in r),
-        ),
-        _row("token generation's share of the run, LLaMA2-70B batch 1", paper.DECODE_SHARE, decode, ".3f"),
-        _row("prompting's share of the run, LLaMA2-70B batch 1", paper.PROMPT_SHARE, 1 - decode, ".3f"),
+        *cells,
     ]
 
 
@@ -529,20 +262,15 @@ def plot_throughput(rows: list[dict], names: list[str], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def ablation_lines(mlp: dict[str, float], out: Path) -> list[str]:
-    names = {
-        "partition": "partition over random",
-        "adjustment": "adjustment over partition",
-        "hermes": "window remap over adjustment",
-    }
+def ablation_lines(mlp: dict[str, float], claimed: list[str], out: Path) -> list[str]:
+    """§V-C (Fig. 13): ``claimed``, the step-over-step speedups' rows (:func:`claim_lines`), and the plot."""
     lines = [
         "Ablation (§V-C): MLP-block latency per step, LLaMA2-70B batch 1 [S: the paper's model for Fig. 13 is "
         "not named].",
         "",
         *head("The ablation's step-over-step MLP-block speedups, paper vs model (LLaMA2-70B, batch 1)"),
+        *claimed,
     ]
-    for prev, cur in zip(hm.POLICIES, hm.POLICIES[1:], strict=False):
-        lines.append(_row(names[cur], paper.ABLATION[cur], mlp[prev] / mlp[cur]))
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.8))
     ax.bar(list(mlp), [mlp["random"] / v for v in mlp.values()], color="tab:blue", label="model")
@@ -556,7 +284,10 @@ def ablation_lines(mlp: dict[str, float], out: Path) -> list[str]:
     return lines + ["", "![Hermes ablation](hermes_ablation.png)"]
 
 
-def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[str]:
+def dse_lines(
+    tokens: list[list[float]], claimed: list[str], out: Path, mults: tuple[int, ...] = paper.DSE_MULTIPLIERS
+) -> list[str]:
+    """§V-E3 (Fig. 16): the sweep's table, ``claimed`` (its claims' rows, :func:`claim_lines`) and the plot."""
     m = paper.DSE_MODEL
     curves = dict(zip((1, 16), tokens, strict=True))
     lines = [
@@ -567,24 +298,7 @@ def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = pap
         "| ---: | " + " | ".join("---:" for _ in mults) + " |",
     ]
     lines += [f"| {b} | " + " | ".join(f"{v / c[0]:.2f}" for v in c) + " |" for b, c in curves.items()]
-    c1 = curves[1]
-    sat = next(k for k, v in zip(mults, c1, strict=True) if v >= 0.98 * c1[-1])
-    lines += [
-        "",
-        *head(f"The multiplier sweep's claims, paper vs model ({m})"),
-        _row("multipliers 32 -> 512, batch 16", paper.DSE_SPEEDUP, max(curves[16]) / curves[16][0]),
-        _row(
-            "more multipliers help batch 16 more than batch 1",
-            paper.DSE_LARGER_BATCH,
-            curves[16][-1] / curves[16][0] / (c1[-1] / c1[0]),
-        ),
-        _row(
-            "batch 16 rises with every multiplier step",
-            paper.DSE_B16_RISES,
-            min(b / a for a, b in pairwise(curves[16])),
-        ),
-        _row("batch 1 saturates at (multipliers, within 2%)", paper.DSE_SATURATES, sat, ".0f"),
-    ]
+    lines += ["", *head(f"The multiplier sweep's claims, paper vs model ({m})"), *claimed]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for b, c in curves.items():
@@ -598,49 +312,49 @@ def dse_lines(tokens: list[list[float]], out: Path, mults: tuple[int, ...] = pap
     return lines + ["", "![Hermes multiplier sweep](hermes_multipliers.png)"]
 
 
-def gpu_lines(tokens: dict[str, float]) -> list[str]:
-    """§V-E2: the RTX 4090's throughput over the T4's and the 3090's (each as Hermes prints it)."""
-    base = tokens["rtx4090-hermes"]
+def gpu_lines(claimed: list[str]) -> list[str]:
+    """§V-E2: the RTX 4090's throughput over the T4's and the 3090's (``claimed``: the rows, :func:`claim_lines`)."""
     return [
         "GPU sensitivity (§V-E2): Hermes' tokens/s at batch 1, mean of OPT-13B and OPT-30B, on each GPU as the "
         "paper describes it (sysmodel/devices.py); the GPU's weight budget scales with its memory [S].",
         "",
         *head("The RTX 4090's throughput over other GPUs', paper vs model (OPT-13B and OPT-30B, batch 1)"),
-        _row("RTX 4090 over Tesla T4", paper.GPU_SENSITIVITY["t4"], base / tokens["t4-hermes"]),
-        _row("RTX 4090 over RTX 3090", paper.GPU_SENSITIVITY["rtx3090"], base / tokens["rtx3090-hermes"]),
+        *claimed,
     ]
 
 
-def trt_lines(rows: list[dict]) -> list[str]:
-    got = {r["batch"]: r["Hermes"] / r["TensorRT-LLM"] for r in rows if r["model"] == "llama2-70b"}
+def trt_lines(claimed: list[str]) -> list[str]:
+    """§V-F: Hermes' share of TensorRT-LLM's throughput (``claimed``: the rows, :func:`claim_lines`)."""
     return [
         "Hermes against TensorRT-LLM on 5 x A100-40GB, LLaMA2-70B (§V-F).",
         "",
         *head("Hermes' throughput as a share of TensorRT-LLM's on 5 x A100-40GB, paper vs model (LLaMA2-70B)"),
-        *[_row(f"TensorRT-LLM share, batch {b}", want, got[b]) for b, want in paper.TRT_SHARE.items()],
+        *claimed,
     ]
 
 
-def report_lines(ctx) -> list[str]:
-    """The section: every model, batch and multiplier count of the paper's grids."""
-    out = ctx.out
-    rows = ctx.grid("hermes-runs", runs, paper.MODELS, paper.BATCHES)
-    mlp = ctx.grid("hermes-ablation", ablation)
-    tokens = ctx.grid("hermes-dse", dse, paper.DSE_MULTIPLIERS)
+def report_lines(ctx: Context, rows: list[ledger.Row]) -> list[str]:
+    """The section: every model, batch and multiplier count of the paper's grids; ``rows``: its claims
+    (``sysmodel.hermes.claims.claims``), each table row printed from them."""
+    g, t, named = figures.grids(ctx), figures.tables(ctx), claims.gaps(ctx)
+
+    def show(table: figures.Table) -> list[str]:
+        return claim_lines(rows, table, named)
+
     return [
         "### Setup",
         "",
         *setup_lines(),
         "",
-        *capacity_lines(),
+        *capacity_lines(show(t.capacity)),
         "",
         "### Workload",
         "",
-        *workload_lines(),
+        *workload_lines(show(t.workload)),
         "",
         "### Predictor",
         "",
-        *predictor_lines(),
+        *predictor_lines(show(t.predictor)),
         "",
         "### Offline partition",
         "",
@@ -648,23 +362,23 @@ def report_lines(ctx) -> list[str]:
         "",
         "### Throughput",
         "",
-        *throughput_lines(rows, out),
+        *throughput_lines(g.runs, ctx.out, show(t.headline), show(t.trends), show(t.cells)),
         "",
         "### Ablation",
         "",
-        *ablation_lines(mlp, out),
+        *ablation_lines(g.ablation, show(t.ablation), ctx.out),
         "",
         "### Multipliers",
         "",
-        *dse_lines(tokens, out, paper.DSE_MULTIPLIERS),
+        *dse_lines(g.dse, show(t.dse), ctx.out, paper.DSE_MULTIPLIERS),
         "",
         "### GPUs",
         "",
-        *gpu_lines(ctx.grid("hermes-gpus", gpus)),
+        *gpu_lines(show(t.gpus)),
         "",
         "### TensorRT-LLM",
         "",
-        *trt_lines(rows),
+        *trt_lines(show(t.trt)),
         "",
         "### NDP core area",
         "",

@@ -74,7 +74,12 @@ class Section:
 
 SECTIONS = (
     Section("arith", "Arithmetic library (measured RTL cycle models)", "sysmodel.report.sections:arith_lines"),
-    Section("memory", "Memory timing: DRAM/HBM presets and PIM access modes", "sysmodel.report.memory:memory_lines"),
+    Section(
+        "memory",
+        "Memory timing: DRAM/HBM presets and PIM access modes",
+        "sysmodel.report.memory:memory_lines",
+        claims="sysmodel.pim:claims",
+    ),
     Section(
         "baselines",
         "Baselines: GPU-only, PCIe offloading, CPU-only, HBM-PIM attention",
@@ -85,11 +90,36 @@ SECTIONS = (
         "Across designs: every registered system on one model and trace",
         "sysmodel.compare_report:report_lines",
     ),
-    Section("deca", "DECA: near-core weight decompression", "sysmodel.deca.report:report_lines"),
-    Section("hermes", "Hermes: NDP-DIMM + consumer GPU", "sysmodel.hermes.report:report_lines"),
-    Section("l3", "L3: DIMM-PIM for long-context attention", "sysmodel.l3.report:report_lines"),
-    Section("duplex", "Duplex: xPU + Logic-PIM for MoE/GQA", "sysmodel.duplex.report:report_lines"),
-    Section("flash", "LLM in a flash", "sysmodel.flash.report:report_lines", claims="sysmodel.flash.claims:claims"),
+    Section(
+        "deca",
+        "DECA: near-core weight decompression",
+        "sysmodel.deca.report:report_lines",
+        claims="sysmodel.deca.claims:claims",
+    ),
+    Section(
+        "hermes",
+        "Hermes: NDP-DIMM + consumer GPU",
+        "sysmodel.hermes.report:report_lines",
+        claims="sysmodel.hermes.claims:claims",
+    ),
+    Section(
+        "l3",
+        "L3: DIMM-PIM for long-context attention",
+        "sysmodel.l3.report:report_lines",
+        claims="sysmodel.l3.claims:claims",
+    ),
+    Section(
+        "duplex",
+        "Duplex: xPU + Logic-PIM for MoE/GQA",
+        "sysmodel.duplex.report:report_lines",
+        claims="sysmodel.duplex.claims:claims",
+    ),
+    Section(
+        "flash",
+        "LLM in a flash",
+        "sysmodel.flash.report:report_lines",
+        claims="sysmodel.flash.claims:claims",
+    ),
     Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
 )
 PAPERS = {s.key: s.title for s in SECTIONS}
