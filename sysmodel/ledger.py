@@ -10,8 +10,9 @@ kind and direction, in one table (``ledger.csv`` and ``ledger.parquet`` beside t
   the stated organisation — it checks the kit's bookkeeping, it predicts nothing). A claim that
   compares two systems (``ratio``: A over B) also states a **direction** (A beats B when above 1).
   Claims are floats, so a paper's module keeps using them as numbers; each lives once, in its ``paper.py``.
-* :func:`record` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
-  wrong way, the named cause (the report's ``GAPS``). ``sysmodel.results.row`` records every claim it prints.
+* :func:`evaluate` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
+  wrong way, the named cause (the paper's ``GAPS``). Each paper's ``claims(ctx)`` (``sysmodel/<paper>/claims.py``)
+  returns its rows, computed once; the report renders them (``sysmodel.results.claim_row``) and writes them here.
 * :func:`summary` gives, per paper: rows, predictions, the share of predictions within 10%, the median
   |log ratio|, directions right of stated, fits, inputs and identities. Only predictions count as reproduced.
   (The report renders it; this module imports no presentation code.)
@@ -181,17 +182,6 @@ def coverage(paper: str) -> dict[str, int]:
     }
 
 
-_ROWS: list[Row] = []
-
-
-def reset() -> None:
-    _ROWS.clear()
-
-
-def rows() -> list[Row]:
-    return list(_ROWS)
-
-
 def _direction(c: Claim, model: float) -> tuple[str, str]:
     if not c.ratio or not math.isfinite(model):
         return "", ""
@@ -238,16 +228,6 @@ def evaluate(
         c.note,
         *_band(float(c), model, band),
     )
-
-
-def record(
-    c: Claim, model: float, cause: str = "", kind: str | None = None, band: tuple[float, ...] | None = None
-) -> Row:
-    """:func:`evaluate`, kept in the report's running list (for sections whose claims are still recorded while
-    they render, until their ``claims(ctx)`` returns them)."""
-    row = evaluate(c, model, cause, kind, band)
-    _ROWS.append(row)
-    return row
 
 
 def find(rs: list[Row], quantity: str, workload: str | None = None) -> Row:

@@ -25,27 +25,6 @@ def gap(
     return within if within_tolerance(ratio) or not math.isfinite(ratio) else gaps.get(name, unexplained)
 
 
-def row(
-    gaps: dict[str, str],
-    name: str,
-    want: float,
-    got: float,
-    fmt: str = ".2f",
-    kind: str | None = None,
-    band: tuple[float, ...] | None = None,
-) -> str:
-    """A paper-vs-model row; a paper value that is a :class:`sysmodel.ledger.Claim` goes into the report's
-    running ledger with the model's value (``kind`` overrides the claim's; ``band``: the model's values under
-    an unstated setting's alternatives). Sections whose ``claims(ctx)`` returns their rows render those with
-    :func:`claim_row` instead."""
-    from sysmodel import ledger
-
-    if isinstance(want, ledger.Claim):
-        return claim_row(gaps, name, ledger.record(want, got, gaps.get(name, ""), kind, band), fmt)
-    ratio = got / want
-    return f"| {name} | {want:{fmt}} | {got:{fmt}} | {ratio:.2f} | {gap(gaps, name, ratio)} |"
-
-
 _KIND_NOTE = {
     "fit": "fit (a constant was fitted to this value)",
     "input": "input (taken as given)",

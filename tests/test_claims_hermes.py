@@ -148,11 +148,10 @@ def computed(tmp_path_factory: pytest.TempPathFactory) -> list[ledger.Row]:
     return claims.claims(Context(out=tmp_path_factory.mktemp("hermes"), commit=False))
 
 
-def test_rendering_the_section_records_nothing(tmp_path) -> None:
-    """Issue 53: the section's claims are computed once (``claims.claims``), before it renders; rendering it
-    puts nothing into the ledger's running list, and the report's ledger holds exactly those rows."""
+def test_the_section_renders_from_its_claims(tmp_path) -> None:
+    """Issue 53: the section's claims are computed once (``claims.claims``), before it renders; the report's
+    ledger holds exactly those rows."""
     report(["hermes"], Context(out=tmp_path, commit=False), echo=False)
-    assert ledger.rows() == []
     written = ledger.load(tmp_path / "ledger.csv")
     assert [r["quantity"] for r in written] == [r.quantity for r in claims.claims(Context(out=tmp_path, commit=False))]
 

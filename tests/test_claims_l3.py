@@ -102,11 +102,9 @@ def rows(tmp_path_factory) -> list[ledger.Row]:
     return claims.claims(Context(out=tmp_path_factory.mktemp("l3"), commit=False))
 
 
-def test_rendering_the_section_records_nothing(tmp_path) -> None:
-    """The section renders from its claims' rows: nothing lands in the running ledger while it renders (the
-    report resets that list first, so what is left is what rendering recorded), yet its ledger holds them."""
+def test_the_section_renders_from_its_claims(tmp_path) -> None:
+    """The section renders from its claims' rows: the report's ledger holds them."""
     report(["l3"], Context(out=tmp_path, commit=False), echo=False)
-    assert ledger.rows() == []
     written = ledger.load(tmp_path / "ledger.csv")
     assert {r["paper"] for r in written} == {"l3"} and len(written) > 20
 

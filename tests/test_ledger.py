@@ -45,10 +45,10 @@ def test_every_miss_names_its_cause_and_no_fit_or_input_counts() -> None:
             assert r["cause"] == "", r
 
 
-def test_record_semantics() -> None:
+def test_evaluate_semantics() -> None:
     c = ledger.Claim(2.0, "p", "§1", "A over B", ratio=True)
     assert isinstance(c, float) and c * 2 == 4.0
-    row = ledger.record(c, 0.5, "named")
+    row = ledger.evaluate(c, 0.5, "named")
     assert (row.ratio, row.within, row.direction, row.direction_agrees, row.cause) == (
         0.25,
         "no",
@@ -56,14 +56,14 @@ def test_record_semantics() -> None:
         "no",
         "named",
     )
-    assert ledger.record(c, 2.1).cause == ""  # within 10%, right way: no cause kept
-    assert ledger.record(c, 9.0, "x", kind="fit").within == ""  # a fit is never counted
-    zero = ledger.record(ledger.Claim(0.0, "p", "§1", "zero"), 0.0)
+    assert ledger.evaluate(c, 2.1).cause == ""  # within 10%, right way: no cause kept
+    assert ledger.evaluate(c, 9.0, "x", kind="fit").within == ""  # a fit is never counted
+    zero = ledger.evaluate(ledger.Claim(0.0, "p", "§1", "zero"), 0.0)
     assert zero.ratio == 1.0 and zero.within == "yes"
-    nan = ledger.record(ledger.Claim(math.nan, "p", "§1", "direction only", ratio=True, above=True), 1.5)
+    nan = ledger.evaluate(ledger.Claim(math.nan, "p", "§1", "direction only", ratio=True, above=True), 1.5)
     assert nan.within == "" and nan.direction_agrees == "yes" and nan.cause == ""
     with pytest.raises(TypeError, match="bare number"):
-        ledger.record(3.0, 3.0)
+        ledger.evaluate(3.0, 3.0)
     import pickle
 
     assert pickle.loads(pickle.dumps(c)).quantity == "A over B"
@@ -90,9 +90,21 @@ def test_a_direction_stated_without_a_number_prints_its_direction_not_a_ratio() 
     rises = make(float("nan"), "A over B")
     assert rises.above is False  # NaN > 1 is false: a rising direction must say above=True
     up = make(float("nan"), "A over B", above=True)
-    assert results.row({}, "A over B", up, 1.2) == "| A over B | above 1 | 1.20 | - | direction right |"
-    assert results.row({"A over B": "named"}, "A over B", up, 0.8).endswith("| - | wrong direction: named |")
-    assert ledger.rows()[-1].cause == "named" and ledger.rows()[-1].within == ""
+    row = ledger.evaluate(up, 1.2)
+    assert results.claim_row({}, "A over B", row) == "| A over B | above 1 | 1.20 | - | direction right |"
+    wrong = ledger.evaluate(up, 0.8, "named")
+    assert results.claim_row({"A over B": "named"}, "A over B", wrong).endswith("| - | wrong direction: named |")
+    assert wrong.cause == "named" and wrong.within == ""
+
+
+def test_every_papers_section_computes_its_claims_once() -> None:
+    """Issue 53: each paper's report section names its ``claims(ctx)``, which the report calls once and hands
+    to the renderer; the ledger keeps no running list a renderer could add to."""
+    from sysmodel.report import PAPER_ORDER, SECTIONS
+
+    named = {s.key: s.claims for s in SECTIONS}
+    assert all(named[p] == f"sysmodel.{p}.claims:claims" for p in PAPER_ORDER), named
+    assert not hasattr(ledger, "record") and not hasattr(ledger, "rows")
 
 
 def _sig4(x: float) -> float:
@@ -109,7 +121,7 @@ def test_a_prediction_that_lands_on_the_paper_says_why() -> None:
 
 
 def test_identities_are_recorded_but_never_counted() -> None:
-    row = ledger.record(ledger.Claim(0.0, "p", "§1", "zero by construction", kind="identity"), 0.0)
+    row = ledger.evaluate(ledger.Claim(0.0, "p", "§1", "zero by construction", kind="identity"), 0.0)
     assert (row.kind, row.within, row.cause) == ("identity", "", "")
     s = ledger.summary([row])
     assert (s["predictions"], s["within"], s["identities"]) == (0, 0, 1)
@@ -148,10 +160,10 @@ def test_fig15_up_to_is_the_grid_maximum() -> None:
 
 def test_a_band_spans_the_point_and_its_alternatives() -> None:
     c = ledger.Claim(6.1, "p", "§1", "A over B", ratio=True)
-    row = ledger.record(c, 3.2, "named", band=(7.0,))
+    row = ledger.evaluate(c, 3.2, "named", band=(7.0,))
     assert (row.band_low, row.band_high, row.in_band, row.within) == (3.2, 7.0, "yes", "no")
-    assert ledger.record(c, 3.2, "named", band=(4.0,)).in_band == "no"
-    plain = ledger.record(c, 6.0)
+    assert ledger.evaluate(c, 3.2, "named", band=(4.0,)).in_band == "no"
+    plain = ledger.evaluate(c, 6.0)
     assert math.isnan(plain.band_low) and plain.in_band == ""
     s = ledger.summary([row, plain])
     assert (s["banded"], s["in_band"]) == (1, 1) and s["median_band"] == pytest.approx(math.log(7.0 / 3.2))

@@ -58,7 +58,7 @@ def _function(path: str) -> Callable[..., Any]:
 class Section:
     """``lines``: "module:function" rendering the section; ``claims``: "module:function" returning the paper's
     claims as ledger rows (``sysmodel/<paper>/claims.py``: ``claims(ctx)``), computed once, which the
-    renderer then gets as its second argument; a section without it records its claims as it renders."""
+    renderer then gets as its second argument; a section without claims renders from ``ctx`` alone."""
 
     key: str
     title: str
@@ -274,17 +274,15 @@ def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
     from sysmodel import ledger
     from sysmodel.progress import progress
 
-    ledger.reset()
     body = []
     chosen = [s for s in SECTIONS if s.key in keys]
     bar = progress(len(chosen), "report")
     rows = []
     for s in chosen:
         bar.set_postfix_str(s.key)
-        start, first = time.perf_counter(), len(ledger.rows())
+        start = time.perf_counter()
         mine = s.rows(ctx)
         lines = s.run(ctx, mine)
-        mine = [*mine, *ledger.rows()[first:]]
         rows += mine
         head = [*ledger_lines(mine), ""] if mine else []
         body += [f"## {s.title}", "", *head, *lines, ""]
