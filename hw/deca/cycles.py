@@ -15,6 +15,10 @@ import math
 
 from golden.deca_spec import CODE_BITS, RAW_BITS, SQQ_READ_VALUES_RAW, SUB_LUT_DEPTH, SUB_LUTS, TILE
 
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_PE = "deca_pe"
+UNITS = (UNIT_PE,)
+
 
 def lookups_per_lut(bits: int) -> int:
     """Codes one big LUT answers per cycle: one per sub-LUT that holds a full copy of the table."""

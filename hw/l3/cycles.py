@@ -18,6 +18,14 @@ BANK_PU_LATENCY = {Mode.SCORE: FPMUL + 3 * FPADD, Mode.CONTEXT: FPMUL + FPADD}
 ADDER_LEVELS = (CHIPS - 1).bit_length()  # 3: one FP16 adder level per halving of the chips
 ADDER_LATENCY = ADDER_LEVELS * FPADD
 
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_RELAYOUT = "l3_relayout"
+UNIT_BANK_PU = "l3_bank_pu"
+UNIT_ADDER = "l3_adder_unit"
+UNIT_SOFTMAX = "l3_softmax_unit"
+UNIT_RANK = "l3_rank"
+UNITS = (UNIT_RELAYOUT, UNIT_BANK_PU, UNIT_ADDER, UNIT_SOFTMAX, UNIT_RANK)
+
 # --- the chunk softmax unit (hw/l3/softmax_unit.py) ------------------------------------------------------------
 
 MAX_LAT = 1  # fp_max: one register per tree level

@@ -27,6 +27,7 @@ from golden import deca as gdeca
 from golden.deca import format_cmd
 from golden.deca_spec import DESIGN_POINTS, LANES, MASK_BYTES, TILE, TILE_COLS, TILE_ROWS, W
 from hw.deca import cycles as dcycles
+from hw.deca.cycles import UNIT_PE
 from sysmodel.cost import Infeasible
 from sysmodel.deca import paper
 from sysmodel.deca.libxsmm import SEQUENCES, instructions_per_tile
@@ -463,5 +464,5 @@ def measured_cycles() -> dict[tuple[int, int, str, float], float]:
     return {
         (m.params["w"], m.params["lanes"], m.params["fmt"], m.params["density"]): m.cycles_per_transaction
         for m in characterization.load()
-        if m.unit == "deca_pe" and "fmt" in m.params
+        if m.unit == UNIT_PE and "fmt" in m.params
     }

@@ -13,6 +13,7 @@ import numpy as np
 from golden import deca as gdeca
 from golden.deca_spec import TILE, TILE_ROWS
 from hw.deca import cycles as dcycles
+from hw.deca.cycles import UNIT_PE
 from sysmodel import characterization, ledger
 from sysmodel.baselines import gpu_only
 from sysmodel.cost import ATTACC
@@ -328,7 +329,7 @@ def pe_lines() -> list[str]:
             "cycles_per_tile_p_valid0.8_p_ready0.7"
         )
         for r in characterization.load()
-        if r.unit == "deca_pe" and "fmt" in r.params
+        if r.unit == UNIT_PE and "fmt" in r.params
     }
     lines = [
         "### DECA PE cycles per tile: measured RTL vs analytical #vOps*(1+bpv)",

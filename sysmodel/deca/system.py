@@ -26,6 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from golden.deca_spec import LANES, TILE, TILE_ROWS, W
+from hw.deca.cycles import UNIT_PE
 from sysmodel.cost import Infeasible
 from sysmodel.deca import model as dm
 from sysmodel.energy import Usage, device_static_w, joules
@@ -155,9 +156,7 @@ class DecaSystem:
         if self.deca and (k.scheme != "q16" or k.sparse):
             key = (W, LANES, k.scheme, k.density)
             if key in dm.measured_cycles():
-                p.record(
-                    "deca_pe", "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme, density=k.density
-                )
+                p.record(UNIT_PE, "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme, density=k.density)
             else:
                 p.constant(
                     "cycles per tile",
@@ -195,7 +194,7 @@ class DecaSystem:
         Param("capacity_gb", 0.0, "memory capacity in GB (0: the machine's own)", minimum=0),
     ),
     records=tuple(
-        ("deca_pe", {"w": W, "lanes": LANES, "fmt": f, "density": d}) for f in ("q8", "q4") for d in (0.3, 1.0)
+        (UNIT_PE, {"w": W, "lanes": LANES, "fmt": f, "density": d}) for f in ("q8", "q4") for d in (0.3, 1.0)
     ),
 )
 def _deca(model: str, scheme: str, density: float, machine: str, decompressor: str, capacity_gb: float) -> DecaSystem:

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
-from hw.duplex.cycles import gemm_txn_cycles, softmax_row_cycles
+from hw.duplex.cycles import UNIT_GEMM_MODULE, UNIT_SOFTMAX, gemm_txn_cycles, softmax_row_cycles
 from sysmodel import memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
@@ -371,7 +371,7 @@ class DuplexSystem:
         p = Provenance()
         if self.mode != "gpu" and self.pim != "bank":
             p.record(
-                "duplex_gemm_module",
+                UNIT_GEMM_MODULE,
                 "hw/duplex/gemm_module.py",
                 "golden/duplex.py",
                 buffer_bytes=FULL.buffer_bytes,
@@ -379,7 +379,7 @@ class DuplexSystem:
                 rows=FULL.rows,
             )
             p.record(
-                "duplex_softmax_unit",
+                UNIT_SOFTMAX,
                 "hw/duplex/softmax_unit.py",
                 "golden/softmax.py",
                 buffer_bytes=SOFTMAX_BUFFER_BYTES,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK
 from sysmodel import characterization, ledger, results
 from sysmodel.baselines import GpuOnly
 from sysmodel.l3 import paper
@@ -47,7 +48,7 @@ GAPS = {
         f"{u} power (mW)": "the basis charges AttAcc's 0.64 pJ per FP16 FLOP at full activity (8 FLOPs per tCK, "
         "12.8 GFLOP/s); Table 5's power would be 0.09-0.14 pJ per FLOP at that rate, below a 28 nm FP16 datapath, so "
         "the paper's figures are at a lower (unstated) activity or clock"
-        for u in ("l3_adder_unit", "l3_bank_pu")
+        for u in (UNIT_ADDER, UNIT_BANK_PU)
     },
     "HBM-PIM over GPU-only, OPT-66B on Dolphin": "the kit's HBM-PIM (sysmodel/baselines.py HbmPim) serialises "
     "attention and the FC layers per layer without the paper's decode sub-batches, so it never pays the "
@@ -238,7 +239,7 @@ def area_lines() -> list[str]:
     area = characterization.load_area("l3")
     if not area:
         return ["Table 5 area: not synthesized yet (`make area`)."]
-    ref = "l3_bank_pu"
+    ref = UNIT_BANK_PU
     lines = [
         "Table 5 (28 nm, Design Compiler) against Yosys generic cells (tb/area.py; no technology mapping, so "
         "ratios between units, normalized to the bank PU, are what compares). The softmax unit is synthesized "
@@ -268,7 +269,7 @@ def rank_lines() -> list[str]:
         "S word and overlap the softmax unit's normalization pass, as the paper pipelines them (§4.3).",
         "",
     ]
-    recs = [m for m in characterization.load() if m.unit == "l3_rank"]
+    recs = [m for m in characterization.load() if m.unit == UNIT_RANK]
     for m in recs:
         e = m.extra
         if "su_stall_fraction" in e:

@@ -8,6 +8,7 @@ report section (``--set tp=2 --set dp=4`` serves one of four replicas, on a quar
 
 from __future__ import annotations
 
+from hw.l3.cycles import UNIT_RANK
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.l3 import paper
 from sysmodel.systems import Param, register
@@ -33,7 +34,7 @@ from sysmodel.systems import Param, register
         Param("overlap", True, "communication overlap across ranksets"),
         *EFFICIENCY,
     ),
-    records=(("l3_rank", {"banks": 16, "d_head": 128, "max_tokens": 64}),),
+    records=((UNIT_RANK, {"banks": 16, "d_head": 128, "max_tokens": 64}),),
 )
 def _l3(
     model: str,

@@ -4,6 +4,7 @@ return data; these functions only render it."""
 
 from __future__ import annotations
 
+from hw.arith.cycles import UNITS as ARITH_UNITS
 from sysmodel import characterization
 from sysmodel.baselines import (
     ATTACC_DIFFERENCES,
@@ -23,7 +24,7 @@ from sysmodel.report import caption
 
 def arith_lines(ctx=None) -> list[str]:
     """The arithmetic library's measured RTL cycle models, from the snapshot."""
-    recs = [m for m in characterization.load() if m.unit in characterization.ARITH_UNITS]
+    recs = [m for m in characterization.load() if m.unit in ARITH_UNITS]
     if not recs:
         return ["No characterization snapshot yet: run `make characterize`."]
     lines = [
