@@ -54,6 +54,7 @@ SPR_CLOCK_HZ = 2.5e9
 SPR_TMUL_CYCLES = 16  # cycles per TMUL tile op (DECA §2.3)
 SPR_TILE_FMAS = 16 * 16 * 32  # BF16 FMAs of one tile op
 SPR_PEAK_FLOPS = 2 * SPR_CORES * SPR_CLOCK_HZ * SPR_TILE_FMAS / SPR_TMUL_CYCLES
+SPR_TDP_W = 350  # DECA §7
 
 DEVICES = {
     d.name: d
@@ -188,7 +189,7 @@ DEVICES = {
             "DECA §7.1: 56 cores x 2.5 GHz, one 16x16x32 TMUL tile op "
             "(8192 FMA) per 16 cycles: 71.68 T FMA/s; ~260 GB/s achievable; TDP 350 W (§7)",
             memory="ddr5",
-            tdp_w=350,
+            tdp_w=SPR_TDP_W,
         ),
         Device(
             "spr-hbm",
@@ -196,7 +197,7 @@ DEVICES = {
             850e9,
             64e9,
             "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
-            tdp_w=350,
+            tdp_w=SPR_TDP_W,
         ),
         Device(
             "m2-ultra",
