@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from sysmodel import ledger
 from sysmodel.duplex.paper import PC_BANDWIDTH, PEAK_TBS
-from sysmodel.l3.paper import PIM_BANDWIDTH
+from sysmodel.l3.paper import CHANNELS, PIM_BANDWIDTH, RANKSETS
 from sysmodel.memory import (
     DDR4_3200,
     DEFAULT_REFRESH,
@@ -37,7 +37,7 @@ def memory_lines(ctx=None) -> list[str]:
             f"| {p.name} | {p.source} | {p.peak_bw() / 1e9:.1f} | {analytical_bw(p, 'streaming') / 1e9:.1f}"
             f" | {analytical_bw(p, 'random') / 1e9:.1f} |"
         )
-    l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=16, ranks=4))
+    l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=CHANNELS, ranks=RANKSETS))
     duplex_pc = replace(HBM3, org=replace(HBM3.org, channels=1))
     rows = [
         (
