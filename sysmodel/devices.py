@@ -56,6 +56,13 @@ SPR_TILE_FMAS = 16 * 16 * 32  # BF16 FMAs of one tile op
 SPR_PEAK_FLOPS = 2 * SPR_CORES * SPR_CLOCK_HZ * SPR_TILE_FMAS / SPR_TMUL_CYCLES
 SPR_TDP_W = 350  # DECA §7
 
+# Bank-PIM silicon per TB/s of PIM bandwidth, mm2 [D] Duplex §VII-E (logic-die area breakdown) and §VI (Bank-PIM:
+# MACs at 1 Op/B and 16x the stack's bandwidth, in the DRAM process at 10x logic area): 16.85 mm2 per stack at
+# 10.73 TB/s. The basis every bank-level PIM's area is priced on (the hbm-pim baseline's); Duplex's model derives
+# it (sysmodel.duplex.model.pim_area_mm2("bank") / bank_pim_stack_bw()) and tests/test_sysmodel_duplex.py holds
+# the two equal.
+BANK_PIM_MM2_PER_TBPS = 1.5707874245570954
+
 DEVICES = {
     d.name: d
     for d in (
