@@ -29,13 +29,13 @@ from golden.deca_spec import LANES, TILE, TILE_ROWS, W
 from hw.deca.cycles import UNIT_PE
 from sysmodel.cost import Infeasible
 from sysmodel.deca import model as dm
+from sysmodel.deca import paper
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, StageShape, layer_groups, layer_ops, load_model
 from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
 MACHINES = {"SPR-HBM": (dm.SPR_HBM, "spr-hbm"), "SPR-DDR5": (dm.SPR_DDR, "spr-ddr5")}
-AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
 
 
 class DecaSystem:
@@ -148,7 +148,7 @@ class DecaSystem:
     def area(self) -> Area:
         if not self.deca:
             return Area(0.0, "software decompression: nothing added")
-        return Area(AREA_MM2, "[Q] DECA §7: 56 PEs at W=32, L=8, 7 nm, ~2.51 mm2")
+        return Area(paper.AREA_MM2, f"[Q] DECA §7: 56 PEs at W=32, L=8, 7 nm, ~{paper.AREA_MM2} mm2")
 
     def provenance(self) -> Provenance:
         p = Provenance()

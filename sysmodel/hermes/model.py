@@ -412,8 +412,7 @@ def on_gpu(hw: Hardware, gpu: str) -> Hardware:
 
 # --- Hermes as a serving system ----------------------------------------------------------------------------
 
-CALIBRATION_BATCHES = (1, 2, 4, 8, 16)  # the batches the per-token model is run at (§V-B2's range)
-AREA_PER_CORE_MM2 = 1.23  # one NDP core, 7 nm (§V-E, Table II note; notes §2)
+CALIBRATION_BATCHES = paper.BATCHES  # the batches the per-token model is run at (§V-B2's range)
 
 
 class HermesSystem:
@@ -570,7 +569,10 @@ class HermesSystem:
 
         if self.host:
             return Area(0.0, "Hermes-host: nothing added")
-        return Area(AREA_PER_CORE_MM2 * self.hw.dimms, "[Q] Hermes §V: 1.23 mm2 per NDP core (7 nm) x DIMMs")
+        return Area(
+            paper.AREA_PER_CORE_MM2 * self.hw.dimms,
+            f"[Q] Hermes §V: {paper.AREA_PER_CORE_MM2} mm2 per NDP core (7 nm) x DIMMs",
+        )
 
     def provenance(self):
         from sysmodel.systems import Provenance
