@@ -110,3 +110,15 @@ def test_record_units_are_the_cycle_models_constants() -> None:
     assert all(getattr(m, n) in m.UNITS for m in modules for n in dir(m) if n.startswith("UNIT_"))
     assert {r.unit for r in characterization.load()} == set(keys)
     assert {s.unit for s in all_specs()} <= set(keys)
+
+
+@pytest.mark.parametrize("paper", ["duplex", "hermes", "l3"])
+def test_paper_records_are_one_key_for_tb_system_and_snapshot(paper: str) -> None:
+    """A paper's ``PAPER_RECORDS`` are what its System requires, what a paper-size testbench measures (same
+    unit and params) and what the committed snapshot holds."""
+    records = importlib.import_module(f"hw.{paper}.cycles").PAPER_RECORDS
+    assert required_records()[paper] == list(records.items())
+    specs = {(s.unit, tuple(sorted(s.all_params.items()))) for s in all_specs()}
+    for unit, params in records.items():
+        assert (unit, tuple(sorted(params.items()))) in specs
+        assert characterization.lookup(unit, **params).params == params

@@ -14,6 +14,7 @@ from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
 from hw.common import cycles as softmax
 
 __all__ = [
+    "PAPER_RECORDS",
     "ACTIVATION_LATENCY",
     "FLUSH",
     "MAC_DEPTH",
@@ -37,6 +38,12 @@ UNIT_STACK = "duplex_stack"
 UNIT_ACTIVATION = "duplex_activation"
 UNIT_SOFTMAX = "duplex_softmax_unit"
 UNITS = (UNIT_GEMM_MODULE, UNIT_STACK, UNIT_ACTIVATION, UNIT_SOFTMAX)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {
+    UNIT_GEMM_MODULE: {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes},
+    UNIT_SOFTMAX: {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES},
+}
 
 
 def gemm_txn_cycles(m: int, k: int, n: int, g: Geometry = FULL) -> int:

@@ -13,6 +13,7 @@ from hw.arith.cycles import FPADD, FPMUL
 from hw.common import cycles as softmax
 
 __all__ = [
+    "PAPER_RECORDS",
     "ACT_ELEM_LATENCY",
     "ACT_IN_REG",
     "UNITS",
@@ -35,6 +36,9 @@ UNIT_GEMV = "hermes_gemv"
 UNIT_ACTIVATION = "hermes_activation"
 UNIT_CORE = "hermes_core"
 UNITS = (UNIT_BITSERIAL, UNIT_GEMV, UNIT_ACTIVATION, UNIT_CORE)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {UNIT_GEMV: {}, UNIT_ACTIVATION: {}}  # the units' defaults are the paper's sizes
 
 
 def act_check_params(lanes: int, buffer_bytes: int) -> None:

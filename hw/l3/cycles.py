@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from golden.l3_spec import BEATS_PER_BURST, CHIPS, MAX_TOKENS, RD_INTERVAL, V_GROUPS, Geometry, Mode
+from golden.l3_spec import BEATS_PER_BURST, CHIPS, FULL, MAX_TOKENS, RD_INTERVAL, V_GROUPS, Geometry, Mode
 from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
 
 RELAYOUT_LATENCY = 3  # the re-layout unit: beat in, transposed beat out
@@ -25,6 +25,9 @@ UNIT_ADDER = "l3_adder_unit"
 UNIT_SOFTMAX = "l3_softmax_unit"
 UNIT_RANK = "l3_rank"
 UNITS = (UNIT_RELAYOUT, UNIT_BANK_PU, UNIT_ADDER, UNIT_SOFTMAX, UNIT_RANK)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {UNIT_RANK: {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64}}
 
 # --- the chunk softmax unit (hw/l3/softmax_unit.py) ------------------------------------------------------------
 

@@ -27,7 +27,7 @@ import numpy as np
 from golden import hermes as gh
 from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
-from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_GEMV, act_txn_cycles
+from hw.hermes.cycles import PAPER_RECORDS, UNIT_ACTIVATION, UNIT_GEMV, act_txn_cycles
 from sysmodel import characterization, memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
@@ -42,7 +42,7 @@ POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation s
 
 def c_mul() -> float:
     """Cycles per GEMV operation (each multiplier's 8 lanes): the paper-size GEMV unit's measured rate."""
-    return characterization.lookup(UNIT_GEMV).extra["op_cycles"]
+    return characterization.lookup(UNIT_GEMV, **PAPER_RECORDS[UNIT_GEMV]).extra["op_cycles"]
 
 
 def softmax_cycles(n: int) -> float:
@@ -579,8 +579,8 @@ class HermesSystem:
 
         p = Provenance()
         if not self.host:
-            p.record(UNIT_GEMV, "hw/hermes/gemv.py", "golden/hermes.py")
-            p.record(UNIT_ACTIVATION, "hw/hermes/activation.py", "golden/hermes.py")
+            p.record(UNIT_GEMV, "hw/hermes/gemv.py", "golden/hermes.py", **PAPER_RECORDS[UNIT_GEMV])
+            p.record(UNIT_ACTIVATION, "hw/hermes/activation.py", "golden/hermes.py", **PAPER_RECORDS[UNIT_ACTIVATION])
         p.constant(
             "activation statistics",
             str(stats_for(self.cfg.name)),

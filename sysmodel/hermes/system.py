@@ -4,7 +4,7 @@ cold ones on the DIMMs' NDP cores (:class:`sysmodel.hermes.model.HermesSystem`, 
 from __future__ import annotations
 
 from golden.hermes_spec import MULTIPLIERS
-from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_GEMV
+from hw.hermes.cycles import PAPER_RECORDS
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.hermes import paper
 from sysmodel.systems import Param, register
@@ -27,7 +27,7 @@ from sysmodel.systems import Param, register
         Param("seed", 1, "activation trace seed"),
         *EFFICIENCY,
     ),
-    records=((UNIT_GEMV, {}), (UNIT_ACTIVATION, {})),
+    records=tuple(PAPER_RECORDS.items()),
 )
 def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int, efficiency: str):
     from sysmodel.hermes.model import HermesSystem

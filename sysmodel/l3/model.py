@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
-from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX, run_cycles
+from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX, run_cycles
 from sysmodel import memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
@@ -218,7 +218,7 @@ class L3System:
     def provenance(self) -> Provenance:
         p = Provenance()
         if self.attention == "l3":
-            p.record(UNIT_RANK, "hw/l3/rank.py", "golden/l3.py", banks=FULL.banks, d_head=FULL.d_head, max_tokens=64)
+            p.record(UNIT_RANK, "hw/l3/rank.py", "golden/l3.py", **PAPER_RECORDS[UNIT_RANK])
             p.cycle_model(
                 "l3_rank run_cycles",
                 "hw/l3/rank.py",

@@ -8,7 +8,7 @@ report section (``--set tp=2 --set dp=4`` serves one of four replicas, on a quar
 
 from __future__ import annotations
 
-from hw.l3.cycles import UNIT_RANK
+from hw.l3.cycles import PAPER_RECORDS
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.l3 import paper
 from sysmodel.systems import Param, register
@@ -34,7 +34,7 @@ from sysmodel.systems import Param, register
         Param("overlap", True, "communication overlap across ranksets"),
         *EFFICIENCY,
     ),
-    records=((UNIT_RANK, {"banks": 16, "d_head": 128, "max_tokens": 64}),),
+    records=tuple(PAPER_RECORDS.items()),
 )
 def _l3(
     model: str,

@@ -15,7 +15,7 @@ from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES
 from hw.arith.cycles import UNIT_FPMUL
 from hw.hermes import activation, bitserial, core, gemv
 from hw.hermes import cycles as hcycles
-from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV
+from hw.hermes.cycles import PAPER_RECORDS, UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -366,8 +366,14 @@ SPECS = [
 # 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
 FULL_SPECS = [
     TbSpec(UNIT_BITSERIAL, "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
-    TbSpec(UNIT_GEMV, "hw.hermes.gemv:GemvUnit", {}, sim="verilator", big_opt="-O1"),
-    TbSpec(UNIT_ACTIVATION, "hw.hermes.activation:ActivationUnit", {}, sim="verilator", big_opt="-O1"),
+    TbSpec(UNIT_GEMV, "hw.hermes.gemv:GemvUnit", PAPER_RECORDS[UNIT_GEMV], sim="verilator", big_opt="-O1"),
+    TbSpec(
+        UNIT_ACTIVATION,
+        "hw.hermes.activation:ActivationUnit",
+        PAPER_RECORDS[UNIT_ACTIVATION],
+        sim="verilator",
+        big_opt="-O1",
+    ),
 ]
 # The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32
 # multiplier, and the GEMV unit and activation unit each at two sizes, so the report can extrapolate cells

@@ -13,7 +13,7 @@ from golden import l3
 from golden.l3_spec import ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode
 from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
-from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
+from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -278,7 +278,7 @@ FULL_SPECS = [
     TbSpec(
         UNIT_RANK,
         "hw.l3.rank:Rank",
-        {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64},
+        PAPER_RECORDS[UNIT_RANK],
         sim="verilator",
         flatten=True,
     )
