@@ -5,6 +5,7 @@ from dataclasses import astuple, replace
 import pytest
 
 from sysmodel import memory as mm
+from sysmodel.l3.paper import CHANNELS, RANKSETS
 
 
 def one_channel(p: mm.DramPreset, **org) -> mm.DramPreset:
@@ -69,7 +70,7 @@ def test_engine_agrees_with_analytical(name: str, pattern: str, stride: int) -> 
 def test_l3_all_bank_aggregate() -> None:
     """L3: 16 channels x 4 ranks of DDR4-3200 x8, every bank of every chip 8 B per tCCD_L: ~13 TB/s
     (paper: 13.0 TB/s, L3 Table 2 / §6.1); rows cost about tRC per 128 bursts."""
-    l3 = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=16, ranks=4))
+    l3 = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=CHANNELS, ranks=RANKSETS))
     pim = mm.pim_view(l3, "all_bank")
     assert pim.peak_bw() / 1e12 == pytest.approx(13.0, rel=0.01)
     rank = one_channel(pim)
