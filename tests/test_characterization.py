@@ -122,3 +122,9 @@ def test_paper_records_are_one_key_for_tb_system_and_snapshot(paper: str) -> Non
     for unit, params in records.items():
         assert (unit, tuple(sorted(params.items()))) in specs
         assert characterization.lookup(unit, **params).params == params
+
+
+def test_every_required_record_is_in_the_snapshot() -> None:
+    """What each System's ``records=`` names (built from the cycle models' keys) the committed snapshot holds."""
+    for unit, params in {(u, tuple(p.items())) for recs in required_records().values() for u, p in recs}:
+        assert characterization.lookup(unit, **dict(params)).params == dict(params)

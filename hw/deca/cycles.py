@@ -20,6 +20,11 @@ UNIT_PE = "deca_pe"
 UNITS = (UNIT_PE,)
 
 
+def pe_record(w: int, lanes: int, fmt: str, density: float) -> dict:
+    """The params of a PE record measured on one format and density: the testbench writes, the System reads."""
+    return {"w": w, "lanes": lanes, "fmt": fmt, "density": density}
+
+
 def lookups_per_lut(bits: int) -> int:
     """Codes one big LUT answers per cycle: one per sub-LUT that holds a full copy of the table."""
     return max(1, SUB_LUTS * SUB_LUT_DEPTH >> max(bits, SUB_LUT_DEPTH.bit_length() - 1))

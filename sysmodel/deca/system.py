@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from golden.deca_spec import LANES, TILE, TILE_ROWS, W
-from hw.deca.cycles import UNIT_PE
+from hw.deca.cycles import UNIT_PE, pe_record
 from sysmodel.cost import Infeasible
 from sysmodel.deca import model as dm
 from sysmodel.deca import paper
@@ -156,7 +156,7 @@ class DecaSystem:
         if self.deca and (k.scheme != "q16" or k.sparse):
             key = (W, LANES, k.scheme, k.density)
             if key in dm.measured_cycles():
-                p.record(UNIT_PE, "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme, density=k.density)
+                p.record(UNIT_PE, "hw/deca/pe.py", "golden/deca.py", **pe_record(W, LANES, k.scheme, k.density))
             else:
                 p.constant(
                     "cycles per tile",
@@ -193,9 +193,7 @@ class DecaSystem:
         ),
         Param("capacity_gb", 0.0, "memory capacity in GB (0: the machine's own)", minimum=0),
     ),
-    records=tuple(
-        (UNIT_PE, {"w": W, "lanes": LANES, "fmt": f, "density": d}) for f in ("q8", "q4") for d in (0.3, 1.0)
-    ),
+    records=tuple((UNIT_PE, pe_record(W, LANES, f, d)) for f in ("q8", "q4") for d in (0.3, 1.0)),
 )
 def _deca(model: str, scheme: str, density: float, machine: str, decompressor: str, capacity_gb: float) -> DecaSystem:
     return DecaSystem(model, scheme, density, machine, decompressor, capacity_gb)

@@ -31,7 +31,7 @@ from cocotb.triggers import ClockCycles
 from golden import deca
 from golden.deca_spec import TILE, TileCmd, err_names
 from hw.deca import cycles
-from hw.deca.cycles import UNIT_PE
+from hw.deca.cycles import UNIT_PE, pe_record
 from hw.deca.pe import FILL_TO_OUT, cycle_model
 from hw.deca.tout import chunk_out
 from tb.charz import write_record
@@ -205,7 +205,7 @@ async def test_formats(dut):
             rec_model = cycle_model(W, L, fmt.bits, d)
             write_record(
                 UNIT_PE,
-                {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
+                pe_record(W, L, fmt.name, d),
                 f"{SPEC.tag}-{fmt.name}-d{d}",
                 rec_model,
                 latency=MODEL.latency,
