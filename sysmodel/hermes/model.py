@@ -34,10 +34,9 @@ from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
+from sysmodel.hermes.paper import POLICIES
 from sysmodel.hermes.workload import BLOCKS, Trace, generate, stage, stats_for
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, load_model
-
-POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation steps, cumulative
 
 
 def c_mul() -> float:

@@ -119,6 +119,7 @@ ABLATION = {
     "adjustment": _abl(1.33, "adjustment over partition"),
     "hermes": _abl(1.29, "window remap over adjustment"),
 }
+POLICIES = ("random", *ABLATION)  # §V-C's ablation steps, cumulative: random placement, then each step's gain
 DSE_MODEL, DSE_MULTIPLIERS = "opt-13b", (32, 64, 128, 256, 512)  # §V-E3
 # [S] the most GEMV multipliers per NDP core the model takes: the DSE's largest, which the RTL GEMV unit also
 # builds (golden.hermes_spec.Gemv); the timing is linear in them, so larger ones would be extrapolation

@@ -27,7 +27,7 @@ from sysmodel.systems import Param, register
             minimum=1,
             maximum=paper.GPUS,
         ),
-        Param("ranksets", paper.RANKSETS, "ranks per channel (16 channels)", minimum=1, maximum=64),
+        Param("ranksets", paper.RANKSETS, f"ranks per channel ({paper.CHANNELS} channels)", minimum=1, maximum=64),
         Param("capacity_gb", paper.HOST_BYTES / 1e9, "host DIMM capacity, GB", minimum=1),
         Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
         Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
