@@ -14,10 +14,10 @@ from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
 from hw.common import cycles as softmax
 
 __all__ = [
-    "PAPER_RECORDS",
     "ACTIVATION_LATENCY",
     "FLUSH",
     "MAC_DEPTH",
+    "PAPER_RECORDS",
     "UNITS",
     "UNIT_ACTIVATION",
     "UNIT_GEMM_MODULE",

@@ -13,9 +13,9 @@ from hw.arith.cycles import FPADD, FPMUL
 from hw.common import cycles as softmax
 
 __all__ = [
-    "PAPER_RECORDS",
     "ACT_ELEM_LATENCY",
     "ACT_IN_REG",
+    "PAPER_RECORDS",
     "UNITS",
     "UNIT_ACTIVATION",
     "UNIT_BITSERIAL",
