@@ -36,17 +36,11 @@ from sysmodel.cost import (
     tp_allreduce_bytes,
 )
 from sysmodel.cost import efficiency as efficiency_profile
-from sysmodel.devices import get_device, get_link
+from sysmodel.devices import BANK_PIM_MM2_PER_TBPS, get_device, get_link
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, layer_groups, layer_ops, load_model
 from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
-
-# Bank-PIM silicon per TB/s of PIM bandwidth [D]: Duplex's Bank-PIM estimate (§VII-E logic-die breakdown, §VI: MACs
-# at 1 Op/B and 16x the stack's bandwidth, in the DRAM process), 16.85 mm2 per stack at 10.73 TB/s. A fact of the
-# Duplex paper that no design owns here; tests/test_sysmodel_duplex.py holds it equal to
-# sysmodel.duplex.model.pim_area_mm2("bank") / bank_pim_stack_bw()
-BANK_PIM_MM2_PER_TBPS = 1.5707874245570954
 
 HBM_PIM_FACTOR = 16  # HBM-PIM internal / external bandwidth: 260.8 TB/s over 16.3 TB/s (L3 §6.1, notes §1)
 ATTACC_BANK_FACTOR = 9  # AttAcc_bank under the HBM power budget: src/config.py BW_SCALE[True][PIMType.BA]
@@ -316,8 +310,8 @@ class HbmPim(Baseline):
         return u
 
     def area(self) -> Area:
-        """Bank-PIM MACs sized to 1 Op/B at the PIM bandwidth, in the DRAM process (:data:`BANK_PIM_MM2_PER_TBPS`)
-        at this device's."""
+        """Bank-PIM MACs sized to 1 Op/B at the PIM bandwidth, in the DRAM process
+        (:data:`sysmodel.devices.BANK_PIM_MM2_PER_TBPS`) at this device's."""
         return Area(
             BANK_PIM_MM2_PER_TBPS / 1e12 * self.factor * self.device.mem_bw * self.engine.count,
             "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth",

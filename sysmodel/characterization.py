@@ -144,9 +144,6 @@ def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:
     raise KeyError(f"no characterization of {unit} with {params} in {path}; run `make characterize`")
 
 
-ARITH_UNITS = ("fpmul", "fpadd", "fpmac", "addtree", "maxtree", "fpexp", "fprecip")  # hw/arith
-
-
 def load_area(paper: str, path: Path = AREA_SNAPSHOT) -> dict[str, dict]:
     """{design: point} of ``paper``'s units in the area snapshot; empty before `make area` ran."""
     if not path.exists():

@@ -54,6 +54,14 @@ SPR_CLOCK_HZ = 2.5e9
 SPR_TMUL_CYCLES = 16  # cycles per TMUL tile op (DECA §2.3)
 SPR_TILE_FMAS = 16 * 16 * 32  # BF16 FMAs of one tile op
 SPR_PEAK_FLOPS = 2 * SPR_CORES * SPR_CLOCK_HZ * SPR_TILE_FMAS / SPR_TMUL_CYCLES
+SPR_TDP_W = 350  # DECA §7
+
+# Bank-PIM silicon per TB/s of PIM bandwidth, mm2 [D] Duplex §VII-E (logic-die area breakdown) and §VI (Bank-PIM:
+# MACs at 1 Op/B and 16x the stack's bandwidth, in the DRAM process at 10x logic area): 16.85 mm2 per stack at
+# 10.73 TB/s. The basis every bank-level PIM's area is priced on (the hbm-pim baseline's); Duplex's model derives
+# it (sysmodel.duplex.model.pim_area_mm2("bank") / bank_pim_stack_bw()) and tests/test_sysmodel_duplex.py holds
+# the two equal.
+BANK_PIM_MM2_PER_TBPS = 1.5707874245570954
 
 DEVICES = {
     d.name: d
@@ -188,7 +196,7 @@ DEVICES = {
             "DECA §7.1: 56 cores x 2.5 GHz, one 16x16x32 TMUL tile op "
             "(8192 FMA) per 16 cycles: 71.68 T FMA/s; ~260 GB/s achievable; TDP 350 W (§7)",
             memory="ddr5",
-            tdp_w=350,
+            tdp_w=SPR_TDP_W,
         ),
         Device(
             "spr-hbm",
@@ -196,7 +204,7 @@ DEVICES = {
             850e9,
             64e9,
             "DECA §7.1 (~850 GB/s achievable, 64 GB HBM); TDP 350 W (§7)",
-            tdp_w=350,
+            tdp_w=SPR_TDP_W,
         ),
         Device(
             "m2-ultra",

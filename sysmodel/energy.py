@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysmodel.devices import SPR_CLOCK_HZ, SPR_CORES
+
 PJ = 1e-12
 
 
@@ -102,7 +104,8 @@ MEMORIES = {
 }
 
 FLOP_PJ = 0.32 * 2  # [EXT] AttAcc ALU: 0.32 pJ per op-byte of FP16 operands -> 0.64 pJ per FLOP (notes §2.3)
-VOP_PJ = 3.1 / (56 * 2.5e9) / PJ  # [D] DECA §7: 56 PEs at full activity draw 3.1 W, one vOp per cycle each
+DECA_PES_W = 3.1  # [Q] DECA §7: the 56 PEs' dynamic plus static power
+VOP_PJ = DECA_PES_W / (SPR_CORES * SPR_CLOCK_HZ) / PJ  # [D] a PE per core at the core clock, one vOp per cycle each
 LINK_PJ = {  # pJ per bit moved over a link
     "pcie4x16": 5.0,
     "pcie5x16": 5.0,  # [S] PCIe SerDes class figure

@@ -161,32 +161,12 @@ DDR4_3200 = DramPreset(
     ),
     "L3 Table 2 (DDR4-3200 x8); tFAW, tRFC, tREFI, tRTRS, rows from DRAMsim3 DDR4_8Gb_x8_3200 (shared/notes §1.2)",
 )
-DDR4_3200_HERMES = DramPreset(
-    "ddr4-3200-hermes",
-    DramOrg(channels=1, ranks=4, bankgroups=2, banks_per_group=4, rows=65536, columns=128, burst_bytes=64),
-    DramTiming(
-        tck_ns=0.625,
-        bl=4,
-        cl=24,
-        cwl=16,
-        trcd=24,
-        trp=24,
-        tras=52,
-        trc=76,
-        tccd_s=4,
-        tccd_l=8,
-        trrd_s=4,
-        trrd_l=6,
-        tfaw=26,
-        twtr_s=4,
-        twtr_l=12,
-        twr=24,
-        trtp=12,
-        trfc=560,
-        trefi=12480,
-        trtrs=1,
-    ),
-    "Hermes Table II (DDR4-3200 NDP-DIMM: 4 ranks/DIMM, 2 BG x 4 banks; tRC 76, tRCD/CL/tRP 24, tCCD 4/8, "
+DDR4_3200_HERMES = replace(
+    DDR4_3200,
+    name="ddr4-3200-hermes",
+    org=replace(DDR4_3200.org, ranks=4, bankgroups=2),
+    timing=replace(DDR4_3200.timing, cl=24, trcd=24, trp=24, trc=76, trrd_l=6, tfaw=26),
+    source="Hermes Table II (DDR4-3200 NDP-DIMM: 4 ranks/DIMM, 2 BG x 4 banks; tRC 76, tRCD/CL/tRP 24, tCCD 4/8, "
     "tRRD 4/6, tFAW 26); tRAS = tRC - tRP; CWL, tWTR, tWR, tRTP, tRFC, tREFI, tRTRS from DRAMsim3 DDR4-3200",
 )
 DDR5_4800 = DramPreset(

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from sysmodel import ledger
 from sysmodel.duplex.paper import PC_BANDWIDTH, PEAK_TBS
-from sysmodel.l3.paper import PIM_BANDWIDTH
+from sysmodel.l3.paper import CHANNELS, PIM_BANDWIDTH, RANKSETS
 from sysmodel.memory import (
     DDR4_3200,
     DDR4_3200_HERMES,
@@ -33,7 +33,7 @@ def pim_modes() -> list[tuple[str, DramPreset, int, float | None, str, str]]:
     def one(p: DramPreset) -> DramPreset:
         return replace(p, org=replace(p.org, channels=1))
 
-    l3_rank = PIM_BANDWIDTH * 1e12 / (16 * 4)
+    l3_rank = PIM_BANDWIDTH * 1e12 / (CHANNELS * RANKSETS)
     return [
         (
             "L3 bank-level (all-bank PUs), one rank",
@@ -99,7 +99,7 @@ def aggregates() -> list[tuple[str, float, ledger.Claim, str, str]]:
     """The papers' aggregate PIM bandwidths against the access modes' peak: (what, model, the paper's claim,
     unit, source). L3's and Duplex's per-PC rows are identities (the peak is arithmetic of the stated
     organisation); the per-stack row is the Duplex section's input."""
-    l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=16, ranks=4))
+    l3 = replace(DDR4_3200, org=replace(DDR4_3200.org, channels=CHANNELS, ranks=RANKSETS))
     duplex_pc = replace(HBM3, org=replace(HBM3.org, channels=1))
     return [
         (

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from hw.deca.cycles import UNIT_PE
 from tb.runner import TbSpec
 
 SCRIPT = (
@@ -59,7 +60,7 @@ def area_specs(paper: str) -> dict[str, tuple[TbSpec, dict]]:
         from golden.deca_spec import DESIGN_POINTS
 
         return {
-            name: (TbSpec("deca_pe", "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
+            name: (TbSpec(UNIT_PE, "hw.deca.pe:DecaPE", {"w": w, "lanes": lanes}), {"w": w, "lanes": lanes})
             for name, (w, lanes) in DESIGN_POINTS.items()
         }
     if paper == "l3":

@@ -14,6 +14,9 @@ import hashlib
 import sys
 from dataclasses import dataclass
 
+from hw.duplex.cycles import UNIT_GEMM_MODULE
+from hw.hermes.cycles import UNIT_GEMV
+from hw.l3.cycles import UNIT_SOFTMAX
 from tb.deca.cases import SPECS as DECA_SPECS
 from tb.duplex.cases import SPECS as DUPLEX_SPECS
 from tb.hermes.cases import SPECS as HERMES_SPECS
@@ -96,7 +99,7 @@ RTL_MUTANTS = (
     RtlMutant(
         "hermes-gemv-lane-count",
         "hermes",
-        _spec(HERMES_SPECS, "hermes_gemv"),
+        _spec(HERMES_SPECS, UNIT_GEMV),
         "mtree.o.valid & (lane_at == g.lanes - 1)",
         "mtree.o.valid & (lane_at == g.lanes - 2)",
         "an off-by-one in the GEMV unit's lane counter (hw/hermes/gemv.py): the reduction fires a lane early",
@@ -104,7 +107,7 @@ RTL_MUTANTS = (
     RtlMutant(
         "l3-softmax-chunk",
         "l3",
-        _spec(L3_SPECS, "l3_softmax_unit"),
+        _spec(L3_SPECS, UNIT_SOFTMAX),
         "Mux(k < lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
         "Mux(k <= lane, asm[k], Mux(k == lane, self.i.payload.s, NEG_INF))",
         "a flipped comparison in the chunk softmax's assembly of a chunk (hw/l3/softmax_unit.py): the "
@@ -113,7 +116,7 @@ RTL_MUTANTS = (
     RtlMutant(
         "duplex-gemm-input",
         "duplex",
-        _spec(DUPLEX_SPECS, "duplex_gemm_module"),
+        _spec(DUPLEX_SPECS, UNIT_GEMM_MODULE),
         'self.i.ready.eq((c["kk"] < c["k"]) & (~self.issue | last_grp))',
         'self.i.ready.eq((c["kk"] <= c["k"]) & (~self.issue | last_grp))',
         "an off-by-one in the GEMM module's input beat counter (hw/duplex/gemm_module.py): one beat too many "

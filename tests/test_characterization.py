@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from hw.arith.cycles import UNIT_FPMUL
+from hw.hermes.cycles import UNIT_GEMV
 from sysmodel import characterization
 from sysmodel.systems import required_records
 from tb.case import load_case
@@ -68,14 +70,14 @@ def test_characterize_merges_a_partial_record_set(tmp_path, capsys) -> None:
     before = characterization.load(snap)
     records = tmp_path / "records"
     records.mkdir()
-    old = characterization.lookup("hermes_gemv", snap)
+    old = characterization.lookup(UNIT_GEMV, snap)
     (records / "a.json").write_text(json.dumps({**old.to_dict(), "date": "2099-01-01", "latency": old.latency}))
     (records / "b.json").write_text(json.dumps(_record("new_unit", {"n": 3}, "2099-01-01")))
     added, replaced, kept = characterization.collect(records, required_records(), snap)
     after = characterization.load(snap)
-    assert [r.unit for r in added] == ["new_unit"] and [r.unit for r in replaced] == ["hermes_gemv"]
+    assert [r.unit for r in added] == ["new_unit"] and [r.unit for r in replaced] == [UNIT_GEMV]
     assert len(after) == len(before) + 1 and len(kept) == len(before) - 1
-    assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01"
+    assert characterization.lookup(UNIT_GEMV, snap).date == "2099-01-01"
     assert {(r.unit, json.dumps(r.params, sort_keys=True)) for r in before} <= {
         (r.unit, json.dumps(r.params, sort_keys=True)) for r in after
     }
@@ -89,7 +91,7 @@ def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, 
 
     records = tmp_path / "records"
     records.mkdir()
-    (records / "a.json").write_text(json.dumps(_record("fpmul", {"fmt_in": "bf16"}, "2099-01-01")))
+    (records / "a.json").write_text(json.dumps(_record(UNIT_FPMUL, {"fmt_in": "bf16"}, "2099-01-01")))
     snap = tmp_path / "snap.json"
     with pytest.raises(ValueError, match="hermes_gemv .*system hermes.*l3_rank"):
         characterization.collect(records, required_records(), snap)
@@ -97,3 +99,32 @@ def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, 
     assert main(["characterize", "--records", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert f"--records: {tmp_path / 'none'} does not exist" in err and err.count("\n") == 1
+
+
+def test_record_units_are_the_cycle_models_constants() -> None:
+    """Each record's ``unit`` key is one constant of its unit's plain cycle model (tb writes it, sysmodel
+    reads it), and every such constant names a committed record: no key is spelled twice."""
+    modules = [importlib.import_module(f"hw.{p}.cycles") for p in ("arith", "deca", "duplex", "hermes", "l3")]
+    keys = [u for m in modules for u in m.UNITS]
+    assert len(keys) == len(set(keys))
+    assert all(getattr(m, n) in m.UNITS for m in modules for n in dir(m) if n.startswith("UNIT_"))
+    assert {r.unit for r in characterization.load()} == set(keys)
+    assert {s.unit for s in all_specs()} <= set(keys)
+
+
+@pytest.mark.parametrize("paper", ["duplex", "hermes", "l3"])
+def test_paper_records_are_one_key_for_tb_system_and_snapshot(paper: str) -> None:
+    """A paper's ``PAPER_RECORDS`` are what its System requires, what a paper-size testbench measures (same
+    unit and params) and what the committed snapshot holds."""
+    records = importlib.import_module(f"hw.{paper}.cycles").PAPER_RECORDS
+    assert required_records()[paper] == list(records.items())
+    specs = {(s.unit, tuple(sorted(s.all_params.items()))) for s in all_specs()}
+    for unit, params in records.items():
+        assert (unit, tuple(sorted(params.items()))) in specs
+        assert characterization.lookup(unit, **params).params == params
+
+
+def test_every_required_record_is_in_the_snapshot() -> None:
+    """What each System's ``records=`` names (built from the cycle models' keys) the committed snapshot holds."""
+    for unit, params in {(u, tuple(p.items())) for recs in required_records().values() for u, p in recs}:
+        assert characterization.lookup(unit, **dict(params)).params == dict(params)

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from test_cli import one_line
 
+from hw.hermes.cycles import UNIT_GEMV
 from sysmodel import characterization, sweep
 from sysmodel.cli import main
 
@@ -152,11 +153,11 @@ def test_a_rewrite_keeps_the_mode_of_a_tracked_file(tmp_path, capsys, monkeypatc
     monkeypatch.setattr(characterization, "SNAPSHOT", snap)
     records = tmp_path / "records"
     records.mkdir()
-    rec = characterization.lookup("hermes_gemv", snap)
+    rec = characterization.lookup(UNIT_GEMV, snap)
     (records / "a.json").write_text(json.dumps({**rec.to_dict(), "date": "2099-01-01"}))
     with _umask(0o077):
         assert main(["characterize", "--records", str(records)]) == 0
-    assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01"
+    assert characterization.lookup(UNIT_GEMV, snap).date == "2099-01-01"
     assert stat.S_IMODE(snap.stat().st_mode) == 0o664
 
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from golden import arith
 from golden.fp import get_format
+from hw.deca.cycles import UNIT_PE
 from hw.harness import port_seed, xorshift32
 from tb import harness_main
 from tb.arith.cases import SPECS, case
@@ -106,7 +107,7 @@ def test_fastest_simulator_comes_from_the_bench_measurements(tmp_path) -> None:
         runner.fastest(path, pick="warm")
     assert runner.fastest(tmp_path / "missing.json") == {}
     assert runner.fastest() == runner.FASTEST
-    assert runner.FASTEST["deca_pe"] == "verilator"  # 62 s vs over 185 s (stopped) in the committed measurements
+    assert runner.FASTEST[UNIT_PE] == "verilator"  # 62 s vs over 185 s (stopped) in the committed measurements
 
 
 def _monitor_trace(steps: list[tuple[int, int, int, int]]) -> list[int]:

@@ -1,11 +1,12 @@
 """The DRAM timing engine against the presets' peaks, the papers' PIM bandwidths, and the analytical model."""
 
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 import pytest
 
 from sysmodel import memory as mm
 from sysmodel import pim
+from sysmodel.l3.paper import CHANNELS, RANKSETS
 
 
 def one_channel(p: mm.DramPreset, **org) -> mm.DramPreset:
@@ -70,7 +71,7 @@ def test_engine_agrees_with_analytical(name: str, pattern: str, stride: int) -> 
 def test_l3_all_bank_aggregate() -> None:
     """L3: 16 channels x 4 ranks of DDR4-3200 x8, every bank of every chip 8 B per tCCD_L: ~13 TB/s
     (paper: 13.0 TB/s, L3 Table 2 / §6.1); rows cost about tRC per 128 bursts."""
-    l3 = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=16, ranks=4))
+    l3 = replace(mm.DDR4_3200, org=replace(mm.DDR4_3200.org, channels=CHANNELS, ranks=RANKSETS))
     pim = mm.pim_view(l3, "all_bank")
     assert pim.peak_bw() / 1e12 == pytest.approx(13.0, rel=0.01)
     rank = one_channel(pim)
@@ -165,3 +166,38 @@ def test_pim_modes_under_each_refresh_policy() -> None:
 
     lines = pim_refresh_lines()
     assert len([ln for ln in lines if ln.startswith("| ")]) == 2 + len(table)  # header, rule, modes
+
+
+# Every preset's fields as they were before the variants became replace() of their base (issue 51): org and
+# timing in field order, chips_per_rank, refsb (the prose ``source`` aside)
+_PRESET_FIELDS = {
+    "ddr4-3200": (
+        (1, 2, 4, 4, 65536, 128, 64),
+        (0.625, 4, 22, 16, 22, 22, 52, 74, 4, 8, 4, 8, 34, 4, 12, 24, 12, 560, 12480, 1, 0),
+        8,
+        False,
+    ),
+    "ddr4-3200-hermes": (
+        (1, 4, 2, 4, 65536, 128, 64),
+        (0.625, 4, 24, 16, 24, 24, 52, 76, 4, 8, 4, 6, 26, 4, 12, 24, 12, 560, 12480, 1, 0),
+        8,
+        False,
+    ),
+    "ddr5-4800": (
+        (2, 1, 8, 4, 65536, 128, 64),
+        (0.4167, 8, 40, 38, 39, 39, 77, 116, 8, 12, 8, 12, 32, 6, 24, 72, 18, 708, 9360, 2, 312),
+        8,
+        True,
+    ),
+    "hbm3": (
+        (32, 2, 4, 4, 16384, 32, 32),
+        (0.769, 2, 19, 6, 19, 19, 45, 63, 2, 4, 2, 4, 39, 8, 11, 21, 8, 455, 5070, 1, 208),
+        1,
+        False,
+    ),
+}
+
+
+def test_presets_keep_their_fields() -> None:
+    got = {n: (astuple(p.org), astuple(p.timing), p.chips_per_rank, p.refsb) for n, p in mm.PRESETS.items()}
+    assert got == _PRESET_FIELDS

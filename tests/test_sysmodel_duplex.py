@@ -190,7 +190,7 @@ def test_coprocessing_splits_by_memory_space() -> None:
 
 
 def test_the_bank_pim_area_basis_is_duplexs_estimate() -> None:
-    """baselines' Bank-PIM area constant (no design owns it there) is Duplex's §IV-C / §VI derivation."""
-    from sysmodel.baselines import BANK_PIM_MM2_PER_TBPS
+    """The shared Bank-PIM area basis (devices, no design owns it) is Duplex's §VII-E / §VI derivation."""
+    from sysmodel.devices import BANK_PIM_MM2_PER_TBPS
 
     assert dm.pim_area_mm2("bank") / dm.bank_pim_stack_bw() * 1e12 == BANK_PIM_MM2_PER_TBPS

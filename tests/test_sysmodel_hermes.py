@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hw.hermes.cycles import UNIT_ACTIVATION
 from sysmodel.hermes import model as hm
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
@@ -190,7 +191,7 @@ def test_unit_cycles_come_from_the_paper_size_records():
     from sysmodel import characterization
 
     assert hm.c_mul() == gemv.ii(FULL)  # the record's measured operation rate is the unit's cycle model
-    rec = characterization.lookup("hermes_activation")  # the paper's 256 lanes, measured by `make sim`
+    rec = characterization.lookup(UNIT_ACTIVATION)  # the paper's 256 lanes, measured by `make sim`
     lanes = ACT_LANES
     assert rec.extra["probe_cycles"] == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["probe_beats"] * lanes)
     assert rec.ii - 1 == activation.txn_cycles(ActOp.SOFTMAX, rec.extra["timing_beats"] * lanes)

@@ -8,6 +8,7 @@ import pytest
 
 from golden.l3_spec import FULL, MAX_TOKENS
 from hw.l3 import rank
+from hw.l3.cycles import UNIT_BANK_PU
 from sysmodel.cost import Infeasible
 from sysmodel.l3 import claims, figures, grids, model, paper, report
 from sysmodel.l3.model import HostConfig, L3System
@@ -106,9 +107,9 @@ def test_area_ratios_come_from_the_yosys_snapshot() -> None:
     area = characterization.load_area("l3")
     assert set(area) == set(paper.AREA_UM2)
     text = "\n".join(report.area_lines(claims.area_rows()))
-    pu = area["l3_bank_pu"]["cells"]["total"]
+    pu = area[UNIT_BANK_PU]["cells"]["total"]
     for unit, um2 in paper.AREA_UM2.items():
-        got, want = area[unit]["cells"]["total"] / pu, um2 / paper.AREA_UM2["l3_bank_pu"]
+        got, want = area[unit]["cells"]["total"] / pu, um2 / paper.AREA_UM2[UNIT_BANK_PU]
         assert f"| {unit} | {um2} | {want:.2f} | {area[unit]['cells']['total']} |" in text
         assert f"| {got:.2f} | {got / want:.2f} |" in text
 

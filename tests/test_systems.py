@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hw.hermes.cycles import UNIT_GEMV
 from sysmodel import energy, systems
 from sysmodel.cli import main
 from sysmodel.cost import Infeasible
@@ -117,7 +118,7 @@ def test_compare_llama2_70b_on_every_system(tmp_path, capsys) -> None:
     prov = prov["systems"]
     assert prov["flash"] == {"system": "flash", "settings": [], "feasible": False, "reason": rows["flash"]["reason"]}
     gemv = prov["hermes"]["records"][0]
-    assert gemv["unit"] == "hermes_gemv" and len(gemv["hw_sha256"]) == 16
+    assert gemv["unit"] == UNIT_GEMV and len(gemv["hw_sha256"]) == 16
     assert any("fitted" in f for f in prov["deca"]["fits"])
     assert all((tmp_path / f).exists() for f in ("compare.md", "compare_energy.png", "compare_latency.png"))
     assert "no: llama2-70b: the resident" in out and "Provenance" in out

@@ -15,6 +15,15 @@ import math
 
 from golden.deca_spec import CODE_BITS, RAW_BITS, SQQ_READ_VALUES_RAW, SUB_LUT_DEPTH, SUB_LUTS, TILE
 
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_PE = "deca_pe"
+UNITS = (UNIT_PE,)
+
+
+def pe_record(w: int, lanes: int, fmt: str, density: float) -> dict:
+    """The params of a PE record measured on one format and density: the testbench writes, the System reads."""
+    return {"w": w, "lanes": lanes, "fmt": fmt, "density": density}
+
 
 def lookups_per_lut(bits: int) -> int:
     """Codes one big LUT answers per cycle: one per sub-LUT that holds a full copy of the table."""

@@ -13,11 +13,37 @@ from golden.duplex_spec import FULL, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geomet
 from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
 from hw.common import cycles as softmax
 
-__all__ = ["ACTIVATION_LATENCY", "FLUSH", "MAC_DEPTH", "gemm_error_cycles", "gemm_txn_cycles", "softmax_row_cycles"]
+__all__ = [
+    "ACTIVATION_LATENCY",
+    "FLUSH",
+    "MAC_DEPTH",
+    "PAPER_RECORDS",
+    "UNITS",
+    "UNIT_ACTIVATION",
+    "UNIT_GEMM_MODULE",
+    "UNIT_SOFTMAX",
+    "UNIT_STACK",
+    "gemm_error_cycles",
+    "gemm_txn_cycles",
+    "softmax_row_cycles",
+]
 
 MAC_DEPTH = FPMUL + FPADD  # issue -> accumulator write
 FLUSH = MAC_DEPTH + 1  # last issue -> first combine read (the write lands the cycle after)
 ACTIVATION_LATENCY = FPEXP + FPADD + FPRECIP + 2 * FPMUL  # exp(-g), 1 + e, 1/(1 + e), g * r, * u
+
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_GEMM_MODULE = "duplex_gemm_module"
+UNIT_STACK = "duplex_stack"
+UNIT_ACTIVATION = "duplex_activation"
+UNIT_SOFTMAX = "duplex_softmax_unit"
+UNITS = (UNIT_GEMM_MODULE, UNIT_STACK, UNIT_ACTIVATION, UNIT_SOFTMAX)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {
+    UNIT_GEMM_MODULE: {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes},
+    UNIT_SOFTMAX: {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES},
+}
 
 
 def gemm_txn_cycles(m: int, k: int, n: int, g: Geometry = FULL) -> int:

@@ -15,6 +15,12 @@ from hw.common import cycles as softmax
 __all__ = [
     "ACT_ELEM_LATENCY",
     "ACT_IN_REG",
+    "PAPER_RECORDS",
+    "UNITS",
+    "UNIT_ACTIVATION",
+    "UNIT_BITSERIAL",
+    "UNIT_CORE",
+    "UNIT_GEMV",
     "act_check_params",
     "act_error_cycles",
     "act_max_scores",
@@ -23,6 +29,16 @@ __all__ = [
 
 ACT_ELEM_LATENCY = max(FPADD, FPMUL)  # ReLU, add and scale lanes padded to one depth
 ACT_IN_REG = 1  # the input register in front of the softmax unit
+
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_BITSERIAL = "hermes_bitserial"
+UNIT_GEMV = "hermes_gemv"
+UNIT_ACTIVATION = "hermes_activation"
+UNIT_CORE = "hermes_core"
+UNITS = (UNIT_BITSERIAL, UNIT_GEMV, UNIT_ACTIVATION, UNIT_CORE)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {UNIT_GEMV: {}, UNIT_ACTIVATION: {}}  # the units' defaults are the paper's sizes
 
 
 def act_check_params(lanes: int, buffer_bytes: int) -> None:

@@ -10,13 +10,24 @@ from __future__ import annotations
 
 import math
 
-from golden.l3_spec import BEATS_PER_BURST, CHIPS, MAX_TOKENS, RD_INTERVAL, V_GROUPS, Geometry, Mode
+from golden.l3_spec import BEATS_PER_BURST, CHIPS, FULL, MAX_TOKENS, RD_INTERVAL, V_GROUPS, Geometry, Mode
 from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
 
 RELAYOUT_LATENCY = 3  # the re-layout unit: beat in, transposed beat out
 BANK_PU_LATENCY = {Mode.SCORE: FPMUL + 3 * FPADD, Mode.CONTEXT: FPMUL + FPADD}
 ADDER_LEVELS = (CHIPS - 1).bit_length()  # 3: one FP16 adder level per halving of the chips
 ADDER_LATENCY = ADDER_LEVELS * FPADD
+
+# Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
+UNIT_RELAYOUT = "l3_relayout"
+UNIT_BANK_PU = "l3_bank_pu"
+UNIT_ADDER = "l3_adder_unit"
+UNIT_SOFTMAX = "l3_softmax_unit"
+UNIT_RANK = "l3_rank"
+UNITS = (UNIT_RELAYOUT, UNIT_BANK_PU, UNIT_ADDER, UNIT_SOFTMAX, UNIT_RANK)
+# The paper-size records the System reads (unit -> params): tb's FULL_SPECS measure them, the System's
+# ``records=`` requires them and its provenance cites them.
+PAPER_RECORDS = {UNIT_RANK: {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64}}
 
 # --- the chunk softmax unit (hw/l3/softmax_unit.py) ------------------------------------------------------------
 

@@ -27,9 +27,11 @@ from golden import deca as gdeca
 from golden.deca import format_cmd
 from golden.deca_spec import DESIGN_POINTS, LANES, MASK_BYTES, TILE, TILE_COLS, TILE_ROWS, W
 from hw.deca import cycles as dcycles
+from hw.deca.cycles import UNIT_PE
 from sysmodel.cost import Infeasible
 from sysmodel.deca import paper
 from sysmodel.deca.libxsmm import SEQUENCES, instructions_per_tile
+from sysmodel.deca.paper import AVX_SCALE, N_TABLE2, TABLE6_CTX, TABLE6_MODELS, TABLE6_N
 from sysmodel.devices import SPR_CLOCK_HZ, SPR_CORES, SPR_TMUL_CYCLES, get_device
 
 TB = 1e12
@@ -61,7 +63,6 @@ class Machine:
 
 SPR_HBM = Machine("SPR-HBM", get_device("spr-hbm").mem_bw)  # §7.1 "about 850GB/s achievable"
 SPR_DDR = Machine("SPR-DDR5", get_device("spr-ddr5").mem_bw)  # §7.1 "about 260GB/s"
-N_TABLE2 = 16  # Table 2 is N=16: Fig. 4 caption, and only N=16 keeps its 23.0 TFLOPS below MOS
 
 
 @dataclass(frozen=True)
@@ -278,9 +279,6 @@ def dse(m: Machine = SPR_HBM, n: int = N_TABLE2) -> dict[str, dict]:
 # --- next-token latency (Table 6) --------------------------------------------------------------------
 
 TABLE6_KERNELS = {"Q16": Kernel("q16"), "Q4": Kernel("q4"), "Q8 30%": Kernel("q8", 0.3)}
-TABLE6_MODELS = ("llama2-70b", "opt-66b")
-TABLE6_N = (1, 16, 64)
-TABLE6_CTX = 128 + 64  # mean cached tokens over 128 generated after a 128-token prompt (§8.4)
 # Achieved fractions of the Roof-Surface bounds, from Table 4 (N=1, HBM), not from Table 6:
 ETA_MEM = paper.TABLE4_DECA[1.0][0]  # 0.93: the memory-bound dense BF8 DECA kernel uses 93% of MBW
 ETA_AVX = paper.TABLE4_SW[0.5][2]  # 0.88: VEC-bound software kernels keep the AVX units 88-89% busy
@@ -352,7 +350,6 @@ def gemm_speedups(m: Machine, n: int = 1) -> list[dict]:
     ]
 
 
-AVX_SCALE = 4  # Fig. 14: 4x more (More AVX Units) or 4x wider (AVX2048, Wider AVX Units) vector units, §8.1
 FIG14_SYSTEMS = ("More / Wider AVX Units", "DECA")
 
 
@@ -463,5 +460,5 @@ def measured_cycles() -> dict[tuple[int, int, str, float], float]:
     return {
         (m.params["w"], m.params["lanes"], m.params["fmt"], m.params["density"]): m.cycles_per_transaction
         for m in characterization.load()
-        if m.unit == "deca_pe" and "fmt" in m.params
+        if m.unit == UNIT_PE and "fmt" in m.params
     }

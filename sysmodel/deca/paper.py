@@ -24,6 +24,7 @@ TABLE4_SW = {  # density: (MEM, TMUL, AVX) utilisation of the software-only Q8 k
     0.2: (0.35, 0.20, 0.89),
     0.05: (0.19, 0.20, 0.89),
 }
+N_TABLE2 = 16  # Table 2 is N=16: Fig. 4 caption, and only N=16 keeps its 23.0 TFLOPS below MOS
 DSE_CLAIMS = {"best/under": 2.0, "over/best max": 1.03}  # §8.2: "2x faster", "less than 3% faster"
 TABLE1 = {  # (memory, input tokens, N): FC-GeMM share of Llama2-70B's BF16 next-token time — DECA Table 1
     **{("DDR", 32, n): v for n, v in ((1, 0.974), (4, 0.973), (16, 0.966))},
@@ -92,6 +93,11 @@ TABLE6 = {  # (model, N, scheme): (SW-only, DECA) ms, SPR-HBM, 128 in / 128 out 
     ("opt-66b", 64, "Q4"): (436.4, 236.5),
     ("opt-66b", 64, "Q8 30%"): (407.3, 230.6),
 }
+TABLE6_MODELS = tuple(dict.fromkeys(m for m, _, _ in TABLE6))  # llama2-70b, opt-66b
+TABLE6_N = tuple(dict.fromkeys(n for _, n, _ in TABLE6))  # 1, 16, 64
+TABLE6_CTX = 128 + 64  # mean cached tokens over 128 generated after a 128-token prompt (§8.4)
+AVX_SCALE = 4  # Fig. 14: 4x more (More AVX Units) or 4x wider (AVX2048, Wider AVX Units) vector units, §8.1
+AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
 SPEEDUP_RANGE = (1.6, 1.9)  # abstract: DECA cuts the next-token time of Llama2-70B and OPT-66B by 1.6x-1.9x
 
 

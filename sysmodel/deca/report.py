@@ -13,6 +13,7 @@ import numpy as np
 from golden import deca as gdeca
 from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
+from hw.deca.cycles import UNIT_PE
 from sysmodel import characterization, ledger
 from sysmodel.deca import figures, libxsmm, paper
 from sysmodel.deca.claims import gpu_cause
@@ -244,7 +245,7 @@ def pe_lines() -> list[str]:
             "cycles_per_tile_p_valid0.8_p_ready0.7"
         )
         for r in characterization.load()
-        if r.unit == "deca_pe" and "fmt" in r.params
+        if r.unit == UNIT_PE and "fmt" in r.params
     }
     lines = [
         "### DECA PE cycles per tile: measured RTL vs analytical #vOps*(1+bpv)",

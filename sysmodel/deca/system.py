@@ -26,15 +26,16 @@ from functools import cached_property
 import numpy as np
 
 from golden.deca_spec import LANES, TILE, TILE_ROWS, W
+from hw.deca.cycles import UNIT_PE, pe_record
 from sysmodel.cost import Infeasible
 from sysmodel.deca import model as dm
+from sysmodel.deca import paper
 from sysmodel.energy import Usage, device_static_w, joules
 from sysmodel.models import KV_BYTES, StageShape, layer_groups, layer_ops, load_model
 from sysmodel.num import Num
 from sysmodel.systems import Area, Param, Provenance, register
 
 MACHINES = {"SPR-HBM": (dm.SPR_HBM, "spr-hbm"), "SPR-DDR5": (dm.SPR_DDR, "spr-ddr5")}
-AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
 
 
 class DecaSystem:
@@ -147,7 +148,7 @@ class DecaSystem:
     def area(self) -> Area:
         if not self.deca:
             return Area(0.0, "software decompression: nothing added")
-        return Area(AREA_MM2, "[Q] DECA §7: 56 PEs at W=32, L=8, 7 nm, ~2.51 mm2")
+        return Area(paper.AREA_MM2, f"[Q] DECA §7: 56 PEs at W=32, L=8, 7 nm, ~{paper.AREA_MM2} mm2")
 
     def provenance(self) -> Provenance:
         p = Provenance()
@@ -155,9 +156,7 @@ class DecaSystem:
         if self.deca and (k.scheme != "q16" or k.sparse):
             key = (W, LANES, k.scheme, k.density)
             if key in dm.measured_cycles():
-                p.record(
-                    "deca_pe", "hw/deca/pe.py", "golden/deca.py", w=W, lanes=LANES, fmt=k.scheme, density=k.density
-                )
+                p.record(UNIT_PE, "hw/deca/pe.py", "golden/deca.py", **pe_record(W, LANES, k.scheme, k.density))
             else:
                 p.constant(
                     "cycles per tile",
@@ -194,9 +193,7 @@ class DecaSystem:
         ),
         Param("capacity_gb", 0.0, "memory capacity in GB (0: the machine's own)", minimum=0),
     ),
-    records=tuple(
-        ("deca_pe", {"w": W, "lanes": LANES, "fmt": f, "density": d}) for f in ("q8", "q4") for d in (0.3, 1.0)
-    ),
+    records=tuple((UNIT_PE, pe_record(W, LANES, f, d)) for f in ("q8", "q4") for d in (0.3, 1.0)),
 )
 def _deca(model: str, scheme: str, density: float, machine: str, decompressor: str, capacity_gb: float) -> DecaSystem:
     return DecaSystem(model, scheme, density, machine, decompressor, capacity_gb)

@@ -45,8 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, STACKS, Geometry
-from hw.duplex.cycles import gemm_txn_cycles, softmax_row_cycles
+from golden.duplex_spec import CLOCK_HZ, FULL, MODULES_PER_STACK, SOFTMAX_LANES, STACKS, Geometry
+from hw.duplex.cycles import PAPER_RECORDS, UNIT_GEMM_MODULE, UNIT_SOFTMAX, gemm_txn_cycles, softmax_row_cycles
 from sysmodel import memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, PEAK, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
@@ -376,19 +376,16 @@ class DuplexSystem:
         p = Provenance()
         if self.mode != "gpu" and self.pim != "bank":
             p.record(
-                "duplex_gemm_module",
+                UNIT_GEMM_MODULE,
                 "hw/duplex/gemm_module.py",
                 "golden/duplex.py",
-                buffer_bytes=FULL.buffer_bytes,
-                lanes=FULL.lanes,
-                rows=FULL.rows,
+                **PAPER_RECORDS[UNIT_GEMM_MODULE],
             )
             p.record(
-                "duplex_softmax_unit",
+                UNIT_SOFTMAX,
                 "hw/duplex/softmax_unit.py",
                 "golden/softmax.py",
-                buffer_bytes=SOFTMAX_BUFFER_BYTES,
-                lanes=SOFTMAX_LANES,
+                **PAPER_RECORDS[UNIT_SOFTMAX],
             )
             p.cycle_model(
                 "gemm_txn_cycles, softmax_row_cycles",

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from golden.duplex_spec import FULL, MODULES_PER_STACK, REDUCED, SOFTMAX_LANES, STACKS
-from hw.duplex.cycles import gemm_txn_cycles
+from hw.duplex.cycles import UNITS, gemm_txn_cycles
 from sysmodel import characterization, ledger, results
 from sysmodel.duplex import figures, paper
 from sysmodel.duplex.claims import GAPS
@@ -237,7 +237,7 @@ def unit_lines(rs: list[ledger.Row]) -> list[str]:
         f"Bank-bundle DRAM efficiency (ACT/PRE, refresh; memory engine): {dram_efficiency():.3f}. "
         f"{STACKS} stacks per device.",
     ]
-    recs = [r for r in characterization.load() if r.unit.startswith("duplex_")]
+    recs = [r for r in characterization.load() if r.unit in UNITS]
     lines += [
         "",
         caption("Duplex's measured units: RTL testbench records, bit-exact against golden"),

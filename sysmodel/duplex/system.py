@@ -7,7 +7,8 @@ Table I for the paper's models, else one node of four devices [S] (``--set devic
 
 from __future__ import annotations
 
-from golden.duplex_spec import FULL, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES
+from golden.duplex_spec import SOFTMAX_LANES
+from hw.duplex.cycles import PAPER_RECORDS
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.duplex import paper
 from sysmodel.systems import Param, register
@@ -38,10 +39,7 @@ from sysmodel.systems import Param, register
         ),
         *EFFICIENCY,
     ),
-    records=(
-        ("duplex_gemm_module", {"buffer_bytes": FULL.buffer_bytes, "lanes": FULL.lanes, "rows": FULL.rows}),
-        ("duplex_softmax_unit", {"buffer_bytes": SOFTMAX_BUFFER_BYTES, "lanes": SOFTMAX_LANES}),
-    ),
+    records=tuple(PAPER_RECORDS.items()),
 )
 def _duplex(
     model: str,

@@ -27,22 +27,21 @@ import numpy as np
 from golden import hermes as gh
 from golden import hermes_spec as hs
 from golden.hermes_spec import ActOp
-from hw.hermes.cycles import act_txn_cycles
+from hw.hermes.cycles import PAPER_RECORDS, UNIT_ACTIVATION, UNIT_GEMV, act_txn_cycles
 from sysmodel import characterization, memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ATTACC, Efficiency, Engine, Infeasible, stage_time
 from sysmodel.devices import Link, get_device, get_link
 from sysmodel.hermes import paper
 from sysmodel.hermes import scheduler as sch
+from sysmodel.hermes.paper import POLICIES
 from sysmodel.hermes.workload import BLOCKS, Trace, generate, stage, stats_for
 from sysmodel.models import KV_BYTES, ModelConfig, StageShape, load_model
-
-POLICIES = ("random", "partition", "adjustment", "hermes")  # §V-C's ablation steps, cumulative
 
 
 def c_mul() -> float:
     """Cycles per GEMV operation (each multiplier's 8 lanes): the paper-size GEMV unit's measured rate."""
-    return characterization.lookup("hermes_gemv").extra["op_cycles"]
+    return characterization.lookup(UNIT_GEMV, **PAPER_RECORDS[UNIT_GEMV]).extra["op_cycles"]
 
 
 def softmax_cycles(n: int) -> float:
@@ -412,8 +411,7 @@ def on_gpu(hw: Hardware, gpu: str) -> Hardware:
 
 # --- Hermes as a serving system ----------------------------------------------------------------------------
 
-CALIBRATION_BATCHES = (1, 2, 4, 8, 16)  # the batches the per-token model is run at (§V-B2's range)
-AREA_PER_CORE_MM2 = 1.23  # one NDP core, 7 nm (§V-E, Table II note; notes §2)
+CALIBRATION_BATCHES = paper.BATCHES  # the batches the per-token model is run at (§V-B2's range)
 
 
 class HermesSystem:
@@ -570,15 +568,18 @@ class HermesSystem:
 
         if self.host:
             return Area(0.0, "Hermes-host: nothing added")
-        return Area(AREA_PER_CORE_MM2 * self.hw.dimms, "[Q] Hermes §V: 1.23 mm2 per NDP core (7 nm) x DIMMs")
+        return Area(
+            paper.AREA_PER_CORE_MM2 * self.hw.dimms,
+            f"[Q] Hermes §V: {paper.AREA_PER_CORE_MM2} mm2 per NDP core (7 nm) x DIMMs",
+        )
 
     def provenance(self):
         from sysmodel.systems import Provenance
 
         p = Provenance()
         if not self.host:
-            p.record("hermes_gemv", "hw/hermes/gemv.py", "golden/hermes.py")
-            p.record("hermes_activation", "hw/hermes/activation.py", "golden/hermes.py")
+            p.record(UNIT_GEMV, "hw/hermes/gemv.py", "golden/hermes.py", **PAPER_RECORDS[UNIT_GEMV])
+            p.record(UNIT_ACTIVATION, "hw/hermes/activation.py", "golden/hermes.py", **PAPER_RECORDS[UNIT_ACTIVATION])
         p.constant(
             "activation statistics",
             str(stats_for(self.cfg.name)),

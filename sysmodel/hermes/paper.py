@@ -11,6 +11,7 @@ GPU_WEIGHT_BYTES = 20e9  # [D] "80% of OPT-13B" and "15% of OPT-66B" fit GPU mem
 PCIE = "pcie4x16"  # §V-A's "64 GB/s" is PCIe 4.0 x16 counted both ways; weights stream one way (notes A20)
 DIMMS = 8  # NDP-DIMMs (Table II)
 DIMM_BYTES = 32e9  # per DIMM (Table II)
+AREA_PER_CORE_MM2 = 1.23  # one NDP core, 7 nm (§V-E, Table II note; notes §2)
 T_SYNC = 10e-6  # [S] one GPU<->DIMM synchronisation: launch, PCIe round trip, barrier (notes A13)
 WINDOW = 5  # tokens per remapping window (§IV-D)
 HOST_BW = 89.6e9  # Hermes-host: i9-13900K DRAM bandwidth (§III-A)
@@ -118,6 +119,7 @@ ABLATION = {
     "adjustment": _abl(1.33, "adjustment over partition"),
     "hermes": _abl(1.29, "window remap over adjustment"),
 }
+POLICIES = ("random", *ABLATION)  # §V-C's ablation steps, cumulative: random placement, then each step's gain
 DSE_MODEL, DSE_MULTIPLIERS = "opt-13b", (32, 64, 128, 256, 512)  # §V-E3
 # [S] the most GEMV multipliers per NDP core the model takes: the DSE's largest, which the RTL GEMV unit also
 # builds (golden.hermes_spec.Gemv); the timing is linear in them, so larger ones would be extrapolation

@@ -4,6 +4,7 @@ cold ones on the DIMMs' NDP cores (:class:`sysmodel.hermes.model.HermesSystem`, 
 from __future__ import annotations
 
 from golden.hermes_spec import MULTIPLIERS
+from hw.hermes.cycles import PAPER_RECORDS
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.hermes import paper
 from sysmodel.systems import Param, register
@@ -14,19 +15,19 @@ from sysmodel.systems import Param, register
     "Consumer GPU + NDP-DIMMs: hot neurons on the GPU, cold neurons and attention on the DIMMs' "
     "NDP cores, ILP mapping with online adjustment (Hermes §IV-§V; the GEMV unit's measured cycles)",
     (
-        Param("dimms", paper.DIMMS, "NDP-DIMMs (32 GB each)", minimum=1, maximum=64),
+        Param("dimms", paper.DIMMS, f"NDP-DIMMs ({paper.DIMM_BYTES / 1e9:g} GB each)", minimum=1, maximum=64),
         Param("multipliers", MULTIPLIERS, "GEMV multipliers per NDP core", minimum=1, maximum=paper.MAX_MULTIPLIERS),
         Param(
             "policy",
             "hermes",
-            "random, partition, adjustment, hermes (the ablation steps)",
-            choices=("random", "partition", "adjustment", "hermes"),
+            f"{', '.join(paper.POLICIES)} (the ablation steps)",
+            choices=paper.POLICIES,
         ),
         Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
         Param("seed", 1, "activation trace seed"),
         *EFFICIENCY,
     ),
-    records=(("hermes_gemv", {}), ("hermes_activation", {})),
+    records=tuple(PAPER_RECORDS.items()),
 )
 def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int, efficiency: str):
     from sysmodel.hermes.model import HermesSystem

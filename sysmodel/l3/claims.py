@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU
 from sysmodel import ledger
 from sysmodel.l3 import figures, paper
 from sysmodel.ledger import Claim, claim, not_computed
@@ -436,7 +437,7 @@ GAPS = {
         f"{u} power (mW)": "the basis charges AttAcc's 0.64 pJ per FP16 FLOP at full activity (8 FLOPs per tCK, "
         "12.8 GFLOP/s); Table 5's power would be 0.09-0.14 pJ per FLOP at that rate, below a 28 nm FP16 datapath, so "
         "the paper's figures are at a lower (unstated) activity or clock"
-        for u in ("l3_adder_unit", "l3_bank_pu")
+        for u in (UNIT_ADDER, UNIT_BANK_PU)
     },
     "HBM-PIM over GPU-only, OPT-66B on Dolphin": "the kit's HBM-PIM (sysmodel/baselines.py HbmPim) serialises "
     "attention and the FC layers per layer without the paper's decode sub-batches, so it never pays the "

@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from golden.l3_spec import BANKS, CHIPS, FULL, MAX_TOKENS
-from hw.l3.cycles import run_cycles
+from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX, run_cycles
 from sysmodel import memory
 from sysmodel.baselines import profile_provenance
 from sysmodel.cost import ACT_BYTES, ATTACC, Efficiency, Engine, Infeasible, tp_allreduce, tp_allreduce_bytes
@@ -206,8 +206,8 @@ class L3System:
         """Table 5 (28 nm): a rank PU (re-layout, adder and softmax units) per rank, and a bank PU per bank of
         every chip, at 10x in the DRAM process (Table 5's footnote); R-PIM: rank PUs only."""
         a = paper.AREA_UM2
-        rank_pu = a["l3_relayout"] + a["l3_adder_unit"] + a["l3_softmax_unit"]
-        bank_pus = 0 if self.attention == "r-pim" else CHIPS * BANKS * a["l3_bank_pu"] * paper.DRAM_AREA_FACTOR
+        rank_pu = a[UNIT_RELAYOUT] + a[UNIT_ADDER] + a[UNIT_SOFTMAX]
+        bank_pus = 0 if self.attention == "r-pim" else CHIPS * BANKS * a[UNIT_BANK_PU] * paper.DRAM_AREA_FACTOR
         if self.attention == "cpu":
             return Area(0.0, "CPU offload: nothing added")
         return Area(
@@ -218,7 +218,7 @@ class L3System:
     def provenance(self) -> Provenance:
         p = Provenance()
         if self.attention == "l3":
-            p.record("l3_rank", "hw/l3/rank.py", "golden/l3.py", banks=FULL.banks, d_head=FULL.d_head, max_tokens=64)
+            p.record(UNIT_RANK, "hw/l3/rank.py", "golden/l3.py", **PAPER_RECORDS[UNIT_RANK])
             p.cycle_model(
                 "l3_rank run_cycles",
                 "hw/l3/rank.py",

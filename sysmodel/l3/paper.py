@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RELAYOUT, UNIT_SOFTMAX
 from sysmodel.ledger import Claim, claims
 
 GPUS = 8  # DGX-A100: 8 x A100-80GB (L3 §6.1)
@@ -117,9 +118,9 @@ PIM_BANDWIDTH = Claim(
     "16 channels x 4 ranks of DDR4-3200 x8",
     kind="identity",
 )  # the memory engine's all-bank peak: arithmetic of the stated organisation, not a prediction
-AREA_UM2 = {"l3_relayout": 948, "l3_adder_unit": 3446, "l3_softmax_unit": 18506, "l3_bank_pu": 3323}
-POWER_MW = {"l3_relayout": 0.245, "l3_adder_unit": 1.812, "l3_softmax_unit": 4.345, "l3_bank_pu": 1.129}  # Table 5
-FLOPS_PER_CYCLE = {"l3_adder_unit": 8, "l3_bank_pu": 8}  # 8 FP16 adders; 4 multipliers + 4 adders (§6.4)
+AREA_UM2 = {UNIT_RELAYOUT: 948, UNIT_ADDER: 3446, UNIT_SOFTMAX: 18506, UNIT_BANK_PU: 3323}
+POWER_MW = {UNIT_RELAYOUT: 0.245, UNIT_ADDER: 1.812, UNIT_SOFTMAX: 4.345, UNIT_BANK_PU: 1.129}  # Table 5
+FLOPS_PER_CYCLE = {UNIT_ADDER: 8, UNIT_BANK_PU: 8}  # 8 FP16 adders; 4 multipliers + 4 adders (§6.4)
 POWER = {
     u: Claim(
         POWER_MW[u],
@@ -133,14 +134,14 @@ POWER = {
 # the same as ledger claims: each unit's area over the bank PU's (Yosys generic cells are only comparable as ratios)
 AREA_RATIO = {
     u: Claim(
-        a / AREA_UM2["l3_bank_pu"],
+        a / AREA_UM2[UNIT_BANK_PU],
         "l3",
         "§6.4, Table 5",
         f"{u} area / bank PU area",
         "28 nm synthesis (paper) vs Yosys generic cells (model)",
     )
     for u, a in AREA_UM2.items()
-    if u != "l3_bank_pu"
+    if u != UNIT_BANK_PU
 }
 DRAM_AREA_FACTOR = 10  # Table 5's footnote: "Implementation with DRAM process would lead to 10x area overhead"
 CHIP_BITS = 8 << 30  # [S] 8 Gb DDR4 chips fill the 2 TB host (for the DIMMs' background power)

@@ -8,6 +8,7 @@ report section (``--set tp=2 --set dp=4`` serves one of four replicas, on a quar
 
 from __future__ import annotations
 
+from hw.l3.cycles import PAPER_RECORDS
 from sysmodel.baselines import EFFICIENCY, device_profile
 from sysmodel.l3 import paper
 from sysmodel.systems import Param, register
@@ -26,14 +27,14 @@ from sysmodel.systems import Param, register
             minimum=1,
             maximum=paper.GPUS,
         ),
-        Param("ranksets", paper.RANKSETS, "ranks per channel (16 channels)", minimum=1, maximum=64),
+        Param("ranksets", paper.RANKSETS, f"ranks per channel ({paper.CHANNELS} channels)", minimum=1, maximum=64),
         Param("capacity_gb", paper.HOST_BYTES / 1e9, "host DIMM capacity, GB", minimum=1),
         Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
         Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
         Param("overlap", True, "communication overlap across ranksets"),
         *EFFICIENCY,
     ),
-    records=(("l3_rank", {"banks": 16, "d_head": 128, "max_tokens": 64}),),
+    records=tuple(PAPER_RECORDS.items()),
 )
 def _l3(
     model: str,

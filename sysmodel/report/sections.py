@@ -4,6 +4,7 @@ return data; these functions only render it."""
 
 from __future__ import annotations
 
+from hw.arith.cycles import UNITS as ARITH_UNITS
 from sysmodel import characterization
 from sysmodel.baselines import (
     ATTACC_DIFFERENCES,
@@ -17,13 +18,14 @@ from sysmodel.baselines import (
     offload_pcie,
 )
 from sysmodel.cost import ATTACC
-from sysmodel.energy import FLOP_PJ, LINK_PJ, MEMORIES, STATIC_SHARE, VOP_PJ
+from sysmodel.devices import SPR_CLOCK_HZ, SPR_CORES
+from sysmodel.energy import DECA_PES_W, FLOP_PJ, LINK_PJ, MEMORIES, STATIC_SHARE, VOP_PJ
 from sysmodel.report import caption
 
 
 def arith_lines(ctx=None) -> list[str]:
     """The arithmetic library's measured RTL cycle models, from the snapshot."""
-    recs = [m for m in characterization.load() if m.unit in characterization.ARITH_UNITS]
+    recs = [m for m in characterization.load() if m.unit in ARITH_UNITS]
     if not recs:
         return ["No characterization snapshot yet: run `make characterize`."]
     lines = [
@@ -93,7 +95,8 @@ def energy_lines() -> list[str]:
             lines.append(f"| {m.name} read, {path} path (per bit) | {m.pj_per_bit(path):.3g} | {m.source} |")
     lines += [
         f"| FP16 FLOP (any MAC array) | {FLOP_PJ:.3g} | [EXT] AttAcc ALU energy |",
-        f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: 3.1 W / (56 PEs x 2.5 GHz) |",
+        f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: {DECA_PES_W} W / "
+        f"({SPR_CORES} PEs x {SPR_CLOCK_HZ / 1e9:g} GHz) |",
     ]
     lines += [f"| {k} (per bit) | {v:.3g} | see sysmodel/energy.py |" for k, v in LINK_PJ.items()]
     lines.append(f"| static power | {STATIC_SHARE:.0%} of TDP | [S] every device alike |")

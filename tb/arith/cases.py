@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from golden import arith
 from golden.fp import get_format
+from hw.arith.cycles import UNIT_ADDTREE, UNIT_FPADD, UNIT_FPEXP, UNIT_FPMAC, UNIT_FPMUL, UNIT_FPRECIP, UNIT_MAXTREE
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, near, random_value
@@ -99,13 +100,13 @@ def _case_fprecip(fmt: str = "bf16") -> tuple:
 
 
 CASES = {
-    "fpmul": _case_fpmul,
-    "fpadd": _case_fpadd,
-    "fpmac": _case_fpmac,
-    "addtree": _case_addtree,
-    "maxtree": _case_maxtree,
-    "fpexp": _case_fpexp,
-    "fprecip": _case_fprecip,
+    UNIT_FPMUL: _case_fpmul,
+    UNIT_FPADD: _case_fpadd,
+    UNIT_FPMAC: _case_fpmac,
+    UNIT_ADDTREE: _case_addtree,
+    UNIT_MAXTREE: _case_maxtree,
+    UNIT_FPEXP: _case_fpexp,
+    UNIT_FPRECIP: _case_fprecip,
 }
 
 
@@ -116,21 +117,21 @@ def case(spec: TbSpec) -> StreamCase:
 
 
 SPECS = [
-    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "bf16"}),
-    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp16"}),
-    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "bf16", "fmt_out": "fp32"}),
-    TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp32"}),
-    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "bf16"}),
-    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "fp16"}),
-    TbSpec("fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "fp32"}),
-    TbSpec("fpmac", "hw.arith.fpmac:FpMac", {"fmt_in": "bf16", "fmt_acc": "fp32"}),
-    TbSpec("fpmac", "hw.arith.fpmac:FpMac", {"fmt_in": "fp16", "fmt_acc": "fp32"}),
-    TbSpec("addtree", "hw.arith.addtree:AddTree", {"fmt": "fp32", "n": 8}),
-    TbSpec("maxtree", "hw.arith.maxtree:MaxTree", {"fmt": "bf16", "n": 8}),
-    TbSpec("fpexp", "hw.arith.fpexp:FpExp", {"fmt": "bf16"}),
-    TbSpec("fpexp", "hw.arith.fpexp:FpExp", {"fmt": "fp16"}),
-    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "bf16"}),
-    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp16"}),
-    TbSpec("fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "fp32"}),
+    TbSpec(UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "bf16"}),
+    TbSpec(UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "fp16"}),
+    TbSpec(UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "bf16", "fmt_out": "fp32"}),
+    TbSpec(UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "fp32"}),
+    TbSpec(UNIT_FPADD, "hw.arith.fpadd:FpAdd", {"fmt": "bf16"}),
+    TbSpec(UNIT_FPADD, "hw.arith.fpadd:FpAdd", {"fmt": "fp16"}),
+    TbSpec(UNIT_FPADD, "hw.arith.fpadd:FpAdd", {"fmt": "fp32"}),
+    TbSpec(UNIT_FPMAC, "hw.arith.fpmac:FpMac", {"fmt_in": "bf16", "fmt_acc": "fp32"}),
+    TbSpec(UNIT_FPMAC, "hw.arith.fpmac:FpMac", {"fmt_in": "fp16", "fmt_acc": "fp32"}),
+    TbSpec(UNIT_ADDTREE, "hw.arith.addtree:AddTree", {"fmt": "fp32", "n": 8}),
+    TbSpec(UNIT_MAXTREE, "hw.arith.maxtree:MaxTree", {"fmt": "bf16", "n": 8}),
+    TbSpec(UNIT_FPEXP, "hw.arith.fpexp:FpExp", {"fmt": "bf16"}),
+    TbSpec(UNIT_FPEXP, "hw.arith.fpexp:FpExp", {"fmt": "fp16"}),
+    TbSpec(UNIT_FPRECIP, "hw.arith.fprecip:FpRecip", {"fmt": "bf16"}),
+    TbSpec(UNIT_FPRECIP, "hw.arith.fprecip:FpRecip", {"fmt": "fp16"}),
+    TbSpec(UNIT_FPRECIP, "hw.arith.fprecip:FpRecip", {"fmt": "fp32"}),
 ]
 SPECS = [dataclasses.replace(s, harness=True) for s in SPECS]  # transaction-level streaming (tb/txn.py)

@@ -8,6 +8,7 @@ import importlib
 
 from amaranth.hdl import Assert, Module, Mux, Value
 
+from hw.deca.cycles import UNIT_PE
 from tb.deca.cases import SPECS
 from tb.formal.contract import contract_spec
 from tb.formal.sby import FormalSpec
@@ -33,7 +34,7 @@ def expand_equiv() -> tuple[Module, list[Value]]:
 PROPS = [
     FormalSpec(
         "expand-equiv-w8",
-        "deca_pe",
+        UNIT_PE,
         expand_equiv,
         1,
         "combinational: one step holds every input (k-induction closes at once)",

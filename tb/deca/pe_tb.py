@@ -31,6 +31,7 @@ from cocotb.triggers import ClockCycles
 from golden import deca
 from golden.deca_spec import TILE, TileCmd, err_names
 from hw.deca import cycles
+from hw.deca.cycles import UNIT_PE, pe_record
 from hw.deca.pe import FILL_TO_OUT, cycle_model
 from hw.deca.tout import chunk_out
 from tb.charz import write_record
@@ -203,8 +204,8 @@ async def test_formats(dut):
             checked += 2 * len(tiles) * TILE
             rec_model = cycle_model(W, L, fmt.bits, d)
             write_record(
-                "deca_pe",
-                {"w": W, "lanes": L, "fmt": fmt.name, "density": d},
+                UNIT_PE,
+                pe_record(W, L, fmt.name, d),
                 f"{SPEC.tag}-{fmt.name}-d{d}",
                 rec_model,
                 latency=MODEL.latency,
@@ -227,7 +228,7 @@ async def test_formats(dut):
                 dense_q8 = (cpt, wall, simc)
     cpt, wall, simc = dense_q8
     write_record(
-        "deca_pe",
+        UNIT_PE,
         SPEC.params,
         SPEC.tag,
         MODEL,

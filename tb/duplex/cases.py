@@ -9,11 +9,12 @@ import random
 import numpy as np
 
 from golden import duplex
-from golden.duplex_spec import ACT_LANES, FULL, REDUCED, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geometry, Op
+from golden.duplex_spec import ACT_LANES, REDUCED, SOFTMAX_BUFFER_BYTES, SOFTMAX_LANES, Geometry, Op
 from golden.softmax import NEG_INF, softmax
 from hw.common import softmax as softmax_hw
 from hw.duplex import activation, gemm_module, softmax_unit
 from hw.duplex import cycles as dcycles
+from hw.duplex.cycles import PAPER_RECORDS, UNIT_ACTIVATION, UNIT_GEMM_MODULE, UNIT_SOFTMAX, UNIT_STACK
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -214,10 +215,10 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
 
 
 CASES = {
-    "duplex_gemm_module": _gemm_case,
-    "duplex_stack": _gemm_case,
-    "duplex_activation": _activation_case,
-    "duplex_softmax_unit": _softmax_case,
+    UNIT_GEMM_MODULE: _gemm_case,
+    UNIT_STACK: _gemm_case,
+    UNIT_ACTIVATION: _activation_case,
+    UNIT_SOFTMAX: _softmax_case,
 }
 
 
@@ -227,12 +228,12 @@ def case(spec: TbSpec) -> StreamCase:
 
 _R = {"rows": REDUCED.rows, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
 SPECS = [
-    TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _R),
-    TbSpec("duplex_stack", "hw.duplex.stack:LogicPimStack", {**_R, "modules": 4}),
-    TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": 4}),
-    TbSpec("duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": 4, "buffer_bytes": 64}),
+    TbSpec(UNIT_GEMM_MODULE, "hw.duplex.gemm_module:GemmModule", _R),
+    TbSpec(UNIT_STACK, "hw.duplex.stack:LogicPimStack", {**_R, "modules": 4}),
+    TbSpec(UNIT_ACTIVATION, "hw.duplex.activation:Activation", {"lanes": 4}),
+    TbSpec(UNIT_SOFTMAX, "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": 4, "buffer_bytes": 64}),
     TbSpec(
-        "duplex_softmax_unit",
+        UNIT_SOFTMAX,
         "hw.duplex.softmax_unit:SoftmaxUnit",
         {"lanes": 4, "buffer_bytes": 64, "normalize": False},
     ),
@@ -241,14 +242,19 @@ SPECS = [
 # 64-lane activation unit too (Icarus ran it at 12 cycles per second: 352 s in all). The module's C++ at -O1
 # (big_opt; 2026-11-27, compiled alone, no ccache): 3 min 6 s of CPU instead of 2 min 36 s, its tests 31 s
 # instead of 92 s
-_F = {"rows": FULL.rows, "lanes": FULL.lanes, "buffer_bytes": FULL.buffer_bytes}
 FULL_SPECS = [
-    TbSpec("duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", _F, sim="verilator", big_opt="-O1"),
-    TbSpec("duplex_activation", "hw.duplex.activation:Activation", {"lanes": ACT_LANES}, sim="verilator"),
     TbSpec(
-        "duplex_softmax_unit",
+        UNIT_GEMM_MODULE,
+        "hw.duplex.gemm_module:GemmModule",
+        PAPER_RECORDS[UNIT_GEMM_MODULE],
+        sim="verilator",
+        big_opt="-O1",
+    ),
+    TbSpec(UNIT_ACTIVATION, "hw.duplex.activation:Activation", {"lanes": ACT_LANES}, sim="verilator"),
+    TbSpec(
+        UNIT_SOFTMAX,
         "hw.duplex.softmax_unit:SoftmaxUnit",
-        {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES},
+        PAPER_RECORDS[UNIT_SOFTMAX],
     ),
 ]
 # The area proxy (`make area`, tb/area.py): the GEMM module and the softmax unit each at two sizes, so the report
@@ -256,13 +262,11 @@ FULL_SPECS = [
 # buffers of one vector, since the paper's SRAM is not logic
 AREA_SPECS = {
     f"gemm_{r}x{t}": TbSpec(
-        "duplex_gemm_module", "hw.duplex.gemm_module:GemmModule", {"rows": r, "lanes": t, "buffer_bytes": 2 * r * t}
+        UNIT_GEMM_MODULE, "hw.duplex.gemm_module:GemmModule", {"rows": r, "lanes": t, "buffer_bytes": 2 * r * t}
     )
     for r, t in ((4, 2), (8, 2))
 }
 AREA_SPECS |= {
-    f"softmax_{n}": TbSpec(
-        "duplex_softmax_unit", "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": n, "buffer_bytes": 2 * n}
-    )
+    f"softmax_{n}": TbSpec(UNIT_SOFTMAX, "hw.duplex.softmax_unit:SoftmaxUnit", {"lanes": n, "buffer_bytes": 2 * n})
     for n in (4, 8)
 }

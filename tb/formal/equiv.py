@@ -19,6 +19,7 @@ from amaranth.sim import Simulator
 
 import golden.arith
 from golden.fp import get_format
+from hw.arith.cycles import UNIT_FPADD, UNIT_FPMUL, UNIT_FPRECIP
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _e5m2(op: str) -> Callable[..., int]:
 
 
 EQUIVS = (
-    EquivSpec("equiv-fpmul-e5m2", "fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "e5m2"}, 2, _e5m2("fp_mul")),
-    EquivSpec("equiv-fpadd-e5m2", "fpadd", "hw.arith.fpadd:FpAdd", {"fmt": "e5m2"}, 2, _e5m2("fp_add")),
-    EquivSpec("equiv-fprecip-e5m2", "fprecip", "hw.arith.fprecip:FpRecip", {"fmt": "e5m2"}, 1, _e5m2("fp_recip")),
+    EquivSpec("equiv-fpmul-e5m2", UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "e5m2"}, 2, _e5m2("fp_mul")),
+    EquivSpec("equiv-fpadd-e5m2", UNIT_FPADD, "hw.arith.fpadd:FpAdd", {"fmt": "e5m2"}, 2, _e5m2("fp_add")),
+    EquivSpec("equiv-fprecip-e5m2", UNIT_FPRECIP, "hw.arith.fprecip:FpRecip", {"fmt": "e5m2"}, 1, _e5m2("fp_recip")),
 )

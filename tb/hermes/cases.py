@@ -12,8 +12,10 @@ import numpy as np
 from golden import hermes
 from golden.fp import FP16
 from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
+from hw.arith.cycles import UNIT_FPMUL
 from hw.hermes import activation, bitserial, core, gemv
 from hw.hermes import cycles as hcycles
+from hw.hermes.cycles import PAPER_RECORDS, UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV
 from tb.case import StreamCase, command_case, desc_items, malformed_items
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -256,8 +258,8 @@ def _core_case(spec: TbSpec) -> StreamCase:
     gp = {k: p[k] for k in ("multipliers", "lanes", "buffer_bytes") if k in p}
     ap = {"lanes": p.get("act_lanes", ACT_LANES), "buffer_bytes": p.get("act_buffer_bytes", ACT_BUFFER_BYTES)}
     sub = {
-        core.GEMV: _gemv_case(TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", gp)),
-        core.ACT: _activation_case(TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", ap)),
+        core.GEMV: _gemv_case(TbSpec(UNIT_GEMV, "hw.hermes.gemv:GemvUnit", gp)),
+        core.ACT: _activation_case(TbSpec(UNIT_ACTIVATION, "hw.hermes.activation:ActivationUnit", ap)),
     }
     g = gemv.geometry(**gp)
     out = core.out_layout(g, ap["lanes"])
@@ -332,10 +334,10 @@ def _core_case(spec: TbSpec) -> StreamCase:
 
 
 CASES = {
-    "hermes_bitserial": _bitserial_case,
-    "hermes_gemv": _gemv_case,
-    "hermes_activation": _activation_case,
-    "hermes_core": _core_case,
+    UNIT_BITSERIAL: _bitserial_case,
+    UNIT_GEMV: _gemv_case,
+    UNIT_ACTIVATION: _activation_case,
+    UNIT_CORE: _core_case,
 }
 
 
@@ -345,11 +347,11 @@ def case(spec: TbSpec) -> StreamCase:
 
 _G = {"multipliers": REDUCED.multipliers, "lanes": REDUCED.lanes, "buffer_bytes": REDUCED.buffer_bytes}
 SPECS = [
-    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
-    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", _G),
-    TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
-    TbSpec("hermes_core", "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
-    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4}),
+    TbSpec(UNIT_BITSERIAL, "hw.hermes.bitserial:BitSerialMul", {"lanes": 2}),
+    TbSpec(UNIT_GEMV, "hw.hermes.gemv:GemvUnit", _G),
+    TbSpec(UNIT_ACTIVATION, "hw.hermes.activation:ActivationUnit", {"lanes": 4, "buffer_bytes": 64}),
+    TbSpec(UNIT_CORE, "hw.hermes.core:NdpCore", {**_G, "act_lanes": 4, "act_buffer_bytes": 64}),
+    TbSpec(UNIT_BITSERIAL, "hw.hermes.bitserial:BitSerialMul", {"lanes": 2, "serial_bits": 4}),
 ]
 # the paper's sizes (make sim only: pytest marker "full"), all on Verilator. The 2048-lane GEMV (Icarus: hours): ~9
 # min, 7 of them elaboration, verilation and C++ (2026-11-24; on 2026-11-26, stage by stage: Amaranth's RTLIL 368 s,
@@ -363,20 +365,26 @@ SPECS = [
 # instead of 4 min 4 s, its tests 54 s instead of 101 s. The 8-lane multiplier streams its
 # 10,000 products transaction-level on Verilator: 40 s with the build, against 218 s per-cycle on Icarus.
 FULL_SPECS = [
-    TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
-    TbSpec("hermes_gemv", "hw.hermes.gemv:GemvUnit", {}, sim="verilator", big_opt="-O1"),
-    TbSpec("hermes_activation", "hw.hermes.activation:ActivationUnit", {}, sim="verilator", big_opt="-O1"),
+    TbSpec(UNIT_BITSERIAL, "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}, sim="verilator", harness=True),
+    TbSpec(UNIT_GEMV, "hw.hermes.gemv:GemvUnit", PAPER_RECORDS[UNIT_GEMV], sim="verilator", big_opt="-O1"),
+    TbSpec(
+        UNIT_ACTIVATION,
+        "hw.hermes.activation:ActivationUnit",
+        PAPER_RECORDS[UNIT_ACTIVATION],
+        sim="verilator",
+        big_opt="-O1",
+    ),
 ]
 # The area proxy (`make area`, tb/area.py): one bit-serial multiplier against one parallel FP16 x FP16 -> FP32
 # multiplier, and the GEMV unit and activation unit each at two sizes, so the report can extrapolate cells
 # linearly to the DSE's 32-512 multipliers and the paper's 256 lanes; buffers of a few beats, since the
 # paper's SRAM is not logic
 AREA_SPECS = {
-    "bitserial_mul": TbSpec("hermes_bitserial", "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}),
-    "parallel_mul": TbSpec("fpmul", "hw.arith.fpmul:FpMul", {"fmt_in": "fp16", "fmt_out": "fp32"}),
+    "bitserial_mul": TbSpec(UNIT_BITSERIAL, "hw.hermes.bitserial:BitSerialMul", {"lanes": MUL_LANES}),
+    "parallel_mul": TbSpec(UNIT_FPMUL, "hw.arith.fpmul:FpMul", {"fmt_in": "fp16", "fmt_out": "fp32"}),
     **{
         f"gemv_m{m}": TbSpec(
-            "hermes_gemv",
+            UNIT_GEMV,
             "hw.hermes.gemv:GemvUnit",
             {"multipliers": m, "lanes": MUL_LANES, "buffer_bytes": 4 * m * MUL_LANES * 4},
         )
@@ -384,7 +392,7 @@ AREA_SPECS = {
     },
     **{
         f"activation_l{n}": TbSpec(
-            "hermes_activation", "hw.hermes.activation:ActivationUnit", {"lanes": n, "buffer_bytes": 4 * n}
+            UNIT_ACTIVATION, "hw.hermes.activation:ActivationUnit", {"lanes": n, "buffer_bytes": 4 * n}
         )
         for n in (4, 8)
     },

@@ -11,6 +11,7 @@ import importlib
 from amaranth.hdl import Assert, Assume, Module, ResetSignal, Signal, Value
 
 from golden.hermes_spec import serial_steps
+from hw.hermes.cycles import UNIT_BITSERIAL
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
@@ -51,7 +52,7 @@ PROPS = [
     *(
         FormalSpec(
             f"bitserial-lane-equiv-{bits}bit",
-            "hermes_bitserial",
+            UNIT_BITSERIAL,
             lambda bits=bits: serial_lane_equiv(bits),
             3 + serial_steps(bits),
             f"reset, load and the {serial_steps(bits)} steps of one product, then the check",

@@ -13,6 +13,7 @@ from golden import l3
 from golden.l3_spec import ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode
 from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
+from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -248,11 +249,11 @@ def _rank_case(spec: TbSpec) -> StreamCase:
 
 
 CASES = {
-    "l3_relayout": _relayout_case,
-    "l3_bank_pu": _bank_pu_case,
-    "l3_adder_unit": _adder_case,
-    "l3_softmax_unit": _softmax_case,
-    "l3_rank": _rank_case,
+    UNIT_RELAYOUT: _relayout_case,
+    UNIT_BANK_PU: _bank_pu_case,
+    UNIT_ADDER: _adder_case,
+    UNIT_SOFTMAX: _softmax_case,
+    UNIT_RANK: _rank_case,
 }
 
 
@@ -261,23 +262,23 @@ def case(spec: TbSpec) -> StreamCase:
 
 
 SPECS = [
-    TbSpec("l3_relayout", "hw.l3.relayout:Relayout", {"inverse": False}),
-    TbSpec("l3_relayout", "hw.l3.relayout:Relayout", {"inverse": True}),
-    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU", {"group": 0}, case_params={"mode": "score"}),
-    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU", {"group": V_GROUPS - 1}, case_params={"mode": "context"}),
-    TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
-    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": REDUCED.chunk, "max_tokens": 64}),
-    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": 16, "max_tokens": 256}),
-    TbSpec("l3_rank", "hw.l3.rank:Rank", {"banks": REDUCED.banks, "d_head": REDUCED.d_head, "max_tokens": 64}),
+    TbSpec(UNIT_RELAYOUT, "hw.l3.relayout:Relayout", {"inverse": False}),
+    TbSpec(UNIT_RELAYOUT, "hw.l3.relayout:Relayout", {"inverse": True}),
+    TbSpec(UNIT_BANK_PU, "hw.l3.bank_pu:BankPU", {"group": 0}, case_params={"mode": "score"}),
+    TbSpec(UNIT_BANK_PU, "hw.l3.bank_pu:BankPU", {"group": V_GROUPS - 1}, case_params={"mode": "context"}),
+    TbSpec(UNIT_ADDER, "hw.l3.adder_unit:AdderUnit"),
+    TbSpec(UNIT_SOFTMAX, "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": REDUCED.chunk, "max_tokens": 64}),
+    TbSpec(UNIT_SOFTMAX, "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": 16, "max_tokens": 256}),
+    TbSpec(UNIT_RANK, "hw.l3.rank:Rank", {"banks": REDUCED.banks, "d_head": REDUCED.d_head, "max_tokens": 64}),
 ]
 # the paper's rank: 8 chips x 16 banks, d_head 128 (make sim only: pytest marker "full"), on Verilator: its three
 # tests simulate in 49 s there, against 552 s on Icarus (about 34,000 cycles at 96 per second). Flattened: with its
 # bank PUs' shared datapaths left as instances (hw/share.py) its tests ran 165 s instead of ~90 (2026-11-27)
 FULL_SPECS = [
     TbSpec(
-        "l3_rank",
+        UNIT_RANK,
         "hw.l3.rank:Rank",
-        {"banks": FULL.banks, "d_head": FULL.d_head, "max_tokens": 64},
+        PAPER_RECORDS[UNIT_RANK],
         sim="verilator",
         flatten=True,
     )
@@ -285,8 +286,8 @@ FULL_SPECS = [
 # Table 5's four units at the paper's parameters for `make area`; the softmax unit holds one chunk of its
 # exp buffer (the rank PU's 256 KB score buffer is SRAM beside it, not in Table 5's SU logic)
 AREA_SPECS = [
-    TbSpec("l3_relayout", "hw.l3.relayout:Relayout"),
-    TbSpec("l3_adder_unit", "hw.l3.adder_unit:AdderUnit"),
-    TbSpec("l3_softmax_unit", "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": FULL.chunk, "max_tokens": FULL.chunk}),
-    TbSpec("l3_bank_pu", "hw.l3.bank_pu:BankPU"),
+    TbSpec(UNIT_RELAYOUT, "hw.l3.relayout:Relayout"),
+    TbSpec(UNIT_ADDER, "hw.l3.adder_unit:AdderUnit"),
+    TbSpec(UNIT_SOFTMAX, "hw.l3.softmax_unit:SoftmaxUnit", {"chunk": FULL.chunk, "max_tokens": FULL.chunk}),
+    TbSpec(UNIT_BANK_PU, "hw.l3.bank_pu:BankPU"),
 ]

@@ -10,11 +10,12 @@ from amaranth.hdl import Assert, Assume, Cat, Module, Mux, ResetSignal, Signal, 
 
 import golden.l3
 from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, WINDOW_BEATS
+from hw.l3.cycles import UNIT_ADDER, UNIT_RANK, UNIT_RELAYOUT
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.l3.cases import SPECS
 
-PROVED = {"l3_adder_unit"}  # k-induction closes at the contract's depth (the re-layout unit's does not)
+PROVED = {UNIT_ADDER}  # k-induction closes at the contract's depth (the re-layout unit's does not)
 MAPPING_DEPTH = 7  # reset + 2 beats + latency 3 + 1: one window in and both its beats out
 RELAYOUT_DEPTH = 13  # reset + 8 beats in + latency 3 + 1: a whole burst written and its last beat out
 
@@ -75,7 +76,7 @@ PROPS = [
     *(
         FormalSpec(
             f"relayout-{'flags' if flags else 'mapping'}-{'inverse' if inv else 'forward'}",
-            "l3_relayout",
+            UNIT_RELAYOUT,
             lambda inv=inv, flags=flags: relayout_equiv(inv, flags),
             RELAYOUT_DEPTH if flags else MAPPING_DEPTH,
             "reset, the 8 beats of a whole burst and the latency of 3: a burst written and its last beat out"
@@ -91,6 +92,6 @@ PROPS = [
     *(
         contract_spec(s, mode="prove" if s.unit in PROVED else "bmc")
         for s in SPECS
-        if s.params.get("chunk") != 16 and s.unit != "l3_rank"
+        if s.params.get("chunk") != 16 and s.unit != UNIT_RANK
     ),
 ]
