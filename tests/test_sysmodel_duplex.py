@@ -190,7 +190,15 @@ def test_coprocessing_splits_by_memory_space() -> None:
 
 
 def test_the_bank_pim_area_basis_is_duplexs_estimate() -> None:
-    """baselines' Bank-PIM area constant (no design owns it there) is Duplex's §IV-C / §VI derivation."""
+    """baselines' Bank-PIM area constant (no design owns it there) is Duplex's §VII-E / §VI derivation."""
     from sysmodel.baselines import BANK_PIM_MM2_PER_TBPS
 
     assert dm.pim_area_mm2("bank") / dm.bank_pim_stack_bw() * 1e12 == BANK_PIM_MM2_PER_TBPS
+
+
+def test_the_area_sources_cite_the_papers_area_section() -> None:
+    """The logic-die breakdown is Duplex's §VII-E (Area Overhead); §IV-C is the microarchitecture, no area."""
+    from sysmodel.baselines import HbmPim
+
+    for area in (dm.DuplexSystem("mixtral-8x7b", "duplex").area(), HbmPim("llama2-70b").area()):
+        assert "§VII-E" in area.source and "§IV-C" not in area.source, area.source

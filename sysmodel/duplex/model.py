@@ -368,7 +368,7 @@ class DuplexSystem:
             return Area(0.0, "the GPU baseline: nothing added")
         return Area(
             pim_area_mm2(self.pim) * STACKS * self.total_devices,
-            "[Q] Duplex §IV-C logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
+            "[Q] Duplex §VII-E logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
             "it (pim_area_mm2) x stacks x devices",
         )
 
