@@ -97,3 +97,24 @@ def test_characterize_refuses_a_snapshot_that_drops_what_systems_read(tmp_path, 
     assert main(["characterize", "--records", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert f"--records: {tmp_path / 'none'} does not exist" in err and err.count("\n") == 1
+
+
+def test_lookup_reads_the_snapshot_once_until_it_changes(tmp_path, monkeypatch) -> None:
+    """Repeated lookups read the file once; a rewrite (new mtime) or reload() makes the next lookup reread it."""
+    snap = tmp_path / "snap.json"
+    snap.write_text(characterization.SNAPSHOT.read_text())
+    reads: list[object] = []
+    real = characterization.load
+    monkeypatch.setattr(characterization, "load", lambda p: reads.append(p) or real(p))
+    first = characterization.lookup("hermes_gemv", snap)
+    for _ in range(5):
+        assert characterization.lookup("hermes_gemv", snap) == first
+    assert len(reads) == 1
+    data = json.loads(snap.read_text())
+    for r in data["records"]:
+        r["date"] = "2099-01-01" if r["unit"] == "hermes_gemv" else r["date"]
+    snap.write_text(json.dumps(data))
+    assert characterization.lookup("hermes_gemv", snap).date == "2099-01-01" and len(reads) == 2
+    characterization.reload(snap)
+    characterization.lookup("hermes_gemv", snap)
+    assert len(reads) == 3
