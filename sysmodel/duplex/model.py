@@ -401,7 +401,7 @@ class DuplexSystem:
                 f"sysmodel.memory engine on HBM3, {self.refresh} refresh",
             )
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
-        p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
+        p.constant("IB_BW", paper.IB_BW, "Duplex §VI: 400 GB/s InfiniBand per node (sysmodel/duplex/paper.py)")
         profile_provenance(p, self.xpu)
         return p
 
