@@ -314,7 +314,7 @@ class HbmPim(Baseline):
         (:data:`sysmodel.devices.BANK_PIM_MM2_PER_TBPS`) at this device's."""
         return Area(
             BANK_PIM_MM2_PER_TBPS / 1e12 * self.factor * self.device.mem_bw * self.engine.count,
-            "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§IV-C, §VI) at this PIM's bandwidth",
+            "[D] Duplex's Bank-PIM area per unit of PIM bandwidth (§VII-E, §VI) at this PIM's bandwidth",
         )
 
     def stage_times(self, shape: StageShape) -> Num:

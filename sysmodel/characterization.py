@@ -3,7 +3,8 @@ carries them from a testbench (tb/charz.py writes it) to the system model (this 
 
 Testbenches write one :class:`Record` per (unit, parameters, simulator) to build/characterization/.
 `membound characterize` merges them into the committed snapshot sysmodel/data/characterization.json (newer
-records replace older ones, nothing else is dropped), so reports run without simulating first;
+records replace older ones, nothing else is dropped), so reports run without simulating first; :func:`lookup`
+reads the snapshot once per process, again only when the file changed or after :func:`reload`;
 tests/test_characterization.py fails when the snapshot disagrees with a unit's documented cycle model (a stale
 snapshot).
 """
@@ -124,6 +125,7 @@ def collect(
     data = sorted(entries.values(), key=lambda r: (r.unit, json.dumps(r.params, sort_keys=True)))
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, json.dumps({"records": [r.to_dict(snapshot=True) for r in data]}, indent=1, sort_keys=True) + "\n")
+    reload(out)
     return added, replaced, kept
 
 
@@ -137,8 +139,27 @@ def load(path: Path = SNAPSHOT) -> list[Record]:
         raise ValueError(f"{path}: not a characterization snapshot ({type(e).__name__}: {e})") from None
 
 
+# path -> (its (mtime_ns, size) when read, its records): lookup reads a snapshot once per process
+_LOADED: dict[Path, tuple[tuple[int, int] | None, list[Record]]] = {}
+
+
+def reload(path: Path = SNAPSHOT) -> None:
+    """Forget ``path``'s cached records, so the next :func:`lookup` rereads it (``collect`` calls this after
+    writing, for a change the file's mtime and size may not show within the filesystem's time resolution)."""
+    _LOADED.pop(path, None)
+
+
+def _records(path: Path) -> list[Record]:
+    """``path``'s records, read once and again only when its mtime or size changed (or after :func:`reload`)."""
+    st = path.stat() if path.exists() else None
+    stamp = (st.st_mtime_ns, st.st_size) if st else None
+    if path not in _LOADED or _LOADED[path][0] != stamp:
+        _LOADED[path] = (stamp, load(path))
+    return _LOADED[path][1]
+
+
 def lookup(unit: str, path: Path = SNAPSHOT, **params) -> Record:
-    for m in load(path):
+    for m in _records(path):
         if m.unit == unit and m.params == params:
             return m
     raise KeyError(f"no characterization of {unit} with {params} in {path}; run `make characterize`")

@@ -37,6 +37,7 @@ import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from golden.deca_spec import LANES, W
 from sysmodel.progress import progress
 from sysmodel.systems import Param
 
@@ -57,26 +58,28 @@ def _grid(*params: Param) -> dict[str, Param]:
     return {p.name: p for p in params}
 
 
-SCHEMA = {  # kind -> key -> Param (no defaults here: run_point's apply)
+# kind -> key -> Param: a key a grid leaves out runs at its Param's default (None: the engine's own — the
+# device's bandwidth, AttAcc's efficiency); tests/test_sweep.py holds each default equal to the engine's
+SCHEMA = {
     "decode": _grid(
         Param("model", None, "a zoo model or a config.json", _models, required=True, config_path=True, kind=str),
         Param("device", None, "a device of sysmodel.devices", _devices, required=True, kind=str),
-        Param("batch", None, "sequences per decode step", minimum=1, kind=int),
-        Param("kv_len", None, "context tokens", minimum=0, kind=int),
-        Param("wbytes", None, "bytes per weight", minimum=0, maximum=8, open_minimum=True, kind=float),
+        Param("batch", 1, "sequences per decode step", minimum=1, kind=int),
+        Param("kv_len", 1024, "context tokens", minimum=0, kind=int),
+        Param("wbytes", 2.0, "bytes per weight", minimum=0, maximum=8, open_minimum=True, kind=float),
         Param("mem_bw", None, "the device's memory bandwidth, B/s", minimum=0, open_minimum=True, kind=float),
-        Param("gpus", None, "tensor-parallel devices", minimum=1, maximum=1024, kind=int),
+        Param("gpus", 1, "tensor-parallel devices", minimum=1, maximum=1024, kind=int),
         Param("eta_compute", None, "compute efficiency", minimum=0, maximum=1, open_minimum=True, kind=float),
         Param("eta_memory", None, "memory efficiency", minimum=0, maximum=1, open_minimum=True, kind=float),
     ),
     "deca": _grid(
-        Param("machine", None, "the Sapphire Rapids machine", ("SPR-HBM", "SPR-DDR5"), kind=str),
-        Param("scheme", None, "a compression scheme sysmodel.deca models", ("q16", "q8", "q4"), kind=str),
-        Param("density", None, "share of nonzero weights", minimum=0, maximum=1, open_minimum=True, kind=float),
-        Param("n", None, "the GeMM's N (tokens)", minimum=1, kind=int),
-        Param("w", None, "the PE's W", minimum=1, maximum=1024, kind=int),
-        Param("lanes", None, "the PE's lanes", minimum=1, maximum=1024, kind=int),
-        Param("system", None, "DECA or software decompression", ("deca", "sw"), kind=str),
+        Param("machine", "SPR-HBM", "the Sapphire Rapids machine", ("SPR-HBM", "SPR-DDR5"), kind=str),
+        Param("scheme", "q8", "a compression scheme sysmodel.deca models", ("q16", "q8", "q4"), kind=str),
+        Param("density", 1.0, "share of nonzero weights", minimum=0, maximum=1, open_minimum=True, kind=float),
+        Param("n", 16, "the GeMM's N (tokens); DECA Table 2's", minimum=1, kind=int),
+        Param("w", W, "the PE's W", minimum=1, maximum=1024, kind=int),
+        Param("lanes", LANES, "the PE's lanes", minimum=1, maximum=1024, kind=int),
+        Param("system", "deca", "DECA or software decompression", ("deca", "sw"), kind=str),
     ),
 }
 KINDS = {k: set(v) for k, v in SCHEMA.items()}
@@ -144,7 +147,14 @@ def _efficiency(p: dict):
     return Efficiency(p.get("eta_compute", ATTACC.compute), p.get("eta_memory", ATTACC.memory), "sweep grid")
 
 
+def defaults(kind: str) -> dict:
+    """The values a ``kind`` point runs at for the keys its grid leaves out (the engine's own when None)."""
+    return {k: f.default for k, f in SCHEMA[kind].items() if f.default is not None}
+
+
 def run_point(kind: str, p: dict) -> dict:
+    """One grid point's row: ``p`` as given, then the results of running it with :func:`defaults` filled in."""
+    q = {**defaults(kind), **p}
     if kind == "decode":
         from dataclasses import replace
 
@@ -152,28 +162,27 @@ def run_point(kind: str, p: dict) -> dict:
         from sysmodel.devices import get_device
         from sysmodel.models import load_model
 
-        cfg, dev = load_model(p["model"]), get_device(p["device"])
-        if "mem_bw" in p:
-            dev = replace(dev, mem_bw=p["mem_bw"])
-        batch, kv_len, wbytes, gpus = p.get("batch", 1), p.get("kv_len", 1024), p.get("wbytes", 2.0), p.get("gpus", 1)
+        cfg, dev = load_model(q["model"]), get_device(q["device"])
+        if "mem_bw" in q:
+            dev = replace(dev, mem_bw=q["mem_bw"])
+        batch, kv_len, wbytes, gpus = q["batch"], q["kv_len"], q["wbytes"], q["gpus"]
         try:
-            require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {p['device']}", batch, kv_len, wbytes)
+            require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {q['device']}", batch, kv_len, wbytes)
         except Infeasible as e:
             return {**p, "feasible": False, "reason": str(e), "latency_ms": None, "tokens_per_s": None}
-        t = float(decode_step(cfg, Engine(dev, _efficiency(p), gpus), batch, kv_len, wbytes))
+        t = float(decode_step(cfg, Engine(dev, _efficiency(q), gpus), batch, kv_len, wbytes))
         return {**p, "feasible": True, "reason": "", "latency_ms": t * 1e3, "tokens_per_s": batch / t}
     from sysmodel.deca import model as deca
 
-    m = deca.SPR_HBM if p.get("machine", "SPR-HBM") == "SPR-HBM" else deca.SPR_DDR
-    k = deca.Kernel(p.get("scheme", "q8"), p.get("density", 1.0))
-    n = p.get("n", 16)
+    m = deca.SPR_HBM if q["machine"] == "SPR-HBM" else deca.SPR_DDR
+    k = deca.Kernel(q["scheme"], q["density"])
     from sysmodel.cost import Infeasible
 
     try:
-        if p.get("system", "deca") == "sw":
-            flops, bound = deca.sw_point(m, k, n)
+        if q["system"] == "sw":
+            flops, bound = deca.sw_point(m, k, q["n"])
         else:
-            flops, bound = deca.deca_point(m, k, n, p.get("w", 32), p.get("lanes", 8))
+            flops, bound = deca.deca_point(m, k, q["n"], q["w"], q["lanes"])
     except Infeasible as e:  # a format the PE rejects at this design point
         return {**p, "feasible": False, "reason": str(e), "tflops": None, "bound": None}
     return {**p, "feasible": True, "reason": "", "tflops": flops / 1e12, "bound": bound}

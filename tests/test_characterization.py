@@ -128,3 +128,24 @@ def test_every_required_record_is_in_the_snapshot() -> None:
     """What each System's ``records=`` names (built from the cycle models' keys) the committed snapshot holds."""
     for unit, params in {(u, tuple(p.items())) for recs in required_records().values() for u, p in recs}:
         assert characterization.lookup(unit, **dict(params)).params == dict(params)
+
+
+def test_lookup_reads_the_snapshot_once_until_it_changes(tmp_path, monkeypatch) -> None:
+    """Repeated lookups read the file once; a rewrite (new mtime) or reload() makes the next lookup reread it."""
+    snap = tmp_path / "snap.json"
+    snap.write_text(characterization.SNAPSHOT.read_text())
+    reads: list[object] = []
+    real = characterization.load
+    monkeypatch.setattr(characterization, "load", lambda p: reads.append(p) or real(p))
+    first = characterization.lookup(UNIT_GEMV, snap)
+    for _ in range(5):
+        assert characterization.lookup(UNIT_GEMV, snap) == first
+    assert len(reads) == 1
+    data = json.loads(snap.read_text())
+    for r in data["records"]:
+        r["date"] = "2099-01-01" if r["unit"] == UNIT_GEMV else r["date"]
+    snap.write_text(json.dumps(data))
+    assert characterization.lookup(UNIT_GEMV, snap).date == "2099-01-01" and len(reads) == 2
+    characterization.reload(snap)
+    characterization.lookup(UNIT_GEMV, snap)
+    assert len(reads) == 3

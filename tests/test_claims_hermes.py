@@ -130,6 +130,16 @@ def test_the_gpu_sensitivity_batch_is_marked_unstated() -> None:
     assert all("[S" in c.workload for c in paper.GPU_SENSITIVITY.values())
 
 
+def test_the_gpu_sensitivity_averages_the_per_model_ratios() -> None:
+    """§V-E2's "average throughput improvement" is a mean of per-model ratios, as the section's other averages
+    (``mean_over``): here 2x on one model and 1x on the other give 1.5, where a ratio of the mean tokens/s
+    (110 / 60) would give 1.83."""
+    base = {"a": 100.0, "b": 10.0}
+    tokens = {"rtx4090-hermes": base, "t4-hermes": {"a": 50.0, "b": 10.0}, "rtx3090-hermes": base}
+    got = {q: v for q, (_, v) in figures.gpus(tokens).items()}
+    assert got == {"RTX 4090 over Tesla T4": 1.5, "RTX 4090 over RTX 3090": 1.0}
+
+
 def test_the_generators_inputs_are_inputs_and_its_longer_lags_predictions() -> None:
     """§III-B's statistics the generator is solved from (sparsity, the top 20%'s work, adjacent similarity, the
     52% of hot neurons that move) are inputs; similarity at distance 10 and 25 and "almost no longer decreases

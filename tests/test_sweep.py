@@ -177,3 +177,40 @@ def test_grid_schema_is_the_systems_param() -> None:
         pick.parse("c")
     with pytest.raises(ValueError, match=r"^grid.pick: 'c' not allowed; one of a, b$"):
         pick.check("c", "grid.pick")
+
+
+def test_a_points_defaults_are_the_schemas_and_equal_the_engines() -> None:
+    """A key a grid leaves out runs at its SCHEMA Param's default (the one place the sweep holds it), and those
+    defaults are the engines' and the registered systems' own: decode_step's batch, context and weight bytes
+    (the gpu system's too), Engine's device count, deca_point's N and {W, L}, Kernel's density, the deca
+    system's scheme, machine and decompressor."""
+    import inspect
+
+    from sysmodel.cost import Engine, decode_step
+    from sysmodel.deca import model as dm
+    from sysmodel.systems import get
+
+    step, point, deca = (
+        inspect.signature(decode_step).parameters,
+        inspect.signature(dm.deca_point).parameters,
+        get("deca"),
+    )
+    assert sweep.defaults("decode") == {
+        "batch": step["batch"].default,
+        "kv_len": step["kv_len"].default,
+        "wbytes": step["wbytes"].default,
+        "gpus": Engine.count,
+    }
+    assert get("gpu").param("wbytes").default == step["wbytes"].default
+    assert sweep.defaults("deca") == {
+        "n": point["n"].default,
+        "w": point["w"].default,
+        "lanes": point["lanes"].default,
+        "density": dm.Kernel("q8").density,
+        **{k: deca.param(k).default for k in ("scheme", "machine")},
+        "system": deca.param("decompressor").default,
+    }
+    given = {"model": "llama2-7b", "device": "rtx4090"}
+    full = {**given, **sweep.defaults("decode")}
+    assert sweep.run_point("decode", given)["latency_ms"] == sweep.run_point("decode", full)["latency_ms"]
+    assert sweep.run_point("deca", {})["tflops"] == sweep.run_point("deca", sweep.defaults("deca"))["tflops"]

@@ -194,3 +194,24 @@ def test_the_bank_pim_area_basis_is_duplexs_estimate() -> None:
     from sysmodel.devices import BANK_PIM_MM2_PER_TBPS
 
     assert dm.pim_area_mm2("bank") / dm.bank_pim_stack_bw() * 1e12 == BANK_PIM_MM2_PER_TBPS
+
+
+def test_the_area_sources_cite_the_papers_area_section() -> None:
+    """The logic-die breakdown is Duplex's §VII-E (Area Overhead); §IV-C is the microarchitecture, no area."""
+    from sysmodel.baselines import HbmPim
+
+    for area in (dm.DuplexSystem("mixtral-8x7b", "duplex").area(), HbmPim("llama2-70b").area()):
+        assert "§VII-E" in area.source and "§IV-C" not in area.source, area.source
+
+
+def test_the_inter_node_link_is_the_papers_400_gb_per_s_per_node() -> None:
+    """§VI's "400GB/s Infiniband" in bytes, per node: Grok1's MoE dispatch across its 2 nodes (each node's tokens,
+    scatter and gather, the other node's share) costs its bytes over 400e9 B/s, not over 400 Gb/s (50e9 B/s)."""
+    c, tokens = dm.DuplexSystem("grok-1", "gpu"), 128
+    free = dm.DuplexSystem("grok-1", "gpu")
+    free.ib = float("inf")
+    nodes = c.nodes
+    assert nodes == 2
+    crossing = tokens / nodes * c.cfg.hidden * dm.ACT_BYTES * 2 * (nodes - 1) / nodes  # there and back
+    got = c.moe_time(tokens, mixed=False) - free.moe_time(tokens, mixed=False)
+    assert got == pytest.approx(crossing / 400e9, rel=1e-9)

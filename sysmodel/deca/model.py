@@ -166,14 +166,18 @@ def cycles_source(w: int, lanes: int) -> str:
 
 # --- Roof-Surface ---------------------------------------------------------------------------------------
 
-BOUNDS = ("MEM", "VEC", "MTX")
+# Where two of Eq. 2's terms are equal, the bound reported is the first of these [S]: a kernel is VEC-bound only
+# while vector throughput alone limits it (§8.2: the best {W, L} pushes kernels "just enough so that they are
+# out of the VEC-bound region", so its boundary is outside); MEM before MTX at the ridge point, as a roofline's
+TIE_ORDER = ("MEM", "MTX", "VEC")
 
 
 def roof_surface(m: Machine, ai_xm: float, vos: float, ai_xv: float, n: int = N_TABLE2) -> tuple[float, str]:
-    """(FLOPS, bound) by Eq. 2; for N > 16 a weight tile feeds ceil(N/16) TMUL operations."""
-    rates = (m.mbw * ai_xm, vos * ai_xv, m.mos / math.ceil(n / TILE_ROWS))
-    i = min(range(3), key=lambda j: rates[j])
-    return TILE * n * rates[i], BOUNDS[i]
+    """(FLOPS, bound) by Eq. 2, ties going to the first of :data:`TIE_ORDER`; for N > 16 a weight tile feeds
+    ceil(N/16) TMUL operations."""
+    rates = {"MEM": m.mbw * ai_xm, "VEC": vos * ai_xv, "MTX": m.mos / math.ceil(n / TILE_ROWS)}
+    bound = min(TIE_ORDER, key=rates.__getitem__)  # min keeps the first of equal keys
+    return TILE * n * rates[bound], bound
 
 
 def roofline(m: Machine, k: Kernel, n: int = N_TABLE2) -> float:

@@ -368,7 +368,7 @@ class DuplexSystem:
             return Area(0.0, "the GPU baseline: nothing added")
         return Area(
             pim_area_mm2(self.pim) * STACKS * self.total_devices,
-            "[Q] Duplex §IV-C logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
+            "[Q] Duplex §VII-E logic-die breakdown per stack (Logic-PIM); Bank-/BankGroup-PIM scaled from "
             "it (pim_area_mm2) x stacks x devices",
         )
 
@@ -398,7 +398,7 @@ class DuplexSystem:
                 f"sysmodel.memory engine on HBM3, {self.refresh} refresh",
             )
         p.constant("xPU", paper.XPU, get_device(paper.XPU).source)
-        p.constant("IB_BW", paper.IB_BW, "[S] sysmodel/duplex/paper.py")
+        p.constant("IB_BW", paper.IB_BW, "Duplex §VI: 400 GB/s InfiniBand per node (sysmodel/duplex/paper.py)")
         profile_provenance(p, self.xpu)
         return p
 

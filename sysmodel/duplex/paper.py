@@ -7,7 +7,10 @@ from sysmodel.ledger import Claim, claims
 
 XPU = "h100-sxm"  # "equivalent to H100" (§VI); specs from the AttAcc simulator's H100 (notes §2.8.1)
 DEVICE_BYTES = 80e9  # 80 GB per device, equal across systems (§VI)
-IB_BW = 50e9  # [S] "400 GB/s Infiniband" read as 400 Gb/s per node pair per direction (notes §2.8.5)
+# §VI: nodes "interconnected via a system with a 400GB/s Infiniband", taken as stated (GB/s) per node and
+# direction: an HGX/DGX H100 node's eight 400 Gb/s ConnectX-7 ports give 8 x 50 = 400 GB/s (NVIDIA DGX H100
+# User Guide §1.2.3), where one 400 Gb/s port per node (notes §2.8.5's reading, 50 GB/s) would starve 8 GPUs
+IB_BW = 400e9
 MEMORY_SPACES = 4  # device memory split by bank-bundle index; experts dealt one by one to the spaces (§V-C)
 BANK_PIM_FACTOR = 16  # Bank-PIM: 16x HBM bandwidth at 1 Op/B (§VI)
 # Table I and §VI: model -> (nodes, devices per node)

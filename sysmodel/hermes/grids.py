@@ -42,15 +42,16 @@ def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
     return rows
 
 
-def gpus(devices: tuple[str, ...] = ("rtx4090-hermes", "t4-hermes", "rtx3090-hermes")) -> dict[str, float]:
-    """§V-E2: Hermes' tokens/s at batch 1, mean over the sensitivity study's models, on each GPU; the GPU's weight
-    budget scales with its memory (20 GB of 24 on the RTX 4090) [S]."""
+def gpus(
+    devices: tuple[str, ...] = ("rtx4090-hermes", "t4-hermes", "rtx3090-hermes"),
+) -> dict[str, dict[str, float]]:
+    """§V-E2: Hermes' tokens/s at batch 1 per GPU and per model of the sensitivity study, kept per model so the
+    claim can average the per-model ratios as the paper does (:func:`sysmodel.hermes.figures.gpus`); the GPU's
+    weight budget scales with its memory (20 GB of 24 on the RTX 4090) [S]."""
     out = {}
     for d in devices:
         hw = hm.on_gpu(hm.Hardware(), d)
-        out[d] = sum(hm.simulate(m, trace(m, 1), hw).tokens_per_s for m in paper.GPU_SENSITIVITY_MODELS) / len(
-            paper.GPU_SENSITIVITY_MODELS
-        )
+        out[d] = {m: float(hm.simulate(m, trace(m, 1), hw).tokens_per_s) for m in paper.GPU_SENSITIVITY_MODELS}
     return out
 
 

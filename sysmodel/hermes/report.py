@@ -315,8 +315,9 @@ def dse_lines(
 def gpu_lines(claimed: list[str]) -> list[str]:
     """§V-E2: the RTX 4090's throughput over the T4's and the 3090's (``claimed``: the rows, :func:`claim_lines`)."""
     return [
-        "GPU sensitivity (§V-E2): Hermes' tokens/s at batch 1, mean of OPT-13B and OPT-30B, on each GPU as the "
-        "paper describes it (sysmodel/devices.py); the GPU's weight budget scales with its memory [S].",
+        "GPU sensitivity (§V-E2): Hermes' tokens/s at batch 1 on each GPU as the paper describes it "
+        "(sysmodel/devices.py), each ratio the mean of OPT-13B's and OPT-30B's (a mean of ratios, as the paper's "
+        "other averages); the GPU's weight budget scales with its memory [S].",
         "",
         *head("The RTX 4090's throughput over other GPUs', paper vs model (OPT-13B and OPT-30B, batch 1)"),
         *claimed,

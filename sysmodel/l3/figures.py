@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from hw.l3.cycles import UNIT_RANK
 from sysmodel import characterization
 from sysmodel.baselines import GpuOnly
 from sysmodel.energy import FLOP_PJ
@@ -113,5 +114,5 @@ def area_ratios() -> dict[str, float]:
 def stall_probes() -> list[tuple[int, dict]]:
     """The RTL rank's softmax-unit stall measurements (§4.3's bubble-free pipeline), as (logic banks, the
     record's measured values) from the characterization snapshot."""
-    recs = [m for m in characterization.load() if m.unit == "l3_rank"]
+    recs = [m for m in characterization.load() if m.unit == UNIT_RANK]
     return [(m.params["banks"], m.extra) for m in recs if "su_stall_fraction" in m.extra]
