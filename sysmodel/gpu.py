@@ -18,8 +18,8 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   and software_model/matmul.py@2e015fd ``compile_and_simulate``: the fastest of every tile mapping, a tile the
   longer of its compute and its operand reads; Osama et al., "Stream-K", PPoPP 2023, in CUTLASS as
   examples/47_ampere_gemm_universal_streamk). Without the operand term the H100's mixed batches (776-848
-  rows) were 12-20% under; without stream-K the A100's, whose libraries then pick small tiles the data do
-  not show.
+  rows, just past a multiple of 128) were 12-20% under (an earlier floor of 64 rows, Hopper's wgmma height,
+  is now never binding: 16- and 32-row tiles lose on their operand reads), and without stream-K the A100's.
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
@@ -88,10 +88,6 @@ TILE_M = (16, 32, 64, 128, 256)
 TILE_N = (64, 128, 256)
 TILE_SHAPES = tuple((m, n) for m in TILE_M for n in TILE_N)
 STREAM_K_TILE = (128, 128)  # CUTLASS examples/47_ampere_gemm_universal_streamk: stream-K on 128x128x32 tiles
-# Hopper's tensor-core instruction (wgmma) is 64 rows per warpgroup (PTX ISA, "Asynchronous Warpgroup Level
-# Matrix Multiply-Accumulate", shapes m64nNk16): no tile below 64 rows. Without it the H100's mixed batches
-# (776-848 rows, just past a multiple of 128) were 12-20% under the measured GEMMs.
-MIN_TILE_M = {"a100": 16, "h100": 64}
 SKINNY_M = 64  # observed: every profiled GEMM slows by ~20% from M = 64 to 72 (the library switches kernels)
 SPLIT_K_MIN = 256  # CUTLASS docs, "Efficient GEMM in CUDA", split-K: K cut into slices of at least this depth
 THREADS_PER_SM = 2048  # CUDA C++ Programming Guide, compute capabilities 8.0 and 9.0: resident threads per SM
@@ -170,8 +166,8 @@ def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, wei
     """One GEMM [m, k] x [k, n] on one device: the fastest tiled schedule (every tile shape in waves, and
     stream-K) against bytes moved, plus a launch."""
     m = np.asarray(m, float)
-    shapes = [t for t in TILE_SHAPES if t[0] >= MIN_TILE_M[family(dev)]]
-    compute = np.min([tile_compute(dev, fit, m, n, k, t) for t in shapes] + [stream_k_time(dev, fit, m, n, k)], axis=0)
+    waves = [tile_compute(dev, fit, m, n, k, t) for t in TILE_SHAPES]
+    compute = np.min([*waves, stream_k_time(dev, fit, m, n, k)], axis=0)
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
     memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
     return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
@@ -496,7 +492,6 @@ INPUTS = {
         "heights; every shape swept, the fastest taken (CUTLASS discussion #396; LLMCompass, ISCA 2024, §III-B)",
     ),
     "STREAM_K_TILE": (STREAM_K_TILE, "CUTLASS examples/47_ampere_gemm_universal_streamk (Osama et al., PPoPP 2023)"),
-    "MIN_TILE_M": (MIN_TILE_M, "PTX ISA, wgmma.mma_async: Hopper tensor-core tiles are 64 rows per warpgroup"),
     "THREADS_PER_SM": (
         THREADS_PER_SM,
         "CUDA C++ Programming Guide: resident threads per SM, compute capability 8.0/9.0",

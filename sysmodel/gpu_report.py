@@ -137,7 +137,7 @@ def report_lines(ctx) -> list[str]:
         "bound by its FLOPs or its operand reads, run in waves (split-K when SMs idle) or as stream-K, FlashAttention "
         "prefill, paged decode attention, vLLM's row kernels (norms, activation, rotary: a thread block per token) and "
         "the flat residual add, NCCL all-reduces. The tile shapes, stream-K tile and split-K depth are inputs (the "
-        "CUTLASS docs and generator; Hopper's 64-row wgmma tiles), the decode attention blocks per SM and the "
+        "CUTLASS docs and generator, the stream-K example), the decode attention blocks per SM and the "
         "skinny-GEMM bound read off the "
         "measurements' steps; every other constant is a fit to Vidur's "
         f"public profiling data ({gpu.SOURCES['kernels']}; {gpu.SOURCES['attention']}; {gpu.SOURCES['allreduce']}), "
