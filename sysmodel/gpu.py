@@ -141,16 +141,19 @@ def family(device: Device) -> str:
     return next((f for f in FAMILY_DEVICE if device.name.startswith(f)), "a100")
 
 
-def tile_s_per_k(dev: Device, fit: KernelFit, tile: tuple[int, int]) -> float:
-    """Seconds per unit of K of one output tile on one SM: its FLOPs or its operand reads, the longer."""
+def tile_s_per_k(dev: Device, fit: KernelFit, tile: tuple[ArrayLike, ArrayLike]) -> Num:
+    """Seconds per unit of K of one output tile (rows, columns) on one SM: its FLOPs or its operand reads,
+    the longer."""
     tm, tn = tile
-    flops = 2.0 * tm * tn / (dev.peak_flops * fit.gemm_compute)
-    return dev.sms * max(flops, 2.0 * (tm + tn) / fit.gemm_operand_bw)
+    flops = np.multiply(tm, tn) * 2.0 / (dev.peak_flops * fit.gemm_compute)
+    return dev.sms * np.maximum(flops, np.add(tm, tn) * 2.0 / fit.gemm_operand_bw)
 
 
-def tile_compute(dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float, tile: tuple[int, int]) -> np.ndarray:
-    """Seconds of a GEMM's tiles of shape ``tile`` in waves of one tile per SM (split-K when the tiles
-    leave SMs idle)."""
+def tile_compute(
+    dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float, tile: tuple[ArrayLike, ArrayLike]
+) -> np.ndarray:
+    """Seconds of a GEMM's tiles of shape ``tile`` (or of each of several, broadcast) in waves of one tile
+    per SM (split-K when the tiles leave SMs idle)."""
     tiles = np.ceil(m / tile[0]) * np.ceil(n / tile[1])
     splits = np.clip(np.floor(dev.sms / tiles), 1, np.maximum(1.0, np.floor_divide(k, SPLIT_K_MIN)))
     return np.ceil(tiles * splits / dev.sms) * (k / splits) * tile_s_per_k(dev, fit, tile)
@@ -166,8 +169,10 @@ def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, wei
     """One GEMM [m, k] x [k, n] on one device: the fastest tiled schedule (every tile shape in waves, and
     stream-K) against bytes moved, plus a launch."""
     m = np.asarray(m, float)
-    waves = [tile_compute(dev, fit, m, n, k, t) for t in TILE_SHAPES]
-    compute = np.min([*waves, stream_k_time(dev, fit, m, n, k)], axis=0)
+    col = (-1,) + (1,) * m.ndim  # the tile shapes along a new first axis, broadcast against m
+    shapes = tuple(np.reshape(side, col) for side in zip(*TILE_SHAPES, strict=True))
+    waves = tile_compute(dev, fit, m, n, k, shapes).min(axis=0)
+    compute = np.minimum(waves, stream_k_time(dev, fit, m, n, k))
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
     memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
     return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
