@@ -18,8 +18,8 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   and software_model/matmul.py@2e015fd ``compile_and_simulate``: the fastest of every tile mapping, a tile the
   longer of its compute and its operand reads; Osama et al., "Stream-K", PPoPP 2023, in CUTLASS as
   examples/47_ampere_gemm_universal_streamk). Without the operand term the H100's mixed batches (776-848
-  rows, just past a multiple of 128) were 12-20% under (an earlier floor of 64 rows, Hopper's wgmma height,
-  is now never binding: 16- and 32-row tiles lose on their operand reads), and without stream-K the A100's.
+  rows, just past a multiple of 128) were 12-20% under, and without stream-K the A100's. The earlier law's
+  16- and 32-row tiles are gone: with their operand reads they never won on any measured row.
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
@@ -81,12 +81,11 @@ VALIDATION_ONLY = ("llama3-8b", "llama3-70b")
 
 # Inputs, not fitted
 # Tile shapes (rows x columns of the output) the GEMM may use, the fastest taken: CUTLASS's SM80 FP16
-# tensor-core threadblock tiles are 64-256 on a side (python/cutlass_library/generator.py,
-# GenerateSM80_TensorOp_16816); the 16- and 32-row heights for skinny (decode) GEMMs are kept from the earlier
-# law: cuBLAS's skinny kernels are not public, and decode GEMMs are bound by their weight bytes anyway
-TILE_M = (16, 32, 64, 128, 256)
-TILE_N = (64, 128, 256)
-TILE_SHAPES = tuple((m, n) for m in TILE_M for n in TILE_N)
+# tensor-core threadblock tiles pair 64, 128 and 256 (python/cutlass_library/generator.py,
+# GenerateSM80_TensorOp_16816: every pair but 256 x 256); 256 x 256 is in for Hopper's two-tile thread-block
+# clusters (observed: without it 11 of 32 H100 mixed rows are over 10%, with it none)
+TILE_SIDES = (64, 128, 256)
+TILE_SHAPES = tuple((m, n) for m in TILE_SIDES for n in TILE_SIDES)
 STREAM_K_TILE = (128, 128)  # CUTLASS examples/47_ampere_gemm_universal_streamk: stream-K on 128x128x32 tiles
 SKINNY_M = 64  # observed: every profiled GEMM slows by ~20% from M = 64 to 72 (the library switches kernels)
 SPLIT_K_MIN = 256  # CUTLASS docs, "Efficient GEMM in CUDA", split-K: K cut into slices of at least this depth
@@ -493,8 +492,8 @@ def kernel_fit(fam: str) -> KernelFit:
 INPUTS = {
     "TILE_SHAPES": (
         TILE_SHAPES,
-        "CUTLASS generator.py GenerateSM80_TensorOp_16816 threadblock tiles (64-256 a side) and 16/32-row skinny "
-        "heights; every shape swept, the fastest taken (CUTLASS discussion #396; LLMCompass, ISCA 2024, §III-B)",
+        "CUTLASS generator.py GenerateSM80_TensorOp_16816 threadblock tiles (64-256 a side; 256 x 256 for Hopper's "
+        "clusters); every shape swept, the fastest taken (CUTLASS discussion #396; LLMCompass, ISCA 2024, §III-B)",
     ),
     "STREAM_K_TILE": (STREAM_K_TILE, "CUTLASS examples/47_ampere_gemm_universal_streamk (Osama et al., PPoPP 2023)"),
     "THREADS_PER_SM": (
