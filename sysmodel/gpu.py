@@ -304,28 +304,11 @@ CLASS_FIELDS = {
 }
 # the least-squares starting point and scale of every constant (not a result: kernel_fit moves each)
 START = KernelFit(
-    0.7,
-    0.8,
-    0.7,
-    5e-6,
-    5e12,
-    0.8,
-    2e-6,
-    0.5,
-    0.5,
-    0.5,
-    5e-7,
-    5e-7,
-    5e-7,
-    0.3,
-    0.5,
-    2e-5,
-    0.8,
-    0.1,
-    1e-5,
-    2e-5,
-    1e-6,
-    2e11,
+    *(0.7, 0.8, 0.7, 5e-6, 5e12),  # gemm
+    *(0.8, 2e-6, 0.5, 0.5, 0.5, 5e-7, 5e-7, 5e-7),  # element-wise
+    *(0.3, 0.5, 2e-5),  # prefill attention
+    *(0.8, 0.1, 1e-5),  # decode attention
+    *(2e-5, 1e-6, 2e11),  # all-reduce
 )
 
 
