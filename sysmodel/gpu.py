@@ -5,12 +5,21 @@ The roofline at AttAcc's factors (``cost.ATTACC``) misses what dominates a real 
 cannot fill the GPU (a decode GEMM streams weights below peak bandwidth and pays a launch), collectives
 with a per-call latency, and attention kernels far from GEMM efficiency. Here each kernel class has a law:
 
-* **GEMM** (``qkv``, ``o_proj``, ``ffn_*``): max(tile- and wave-quantized FLOPs / (peak x ``gemm_compute``),
-  bytes / (bandwidth x ``gemm_memory``, or ``gemm_memory_wide`` past SKINNY_M rows)) + ``gemm_launch_s``.
-  The output is cut into TILE_M x TILE_N tiles (the height of TILE_M that gives the shortest time, as a
-  library's heuristics pick) run in waves of one per SM, so a wave that is partly empty costs a whole wave;
-  when the tiles leave SMs idle, K is split across them (the CUTLASS docs, "Efficient GEMM in CUDA": tiling
-  and split-K; LLMCompass, Zhang et al., ISCA 2024, §III-B, models GEMM time the same way).
+* **GEMM** (``qkv``, ``o_proj``, ``ffn_*``): max(tiled compute, bytes / (bandwidth x ``gemm_memory``, or
+  ``gemm_memory_wide`` past SKINNY_M rows)) + ``gemm_launch_s``. The output is cut into tiles of one of
+  TILE_SHAPES; a tile's time per unit of K is the longer of its FLOPs at one SM's share of peak x
+  ``gemm_compute`` and its operands ((rows + columns) x 2 bytes, read from L2 into shared memory) at one SM's
+  share of ``gemm_operand_bw``, so small tiles, which reuse each operand less, run below peak. Tiles run in
+  waves of one per SM (a partly empty wave costs a whole one; when the tiles leave SMs idle, K is split across
+  them), or, for STREAM_K_TILE, as stream-K: the tiles' K iterations dealt evenly to the SMs, no wave
+  quantization. The fastest shape and schedule is taken, as a library's heuristics pick among its kernels
+  (the CUTLASS docs, "Efficient GEMM in CUDA": tiling and split-K; NVIDIA/cutlass discussion #396: larger tiles
+  reuse more, smaller ones fill the waves, so sweep every shape; LLMCompass, Zhang et al., ISCA 2024, §III-B
+  and software_model/matmul.py@2e015fd ``compile_and_simulate``: the fastest of every tile mapping, a tile the
+  longer of its compute and its operand reads; Osama et al., "Stream-K", PPoPP 2023, in CUTLASS as
+  examples/47_ampere_gemm_universal_streamk). Without the operand term the H100's mixed batches (776-848
+  rows, just past a multiple of 128) were 12-20% under, and without stream-K the A100's. The earlier law's
+  16- and 32-row tiles are gone: with their operand reads they never won on any measured row.
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
@@ -26,7 +35,10 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   (a block's KV bytes at ``decode_block_share`` of one SM's share of the bandwidth: what one block streams
   alone), + a launch.
 * **All-reduce** (NCCL inside one NVLink/NVSwitch node, ring): ``ar_alpha_s`` + ``ar_alpha_step_s`` per
-  device beyond two + 2 (d - 1) / d x bytes / ``ar_busbw``.
+  device beyond two + 2 (d - 1) / d x bytes / ``ar_busbw``. Its per-call latency is measured (45-60 us at 2
+  A100s), not NCCL's own model (src/graph/tuning.cc: 4-10 us, growing with the ranks), and the measured
+  latency is not monotonic in the ranks (4 A100s: 16-26 us): no sourced mechanism found, so the law stays
+  alpha-beta and the width-4 rows' gap a named strict xfail in tests/test_gpu.py.
 
 Every constant but the inputs below is a fit (:func:`kernel_fit`, scipy least squares on relative error)
 to the committed tables, per GPU family. Held out of every fit: the model CodeLlama-34B and tensor-parallel
@@ -68,12 +80,13 @@ HELD_OUT_TP = 4
 VALIDATION_ONLY = ("llama3-8b", "llama3-70b")
 
 # Inputs, not fitted
-TILE_N = 128  # CUTLASS docs, "Efficient GEMM in CUDA": 128-wide threadblock tiles for FP16 tensor-core GEMMs
-TILE_M = (16, 32, 64, 128)  # tile heights the GEMM may use, the fastest taken (LLMCompass §III-B searches tiles)
-# Hopper's tensor-core instruction (wgmma) is 64 rows per warpgroup (PTX ISA, "Asynchronous Warpgroup Level
-# Matrix Multiply-Accumulate", shapes m64nNk16): no tile below 64 rows. Without it the H100's mixed batches
-# (776-848 rows, just past a multiple of 128) were 12-20% under the measured GEMMs.
-MIN_TILE_M = {"a100": 16, "h100": 64}
+# Tile shapes (rows x columns of the output) the GEMM may use, the fastest taken: CUTLASS's SM80 FP16
+# tensor-core threadblock tiles pair 64, 128 and 256 (python/cutlass_library/generator.py,
+# GenerateSM80_TensorOp_16816: every pair but 256 x 256); 256 x 256 is in for Hopper's two-tile thread-block
+# clusters (observed: without it 11 of 32 H100 mixed rows are over 10%, with it none)
+TILE_SIDES = (64, 128, 256)
+TILE_SHAPES = tuple((m, n) for m in TILE_SIDES for n in TILE_SIDES)
+STREAM_K_TILE = (128, 128)  # CUTLASS examples/47_ampere_gemm_universal_streamk: stream-K on 128x128x32 tiles
 SKINNY_M = 64  # observed: every profiled GEMM slows by ~20% from M = 64 to 72 (the library switches kernels)
 SPLIT_K_MIN = 256  # CUTLASS docs, "Efficient GEMM in CUDA", split-K: K cut into slices of at least this depth
 THREADS_PER_SM = 2048  # CUDA C++ Programming Guide, compute capabilities 8.0 and 9.0: resident threads per SM
@@ -92,6 +105,7 @@ class KernelFit:
     gemm_memory: float
     gemm_memory_wide: float
     gemm_launch_s: float
+    gemm_operand_bw: float
     elem_memory: float
     elem_launch_s: float
     norm_memory: float
@@ -126,21 +140,38 @@ def family(device: Device) -> str:
     return next((f for f in FAMILY_DEVICE if device.name.startswith(f)), "a100")
 
 
-def _tile_compute(dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float, tile_m: int) -> np.ndarray:
-    """Seconds of a GEMM's FLOPs in tile_m x TILE_N output tiles, a wave of one tile per SM (split-K
-    when the tiles leave SMs idle)."""
-    tiles = np.ceil(m / tile_m) * np.ceil(n / TILE_N)
+def tile_s_per_k(dev: Device, fit: KernelFit, tile: tuple[ArrayLike, ArrayLike]) -> Num:
+    """Seconds per unit of K of one output tile (rows, columns) on one SM: its FLOPs or its operand reads,
+    the longer."""
+    tm, tn = tile
+    flops = np.multiply(tm, tn) * 2.0 / (dev.peak_flops * fit.gemm_compute)
+    return dev.sms * np.maximum(flops, np.add(tm, tn) * 2.0 / fit.gemm_operand_bw)
+
+
+def tile_compute(
+    dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float, tile: tuple[ArrayLike, ArrayLike]
+) -> np.ndarray:
+    """Seconds of a GEMM's tiles of shape ``tile`` (or of each of several, broadcast) in waves of one tile
+    per SM (split-K when the tiles leave SMs idle)."""
+    tiles = np.ceil(m / tile[0]) * np.ceil(n / tile[1])
     splits = np.clip(np.floor(dev.sms / tiles), 1, np.maximum(1.0, np.floor_divide(k, SPLIT_K_MIN)))
-    waves = np.ceil(tiles * splits / dev.sms)
-    return waves * dev.sms * tile_m * TILE_N * (k / splits) * 2 / (dev.peak_flops * fit.gemm_compute)
+    return np.ceil(tiles * splits / dev.sms) * (k / splits) * tile_s_per_k(dev, fit, tile)
+
+
+def stream_k_time(dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float) -> np.ndarray:
+    """Seconds of a GEMM's STREAM_K_TILE tiles with their K iterations dealt evenly to every SM."""
+    tiles = np.ceil(m / STREAM_K_TILE[0]) * np.ceil(n / STREAM_K_TILE[1])
+    return tiles * k / dev.sms * tile_s_per_k(dev, fit, STREAM_K_TILE)
 
 
 def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> Num:
-    """One GEMM [m, k] x [k, n] on one device: tile- and wave-quantized FLOPs (the best of the tile
-    heights, as the library's heuristics pick) against bytes moved, plus a launch."""
+    """One GEMM [m, k] x [k, n] on one device: the fastest tiled schedule (every tile shape in waves, and
+    stream-K) against bytes moved, plus a launch."""
     m = np.asarray(m, float)
-    tiles = [t for t in TILE_M if t >= MIN_TILE_M[family(dev)]]
-    compute = np.min([_tile_compute(dev, fit, m, n, k, t) for t in tiles], axis=0)
+    col = (-1,) + (1,) * m.ndim  # the tile shapes along a new first axis, broadcast against m
+    shapes = tuple(np.reshape(side, col) for side in zip(*TILE_SHAPES, strict=True))
+    waves = tile_compute(dev, fit, m, n, k, shapes).min(axis=0)
+    compute = np.minimum(waves, stream_k_time(dev, fit, m, n, k))
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
     memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
     return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
@@ -256,7 +287,7 @@ def op_time(device: Device, devices: int, op: Op, shape: StageShape | None = Non
 GEMMS = ("qkv", "o_proj", "ffn_up", "ffn_down")
 ELEMENTWISE = ("norm_attn", "norm_ffn", "act", "rope", "add")
 CLASS_FIELDS = {
-    "gemm": ("gemm_compute", "gemm_memory", "gemm_memory_wide", "gemm_launch_s"),
+    "gemm": ("gemm_compute", "gemm_memory", "gemm_memory_wide", "gemm_launch_s", "gemm_operand_bw"),
     "elementwise": (
         "elem_memory",
         "elem_launch_s",
@@ -273,7 +304,11 @@ CLASS_FIELDS = {
 }
 # the least-squares starting point and scale of every constant (not a result: kernel_fit moves each)
 START = KernelFit(
-    0.7, 0.8, 0.7, 5e-6, 0.8, 2e-6, 0.5, 0.5, 0.5, 5e-7, 5e-7, 5e-7, 0.3, 0.5, 2e-5, 0.8, 0.1, 1e-5, 2e-5, 1e-6, 2e11
+    *(0.7, 0.8, 0.7, 5e-6, 5e12),  # gemm
+    *(0.8, 2e-6, 0.5, 0.5, 0.5, 5e-7, 5e-7, 5e-7),  # element-wise
+    *(0.3, 0.5, 2e-5),  # prefill attention
+    *(0.8, 0.1, 1e-5),  # decode attention
+    *(2e-5, 1e-6, 2e11),  # all-reduce
 )
 
 
@@ -438,9 +473,12 @@ def kernel_fit(fam: str) -> KernelFit:
 
 
 INPUTS = {
-    "TILE_N": (TILE_N, "CUTLASS docs, 'Efficient GEMM in CUDA': 128-wide threadblock tiles"),
-    "TILE_M": (TILE_M, "tile heights searched, the fastest taken (LLMCompass, ISCA 2024, §III-B)"),
-    "MIN_TILE_M": (MIN_TILE_M, "PTX ISA, wgmma.mma_async: Hopper tensor-core tiles are 64 rows per warpgroup"),
+    "TILE_SHAPES": (
+        TILE_SHAPES,
+        "CUTLASS generator.py GenerateSM80_TensorOp_16816 threadblock tiles (64-256 a side; 256 x 256 for Hopper's "
+        "clusters); every shape swept, the fastest taken (CUTLASS discussion #396; LLMCompass, ISCA 2024, §III-B)",
+    ),
+    "STREAM_K_TILE": (STREAM_K_TILE, "CUTLASS examples/47_ampere_gemm_universal_streamk (Osama et al., PPoPP 2023)"),
     "THREADS_PER_SM": (
         THREADS_PER_SM,
         "CUDA C++ Programming Guide: resident threads per SM, compute capability 8.0/9.0",

@@ -133,16 +133,19 @@ def report_lines(ctx) -> list[str]:
     fit = gpu.kernel_fit("a100")
     return [
         "`--set efficiency=calibrated` (never a default: every paper section keeps its own method) runs a GPU's "
-        "operators on per-kernel cost laws (sysmodel/gpu.py): GEMMs with tile and wave quantization, FlashAttention "
+        "operators on per-kernel cost laws (sysmodel/gpu.py): GEMMs as the fastest of CUTLASS's tile shapes, each tile "
+        "bound by its FLOPs or its operand reads, run in waves (split-K when SMs idle) or as stream-K, FlashAttention "
         "prefill, paged decode attention, vLLM's row kernels (norms, activation, rotary: a thread block per token) and "
-        "the flat residual add, NCCL all-reduces. The tile sizes and split-K depth are inputs (the CUTLASS docs; "
-        "Hopper's 64-row wgmma tiles), the decode attention blocks per SM and the skinny-GEMM bound read off the "
+        "the flat residual add, NCCL all-reduces. The tile shapes, stream-K tile and split-K depth are inputs (the "
+        "CUTLASS docs and generator, the stream-K example), the decode attention blocks per SM and the "
+        "skinny-GEMM bound read off the "
         "measurements' steps; every other constant is a fit to Vidur's "
         f"public profiling data ({gpu.SOURCES['kernels']}; {gpu.SOURCES['attention']}; {gpu.SOURCES['allreduce']}), "
         f"held out of every fit: {gpu.HELD_OUT_MODEL}, tensor-parallel width {gpu.HELD_OUT_TP} and the A100's "
         f"{' and '.join(gpu.VALIDATION_ONLY)} (validation only). A100 fit: GEMM "
         f"{fit.gemm_compute:.2f} of peak FLOP/s, {fit.gemm_memory:.2f} of peak bandwidth up to {gpu.SKINNY_M} rows "
-        f"({fit.gemm_memory_wide:.2f} beyond); prefill attention {fit.prefill_causal:.2f} of peak on causal pairs, "
+        f"({fit.gemm_memory_wide:.2f} beyond), operands at {fit.gemm_operand_bw / 1e12:.1f} TB/s; prefill attention "
+        f"{fit.prefill_causal:.2f} of peak on causal pairs, "
         f"{fit.prefill_prefix:.2f} on prefix pairs; all-reduce {fit.ar_alpha_s * 1e6:.0f} us per call, "
         f"{fit.ar_busbw / 1e9:.0f} GB/s bus bandwidth. The H100 has no public attention table: it takes the A100's "
         "attention fractions. Energy follows: the static term runs for the calibrated time.",
@@ -158,7 +161,8 @@ def report_lines(ctx) -> list[str]:
         "Meta-Llama-3-70B), so only those rows are whole layers; the rest leave attention out of both sides. Small "
         "all-reduces alternate between about 20 and 60 us at neighbouring sizes in the measurements and are not "
         "monotonic in the worker count (the A100's held-out 4 workers measure 16-26 us, below both 2 and 8), "
-        "which sets the spread of the decode rows at widths 4 and 8.",
+        "which sets the spread of the decode rows at widths 4 and 8; NCCL's own latency model (src/graph/tuning.cc) "
+        "grows with the ranks and stays under 11 us, so it explains neither.",
         "",
         *_iteration_table(rows),
         "",
