@@ -78,13 +78,28 @@ def test_rest_of_layer_decode_held_out_rows_within_10_percent_up_to_width_4(iter
         assert max(errs) < TOLERANCE, key
 
 
+# Held-out rows the 20% guard leaves to the strict xfails below, each with its measured cause
+BEYOND_20 = {
+    ("a100", "prefill", "llama3-8b", 256, 4): "24% under: its gate-up GEMM measures 117 us at 256 tokens "
+    "against 188 us at 512, below any tile schedule (every GEMM at 256 tokens measures 11-13% slow)",
+}
+
+
 def test_rest_of_layer_on_held_out_rows(iterations) -> None:
-    """Every phase, all-reduces apart: median under 5% (mixed: 10%) and every row within 25% per GPU and phase (the 10%
-    bar per row: the strict xfail below; the worst row, 24% under, is Meta-Llama-3-8B's 256-token prefill at
-    width 4, whose gate-up GEMM measures 117 us against 188 us at 512 tokens)."""
+    """Every phase, all-reduces apart: median under 5% (mixed: 10%) and every row within 20% per GPU and phase
+    but those :data:`BEYOND_20` names (the 10% bar per row: the strict xfail below)."""
+    rows = [r for r in iterations if (r["gpu"], r["phase"], r["model"], r["tokens"], r["tp"]) not in BEYOND_20]
     for key, errs in _rest_groups(iterations, collectives=False).items():
         assert np.median(errs) < 0.05 + 0.05 * (key[1] == "mixed"), key
-        assert max(errs) < 0.25, key
+    for key, errs in _rest_groups(rows, collectives=False).items():
+        assert max(errs) < 0.20, key
+
+
+@pytest.mark.xfail(strict=True, reason=next(iter(BEYOND_20.values())))
+def test_rest_of_layer_rows_beyond_20_percent(iterations) -> None:
+    named = [r for r in iterations if (r["gpu"], r["phase"], r["model"], r["tokens"], r["tp"]) in BEYOND_20]
+    assert len(named) == len(BEYOND_20)
+    assert all(_rest_err(r, collectives=False) < 0.20 for r in named)
 
 
 @pytest.mark.xfail(
