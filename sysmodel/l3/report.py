@@ -53,6 +53,7 @@ def fig8_lines(cells: Cells, rows: list[ledger.Row]) -> list[str]:
     lines += [
         "",
         *results.kv_policy_band("its baselines' KV policy"),
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
         *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
     ]
     lines += [_row(rows, c.quantity) for c in paper.HEADLINE.values()]
@@ -104,6 +105,7 @@ def tbt_lines(ratios: dict[tuple[int, int], float], rows: list[ledger.Row]) -> l
     lines += [f"| {rs} | " + " | ".join(f"{ratios[rs, b]:.2f}" for b in TBT_BATCHES) + " |" for rs in TBT_RANKSETS]
     return lines + [
         "",
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
         *results.head("Fig. 11's range at 16 ranksets and its trends, paper vs model"),
         *(_row(rows, c.quantity) for c in (*paper.TBT_16_RANKSETS, paper.TBT_FEWEST, paper.TBT_SCALING)),
     ]
