@@ -103,7 +103,22 @@ def test_fig8_is_computed_under_each_unstated_settings_alternative() -> None:
     assert set(figures.GPU_PROFILES) <= set(PROFILES) and "attacc" not in figures.GPU_PROFILES
     for p in figures.GPU_PROFILES:
         assert alternatives[p] == {"name": f"l3-fig8-{p}", "fn": "fig8", "args": (7, "vllm", p)}
+    figures.study_ratios.cache_clear()
+    studies, study_alternatives = figures.study_ratios(_Grids())
+    assert studies == {"name": "l3-studies", "fn": "studies", "args": (7, cells)}
+    for p in figures.GPU_PROFILES:  # each profile's studies on its own Fig. 8 cells
+        assert study_alternatives[p] == {"name": f"l3-studies-{p}", "fn": "studies", "args": (7, alternatives[p], p)}
     figures.fig8_cells.cache_clear()
+    figures.study_ratios.cache_clear()
+
+
+def test_a_study_is_banded_only_where_a_gpu_profile_moves_it_by_more_than_5_percent() -> None:
+    point = {"scalability": dict.fromkeys(paper.SCALABILITY, 2.0), "ablation": dict.fromkeys(paper.ABLATION, 1.2)}
+    alt = {"scalability": {**point["scalability"], "Bw-only (16 ranksets)": 1.8}, "ablation": point["ablation"]}
+    got = {r.quantity: r for r in claims.study_rows(point, [alt])}
+    bw = got[paper.SCALABILITY["Bw-only (16 ranksets)"].quantity]
+    assert (bw.band_low, bw.band_high) == pytest.approx((1.8, 2.0)) and bw.in_band == "no"  # the paper's 1.1
+    assert [q for q, r in got.items() if r.in_band] == [bw.quantity]
 
 
 def test_the_headline_band_spans_every_alternative() -> None:

@@ -43,10 +43,16 @@ def fig8_cells(ctx: Context) -> tuple[Cells, dict[str, Cells]]:
     return ctx.grid("l3-fig8", fig8, ctx.requests), alts
 
 
+Ratios = dict[str, dict[str, float]]  # the studies' throughput ratios, as sysmodel.l3.grids.studies returns them
+
+
 @cache
-def study_ratios(ctx: Context) -> dict[str, dict[str, float]]:
-    """Figs. 9-10 (§6.2) and the tFAW switch: throughput ratios of GPT-175B on OpenR1 (grids.studies)."""
-    return ctx.grid("l3-studies", studies, ctx.requests, fig8_cells(ctx)[0])
+def study_ratios(ctx: Context) -> tuple[Ratios, dict[str, Ratios]]:
+    """Figs. 9-10 (§6.2) and the tFAW switch: throughput ratios of GPT-175B on OpenR1 (grids.studies), at the
+    default GPU profile and at each of :data:`GPU_PROFILES` (each on its own Fig. 8 cell)."""
+    cells, alts = fig8_cells(ctx)
+    point = ctx.grid("l3-studies", studies, ctx.requests, cells)
+    return point, {p: ctx.grid(f"l3-studies-{p}", studies, ctx.requests, alts[p], p) for p in GPU_PROFILES}
 
 
 def headline(cells: Cells) -> dict[str, float]:

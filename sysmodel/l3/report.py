@@ -229,7 +229,7 @@ def report_lines(ctx, rows: list[ledger.Row]) -> list[str]:
     """The L3 section, its tables' claim rows from ``rows`` (:func:`sysmodel.l3.claims.claims`, computed once)."""
     out, requests = ctx.out, ctx.requests
     cells, _ = figures.fig8_cells(ctx)
-    got, tbt = figures.study_ratios(ctx), figures.tbt_ratios()
+    (got, _), tbt = figures.study_ratios(ctx), figures.tbt_ratios()
     p8, ps = plot_fig8(cells, out / "l3_fig8.png"), plot_studies(got, tbt, out / "l3_studies.png")
     lines = ["### The rank", "", *rank_lines(), "", f"### Throughput (Fig. 8), {requests} requests per run", ""]
     lines += [*fig8_lines(cells, rows), "", f"![L3 Fig. 8]({p8.name})"]
