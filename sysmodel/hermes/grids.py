@@ -64,7 +64,8 @@ def ablation() -> dict[str, float]:
     return {p: hm.simulate("llama2-70b", tr, hw, p).mlp_s for p in hm.POLICIES}
 
 
-def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[list[float]]:
-    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count."""
-    m, hw = paper.DSE_MODEL, hm.Hardware()
+def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS, efficiency: str = "attacc") -> list[list[float]]:
+    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count, the GPU at the ``efficiency``
+    profile."""
+    m, hw = paper.DSE_MODEL, replace(hm.Hardware(), eff=device_profile(efficiency, paper.GPU))
     return [[hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults] for b in (1, 16)]
