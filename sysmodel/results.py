@@ -88,7 +88,7 @@ def gpu_profile_band(default: str, alternatives: tuple[str, ...]) -> list[str]:
     return [
         f"The paper does not state its GPUs' achieved efficiency: the default profile is {default}; the claims "
         f"it moves are computed under {' and '.join(alternatives)} too (sysmodel/cost.py PROFILES), each band "
-        "spanning every alternative.",
+        "spanning every alternative of every unstated setting.",
         "",
     ]
 

@@ -98,6 +98,7 @@ def test_fig8_lines_print_paper_model_and_ratio() -> None:
     gap = claims.GAPS["speedup over GPU-only"]
     assert f"| speedup over GPU-only | 5.00 | 2.00 | 0.40 | {gap}; band [2.00, 4.00]: paper outside |" in text
     assert "| batch size over GPU-only | 14.30 | 4.00 | 0.28 |" in text
+    assert f"the default profile is {figures.GPU_DEFAULT}" in text  # the GPU profile band's paragraph
 
 
 def test_area_ratios_come_from_the_yosys_snapshot() -> None:
