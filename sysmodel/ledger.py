@@ -32,6 +32,7 @@ import numpy as np
 
 KINDS = ("prediction", "fit", "input", "identity")
 TOLERANCE = 0.1  # a prediction "within 10%": model / paper in [0.9, 1.1]
+MOVES = 0.05  # issue 53 item 4: an unstated setting is banded where an alternative moves the claim by more than 5%
 COMMITTED = Path(__file__).parent / "data" / "ledger.csv"
 
 
@@ -236,6 +237,12 @@ def find(rs: list[Row], quantity: str, workload: str | None = None) -> Row:
     if len(hits) != 1:
         raise KeyError(f"ledger: {len(hits)} rows of quantity {quantity!r} (workload {workload!r}); expected one")
     return hits[0]
+
+
+def moved(model: float, alternatives: tuple[float, ...]) -> tuple[float, ...] | None:
+    """``alternatives`` (a claim's values under an unstated setting's documented alternatives) when one of them moves
+    ``model`` by more than :data:`MOVES`, the band :func:`evaluate` then takes; None where none does."""
+    return alternatives if any(abs(a / model - 1) > MOVES for a in alternatives if model) else None
 
 
 def _band(paper: float, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:

@@ -61,6 +61,17 @@ def kv_policy_band(whose: str) -> list[str]:
     ]
 
 
+def gpu_profile_band(default: str, alternatives: tuple[str, ...]) -> list[str]:
+    """The paragraph before a table whose claims are banded by the GPU efficiency profile, which the paper does
+    not state: ``default``, the profile its own method implies and why; ``alternatives``, the other profiles."""
+    return [
+        f"The paper does not state its GPUs' achieved efficiency: the default profile is {default}; the claims "
+        f"it moves are computed under {' and '.join(alternatives)} too (sysmodel/cost.py PROFILES), each band "
+        "spanning every alternative of every unstated setting.",
+        "",
+    ]
+
+
 def area_slope(area: dict, small: str, big: str, size: dict[str, int]) -> float:
     """Cells per unit of size (MAC, lane, multiplier) between two synthesized points of the area snapshot."""
     return (area[big]["cells"]["total"] - area[small]["cells"]["total"]) / (size[big] - size[small])

@@ -187,6 +187,20 @@ def test_claims_are_the_committed_ledgers_rows(rows: list[ledger.Row]) -> None:
     assert got == want
 
 
+def test_table7_is_banded_by_the_gpu_profiles(rows: list[ledger.Row]) -> None:
+    """Issue 53 item 4: Table 7's GPU latencies are measurements, so the default GPU profile is the one fitted to
+    measured kernels (calibrated); each latency and §8.4's two DECA-over-GPU ratios carry the band over the other
+    profiles (attacc, peak), which move each by more than 5%, the point inside its band."""
+    assert figures.GPU_PROFILE == "calibrated" and set(figures.GPU_ALTERNATIVES) == {"attacc", "peak"}
+    quantities = [paper.table7(d, 2).quantity for d in paper.TABLE7_GPUS]
+    for r in (ledger.find(rows, q) for q in (*quantities, paper.H100_RATIO.quantity, paper.RTX_RATIO.quantity)):
+        assert r.band_low <= r.model_value <= r.band_high and r.in_band in ("yes", "no")
+        assert r.band_high / r.band_low > 1.05, r.quantity
+        assert r.within == "yes" or figures.GPU_DEFAULT in r.cause
+    t = figures.table7()
+    assert t.gpu_ms == figures.table7_gpu_ms("calibrated", t.bytes_per_weight)
+
+
 def test_every_statement_answers_to_a_claim(rows: list[ledger.Row]) -> None:
     """Each claim regex of the catalogue matches at least one row ``claims(ctx)`` returns, and every row answers a
     statement."""

@@ -14,6 +14,7 @@ import pytest
 
 from sysmodel import cache, ledger
 from sysmodel.hermes import claims, figures, paper
+from sysmodel.hermes import grids as gr
 from sysmodel.hermes.claims import STATEMENTS
 from sysmodel.report import Context, report
 
@@ -182,3 +183,38 @@ def test_every_statement_claim_matches_a_computed_row(computed) -> None:
     for s in STATEMENTS:
         for pattern in s.claims:
             assert any(re.fullmatch(pattern, q) for q in quantities), f"{s.where}: {pattern!r} matches no row"
+
+
+class _Grids:
+    """A report context that names the grids asked of it (name and arguments) instead of running them."""
+
+    def grid(self, name: str, fn, *args):
+        return {"name": name, "args": args}
+
+
+def test_the_runs_grid_is_rerun_under_each_gpu_profile() -> None:
+    """Issue 53 item 4: the paper does not state its GPUs' efficiency; the runs grid and the multiplier sweep are
+    computed at the default (attacc) and again with every GPU (Hermes' and the baselines') at each alternative."""
+    figures.grids.cache_clear()
+    g = figures.grids(_Grids())
+    figures.grids.cache_clear()
+    assert g.runs["args"] == (paper.MODELS, paper.BATCHES) and "attacc" not in figures.GPU_PROFILES
+    assert g.runs_alt == {
+        p: {"name": f"hermes-runs-{p}", "args": (paper.MODELS, paper.BATCHES, p)} for p in figures.GPU_PROFILES
+    }
+    dse = {p: {"name": f"hermes-dse-{p}", "args": (paper.DSE_MULTIPLIERS, p)} for p in figures.GPU_PROFILES}
+    assert g.dse_alt == dse
+    slow, fast = (gr.runs(("opt-13b",), (1,), p)[0]["TensorRT-LLM"] for p in ("calibrated", "peak"))
+    assert slow < gr.runs(("opt-13b",), (1,))[0]["TensorRT-LLM"] < fast
+
+
+def test_a_runs_claim_is_banded_only_where_a_profile_moves_it_by_more_than_5_percent() -> None:
+    """A slower TensorRT-LLM (its A100s at another profile) moves only the TensorRT-LLM shares: they carry the band
+    and their cause says which profile is the default; the headline speedups stay unbanded."""
+    grid = _grid("hermes-runs")
+    alt = figures.runs_tables([{**r, "TensorRT-LLM": r["TensorRT-LLM"] * 0.7} for r in grid])
+    point, named = figures.runs_tables(grid), claims.causes(grid)
+    trt = claims.rows_of(point["trt"], named, [alt["trt"]])
+    assert all(r.band_high == pytest.approx(r.model_value / 0.7) and r.band_low == r.model_value for r in trt)
+    assert all(figures.GPU_DEFAULT in r.cause for r in trt)
+    assert not any(r.in_band for r in claims.rows_of(point["headline"], named, [alt["headline"]]))

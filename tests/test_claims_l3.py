@@ -60,7 +60,7 @@ def test_fig8_comparisons_are_minima_over_the_cells_and_the_oom_count() -> None:
         _cell("opt-66b", "dolphin", 100.0, 80.0, 90.0, 6.0),
         _cell("gpt-89b", "dolphin", 100.0, 25.0, 40.0, 40.0),
     ]
-    got = {r.quantity: r for r in claims.fig8_rows(cells, cells)}
+    got = {r.quantity: r for r in claims.fig8_rows(cells, [cells])}
     assert got["smallest speedup over GPU-only"].model_value == pytest.approx(100 / 80)
     assert got["smallest speedup over HBM-PIM"].model_value == pytest.approx(100 / 90)
     assert got["smallest batch size over GPU-only"].model_value == pytest.approx(3.0)
@@ -80,6 +80,72 @@ def test_fig11_trends_compare_the_fewest_ranksets_with_the_most() -> None:
     assert fewest.model_value == pytest.approx(1.2 * 64 / 32) and fewest.direction_agrees == "no"
     scaling = got[paper.TBT_SCALING.quantity]
     assert scaling.model_value == pytest.approx(0.5 / 1.2) and scaling.direction_agrees == "yes"
+
+
+class _Grids:
+    """A report context that records the grids asked of it (name and arguments) instead of running them."""
+
+    requests = 7
+
+    def grid(self, name: str, fn, *args):
+        return {"name": name, "fn": fn.__name__, "args": args}
+
+
+def test_fig8_is_computed_under_each_unstated_settings_alternative() -> None:
+    """Issue 53 item 4: besides the reserve KV policy, Fig. 8's cells are rerun with every GPU at each
+    alternative efficiency profile (the default is AttAcc's, on which the paper's simulator builds)."""
+    from sysmodel.cost import PROFILES
+
+    figures.fig8_cells.cache_clear()
+    cells, alternatives = figures.fig8_cells(_Grids())
+    assert cells == {"name": "l3-fig8", "fn": "fig8", "args": (7,)}
+    assert alternatives["reserve"]["args"] == (7, "reserve")
+    assert set(figures.GPU_PROFILES) <= set(PROFILES) and "attacc" not in figures.GPU_PROFILES
+    for p in figures.GPU_PROFILES:
+        assert alternatives[p] == {"name": f"l3-fig8-{p}", "fn": "fig8", "args": (7, "vllm", p)}
+    figures.study_ratios.cache_clear()
+    studies, study_alternatives = figures.study_ratios(_Grids())
+    assert studies == {"name": "l3-studies", "fn": "studies", "args": (7, cells)}
+    for p in figures.GPU_PROFILES:  # each profile's studies on its own Fig. 8 cells
+        assert study_alternatives[p] == {"name": f"l3-studies-{p}", "fn": "studies", "args": (7, alternatives[p], p)}
+    figures.fig8_cells.cache_clear()
+    figures.study_ratios.cache_clear()
+
+
+def test_a_study_is_banded_only_where_a_gpu_profile_moves_it_by_more_than_5_percent() -> None:
+    point = {"scalability": dict.fromkeys(paper.SCALABILITY, 2.0), "ablation": dict.fromkeys(paper.ABLATION, 1.2)}
+    alt = {"scalability": {**point["scalability"], "Bw-only (16 ranksets)": 1.8}, "ablation": point["ablation"]}
+    got = {r.quantity: r for r in claims.study_rows(point, [alt])}
+    bw = got[paper.SCALABILITY["Bw-only (16 ranksets)"].quantity]
+    assert (bw.band_low, bw.band_high) == pytest.approx((1.8, 2.0)) and bw.in_band == "no"  # the paper's 1.1
+    assert [q for q, r in got.items() if r.in_band] == [bw.quantity]
+
+
+def test_the_headline_band_spans_every_alternative() -> None:
+    """The headline rows' band runs from the lowest to the highest of the point and every alternative's value
+    (reserve, calibrated, peak), and each cause says which GPU profile is the default."""
+    cells = [_cell("opt-66b", "dolphin", 100.0, 25.0, 50.0, 10.0)]  # 4x GPU-only, 2x HBM-PIM at the default
+    slower_gpu = [_cell("opt-66b", "dolphin", 100.0, 10.0, 40.0, 10.0)]  # the calibrated GPU: 10x, 2.5x
+    faster_gpu = [_cell("opt-66b", "dolphin", 100.0, 50.0, 80.0, 10.0)]  # peak: 2x, 1.25x
+    got = {r.quantity: r for r in claims.fig8_rows(cells, [cells, slower_gpu, faster_gpu])}
+    gpu, hbm = got["speedup over GPU-only"], got["speedup over HBM-PIM"]
+    assert (gpu.band_low, gpu.model_value, gpu.band_high) == pytest.approx((2.0, 4.0, 10.0))
+    assert (hbm.band_low, hbm.model_value, hbm.band_high) == pytest.approx((1.25, 2.0, 2.5))
+    assert gpu.in_band == "yes" and hbm.in_band == "no"  # the paper's 5.0 and 6.1
+    assert all(figures.GPU_DEFAULT in claims.GAPS[c.quantity] for c in (*paper.HEADLINE.values(), paper.BATCH_RATIO))
+
+
+def test_fig11_range_is_banded_by_the_gpu_profiles() -> None:
+    """The TBT ratios at 16 ranksets move by more than 5% between the GPU profiles (so they carry the band);
+    the point lies inside its band; the trends, directions without a paper number, carry none."""
+    point, alternatives = figures.tbt_ratios(), [figures.tbt_ratios(p) for p in figures.GPU_PROFILES]
+    got = {r.quantity: r for r in claims.tbt_rows(point, alternatives)}
+    for c in paper.TBT_16_RANKSETS:
+        r = got[c.quantity]
+        assert r.band_low <= r.model_value <= r.band_high and r.in_band in ("yes", "no")
+        assert r.band_high / r.band_low > 1.05, "a band of a setting that moves the claim by 5% or less"
+    assert not got[paper.TBT_FEWEST.quantity].in_band and not got[paper.TBT_SCALING.quantity].in_band
+    assert figures.GPU_DEFAULT in claims.GAPS[paper.TBT_16_RANKSETS[0].quantity]
 
 
 def test_the_r_pim_headline_cause_quotes_the_attention_ratio() -> None:

@@ -167,3 +167,9 @@ def test_a_band_spans_the_point_and_its_alternatives() -> None:
     assert math.isnan(plain.band_low) and plain.in_band == ""
     s = ledger.summary([row, plain])
     assert (s["banded"], s["in_band"]) == (1, 1) and s["median_band"] == pytest.approx(math.log(7.0 / 3.2))
+
+
+def test_only_a_setting_that_moves_the_claim_by_more_than_5_percent_bands_it() -> None:
+    assert ledger.moved(2.0, (2.05, 1.98)) is None
+    assert ledger.moved(2.0, (2.05, 2.2)) == (2.05, 2.2)  # one alternative moves it 10%: the band spans both
+    assert ledger.moved(0.0, (1.0,)) is None and ledger.moved(2.0, ()) is None

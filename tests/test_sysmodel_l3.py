@@ -94,11 +94,12 @@ def test_fig8_lines_print_paper_model_and_ratio() -> None:
     ]
     rows.append({**rows[0], "model": "opt-66b", "trace": "dolphin"})  # the cell §6.2's comparisons name
     reserve = [{**r, "L3": 20.0, "L3 batch": 16.0} for r in rows]  # the same cells under the reserve KV policy
-    text = "\n".join(report.fig8_lines(rows, claims.fig8_rows(rows, reserve)))
+    text = "\n".join(report.fig8_lines(rows, claims.fig8_rows(rows, [reserve])))
     assert "| m | t | 10 | 2.00 | 2.00 | 2.00 | 2.00 | 4.00 | 25.0% |" in text
     gap = claims.GAPS["speedup over GPU-only"]
     assert f"| speedup over GPU-only | 5.00 | 2.00 | 0.40 | {gap}; band [2.00, 4.00]: paper outside |" in text
     assert "| batch size over GPU-only | 14.30 | 4.00 | 0.28 |" in text
+    assert f"the default profile is {figures.GPU_DEFAULT}" in text  # the GPU profile band's paragraph
 
 
 def test_area_ratios_come_from_the_yosys_snapshot() -> None:

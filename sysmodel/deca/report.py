@@ -14,7 +14,7 @@ from golden import deca as gdeca
 from golden.deca_spec import TILE
 from hw.deca import cycles as dcycles
 from hw.deca.cycles import UNIT_PE
-from sysmodel import characterization, ledger
+from sysmodel import characterization, ledger, results
 from sysmodel.deca import figures, libxsmm, paper
 from sysmodel.deca.claims import gpu_cause
 from sysmodel.deca.model import (
@@ -481,6 +481,7 @@ def table7_lines(rows: list[Row]) -> list[str]:
         "cells. The table's 72 TFLOPS for SPR is the model's TMUL peak counted in FMAs as the paper counts FLOPs "
         "(§2.3: 56 cores x 2.5 GHz x 512 FMAs per cycle, N=16), the same peak as Table 2's R-L limits: an identity.",
         "",
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_ALTERNATIVES),
         caption("DECA Table 7: next-token latency of W4A16 Llama2-70B at N=1 on GPUs, paper vs model (ms)"),
         "| GPU | BW GB/s | TFLOPS | latency paper | latency model | ratio | paper's effective bandwidth |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",

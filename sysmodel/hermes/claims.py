@@ -14,6 +14,7 @@ the same rows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields
 from functools import cache
 from re import escape
@@ -590,14 +591,29 @@ def gaps(ctx: Context) -> dict[str, str]:
     return causes(figures.grids(ctx).runs)
 
 
-def rows_of(table: figures.Table, named: dict[str, str]) -> list[ledger.Row]:
-    """A table's claims as ledger rows, each missed prediction with its named cause (``named``: its gaps)."""
-    return [ledger.evaluate(c, got, named.get(name, "")) for name, (c, got) in table.items()]
+_PROFILE = (
+    f"GPU efficiency: the paper does not state it; the default is {figures.GPU_DEFAULT}; the band spans "
+    f"{' and '.join(figures.GPU_PROFILES)} too"
+)
+
+
+def rows_of(
+    table: figures.Table, named: dict[str, str], alternatives: Iterable[figures.Table] = ()
+) -> list[ledger.Row]:
+    """A table's claims as ledger rows, each missed prediction with its named cause (``named``: its gaps), banded
+    where the same table under another GPU profile (``alternatives``) moves it by more than 5%."""
+    alts, out = tuple(alternatives), []
+    for name, (c, got) in table.items():
+        band = ledger.moved(got, tuple(a[name][1] for a in alts))
+        cause = named.get(name, "")
+        out.append(ledger.evaluate(c, got, f"{cause}; {_PROFILE}" if band and cause else cause, band=band))
+    return out
 
 
 def claims(ctx: Context) -> list[ledger.Row]:
     """Every claim the Hermes section computes, as ledger rows, in the report's order: capacity (§V-B1, §V-E1),
     the generated workload (§I-§III-B), the predictor (§IV-C1), throughput (Abstract, §V-B, §V-D), the ablation
-    (§V-C), the multipliers (§V-E3), the GPUs (§V-E2) and TensorRT-LLM (§V-F)."""
-    t, named = figures.tables(ctx), gaps(ctx)
-    return [r for f in fields(t) for r in rows_of(getattr(t, f.name), named)]
+    (§V-C), the multipliers (§V-E3), the GPUs (§V-E2) and TensorRT-LLM (§V-F); the runs grid's claims banded by
+    the GPU profiles (:func:`sysmodel.hermes.figures.alternatives`)."""
+    t, named, alts = figures.tables(ctx), gaps(ctx), figures.alternatives(ctx)
+    return [r for f in fields(t) for r in rows_of(getattr(t, f.name), named, (a[f.name] for a in alts if f.name in a))]

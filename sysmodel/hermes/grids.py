@@ -3,8 +3,10 @@ model and batch against the baselines, the ablation and the multiplier sweep."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
+from sysmodel.baselines import device_profile
 from sysmodel.hermes import model as hm
 from sysmodel.hermes import paper
 from sysmodel.hermes import workload as wl
@@ -17,8 +19,10 @@ def trace(model: str, batch: int, seed: int = 1) -> wl.Trace:
     return hm.paper_trace(load_model(model), batch, seed)
 
 
-def runs(models: tuple[str, ...], batches: tuple[int, ...]) -> list[dict]:
-    hw, rows = hm.Hardware(), []
+def runs(models: tuple[str, ...], batches: tuple[int, ...], efficiency: str = "attacc") -> list[dict]:
+    """Tokens/s of Hermes and its baselines per model and batch, every GPU (Hermes' and the baselines') at the
+    ``efficiency`` profile (sysmodel.cost.PROFILES)."""
+    hw, rows = replace(hm.Hardware(), eff=device_profile(efficiency, paper.GPU)), []
     bar = progress(len(models) * len(batches), "hermes")
     for m in models:
         for b in batches:
@@ -61,7 +65,8 @@ def ablation() -> dict[str, float]:
     return {p: hm.simulate("llama2-70b", tr, hw, p).mlp_s for p in hm.POLICIES}
 
 
-def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS) -> list[list[float]]:
-    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count."""
-    m, hw = paper.DSE_MODEL, hm.Hardware()
+def dse(mults: tuple[int, ...] = paper.DSE_MULTIPLIERS, efficiency: str = "attacc") -> list[list[float]]:
+    """tokens/s of the DSE model at batches 1 and 16 for each multiplier count, the GPU at the ``efficiency``
+    profile."""
+    m, hw = paper.DSE_MODEL, replace(hm.Hardware(), eff=device_profile(efficiency, paper.GPU))
     return [[hm.simulate(m, trace(m, b), hm.with_multipliers(hw, k)).tokens_per_s for k in mults] for b in (1, 16)]

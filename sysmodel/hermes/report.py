@@ -197,6 +197,7 @@ def _headline_lines(rows: list[dict], claimed: list[str]) -> list[str]:
     table's rows, :func:`claim_lines`), and the PCIe bandwidth the paper's measured baselines imply."""
     return [
         "",
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
         *head("Hermes' headline tokens/s and its average speedups over the baselines, paper vs model"),
         *claimed,
         "",

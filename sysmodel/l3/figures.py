@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from hw.l3.cycles import UNIT_RANK
 from sysmodel import characterization
-from sysmodel.baselines import GpuOnly
+from sysmodel.baselines import GpuOnly, device_profile
 from sysmodel.energy import FLOP_PJ
 from sysmodel.l3 import paper
 from sysmodel.l3.grids import fig8, studies
@@ -25,17 +25,35 @@ Cells = list[dict]  # Fig. 8's cells: one dict per (model, trace), as sysmodel.l
 TBT_RANKSETS, TBT_BATCHES = (2, 4, 8, 16), (16, 32, 64)
 
 
-@cache
-def fig8_cells(ctx: Context) -> tuple[Cells, Cells]:
-    """Fig. 8's cells (§6.2) under the default KV policy (paged, vLLM's) and under the reserve policy, the
-    alternative the paper's unstated baseline setup leaves open."""
-    return ctx.grid("l3-fig8", fig8, ctx.requests), ctx.grid("l3-fig8-reserve", fig8, ctx.requests, "reserve")
+# The GPU efficiency profile (sysmodel.cost.PROFILES), which the paper does not state: its simulator builds on
+# AttAcc's (notes §1.5), so the default is the kit's AttAcc profile; the alternatives are public A100 kernel
+# measurements (calibrated: Vidur's profiling) and peak (no derating).
+GPU_DEFAULT = (
+    "attacc, AttAcc's GPU roofline (0.8 of peak FLOP/s, 0.85 of peak bandwidth), on which the paper's simulator builds"
+)
+GPU_PROFILES = ("calibrated", "peak")
 
 
 @cache
-def study_ratios(ctx: Context) -> dict[str, dict[str, float]]:
-    """Figs. 9-10 (§6.2) and the tFAW switch: throughput ratios of GPT-175B on OpenR1 (grids.studies)."""
-    return ctx.grid("l3-studies", studies, ctx.requests, fig8_cells(ctx)[0])
+def fig8_cells(ctx: Context) -> tuple[Cells, dict[str, Cells]]:
+    """Fig. 8's cells (§6.2) at the default setting (paged KV as vLLM's, the attacc GPU profile) and under each
+    alternative the paper's unstated setup leaves open: the reserve KV policy (each request's whole KV reserved
+    at admission) and each of :data:`GPU_PROFILES`."""
+    alts = {"reserve": ctx.grid("l3-fig8-reserve", fig8, ctx.requests, "reserve")}
+    alts |= {p: ctx.grid(f"l3-fig8-{p}", fig8, ctx.requests, "vllm", p) for p in GPU_PROFILES}
+    return ctx.grid("l3-fig8", fig8, ctx.requests), alts
+
+
+Ratios = dict[str, dict[str, float]]  # the studies' throughput ratios, as sysmodel.l3.grids.studies returns them
+
+
+@cache
+def study_ratios(ctx: Context) -> tuple[Ratios, dict[str, Ratios]]:
+    """Figs. 9-10 (§6.2) and the tFAW switch: throughput ratios of GPT-175B on OpenR1 (grids.studies), at the
+    default GPU profile and at each of :data:`GPU_PROFILES` (each on its own Fig. 8 cell)."""
+    cells, alts = fig8_cells(ctx)
+    point = ctx.grid("l3-studies", studies, ctx.requests, cells)
+    return point, {p: ctx.grid(f"l3-studies-{p}", studies, ctx.requests, alts[p], p) for p in GPU_PROFILES}
 
 
 def headline(cells: Cells) -> dict[str, float]:
@@ -67,15 +85,16 @@ def comparisons(cells: Cells) -> dict[str, float]:
 
 
 @cache
-def tbt_ratios() -> dict[tuple[int, int], float]:
+def tbt_ratios(efficiency: str = "attacc") -> dict[tuple[int, int], float]:
     """{(ranksets, batch): TBT over GPU-only's} for GPT-89B decoding 6K-token requests, the GPU with
-    unbounded HBM at the same batch (§6.3, Fig. 11)."""
+    unbounded HBM at the same batch (§6.3, Fig. 11), every GPU at the ``efficiency`` profile."""
     model, ctx = "gpt-89b", paper.TBT_CONTEXT
     tp, dp = paper.MODELS[model]
-    gpu = GpuOnly(model, paper.GPU, tp)
+    eff = device_profile(efficiency, paper.GPU)
+    gpu = GpuOnly(model, paper.GPU, tp, eff=eff)
     out = {}
     for rs in TBT_RANKSETS:
-        sys = L3System(model, tp, dp, HostConfig(rs))
+        sys = L3System(model, tp, dp, HostConfig(rs), eff=eff)
         for b in TBT_BATCHES:
             shape = StageShape.decode(b, ctx)
             out[rs, b] = float(sys.stage_times(shape)) / float(gpu.stage_times(shape))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysmodel.baselines import GpuOnly, HbmPim
+from sysmodel.baselines import GpuOnly, HbmPim, device_profile
 from sysmodel.cost import Infeasible
 from sysmodel.l3 import paper
 from sysmodel.l3.model import HostConfig, L3System
@@ -14,16 +14,17 @@ from sysmodel.serving import Result, make_trace, simulate
 BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
 
 
-def systems(model: str, host: HostConfig | None = None) -> dict:
-    """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP)."""
+def systems(model: str, host: HostConfig | None = None, efficiency: str = "attacc") -> dict:
+    """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP), every GPU at the
+    ``efficiency`` profile (sysmodel.cost.PROFILES: all five systems share the DGX's GPUs)."""
     tp, dp = paper.MODELS[model]
-    host = host or HostConfig()
+    host, eff = host or HostConfig(), device_profile(efficiency, paper.GPU)
     return {
-        "L3": lambda: L3System(model, tp, dp, host),
-        "GPU-only": lambda: GpuOnly(model, paper.GPU, tp),
-        "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp),
-        "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False),
-        "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu"),
+        "L3": lambda: L3System(model, tp, dp, host, eff=eff),
+        "GPU-only": lambda: GpuOnly(model, paper.GPU, tp, eff=eff),
+        "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp, eff=eff),
+        "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False, eff=eff),
+        "CPU offload": lambda: L3System(model, tp, dp, host, attention="cpu", eff=eff),
     }
 
 
@@ -41,13 +42,14 @@ def serve(make, model: str, trace: str, requests: int, seed: int = 1, scheduler:
         return None
 
 
-def fig8(requests: int, scheduler: str = "vllm") -> list[dict]:
+def fig8(requests: int, scheduler: str = "vllm", efficiency: str = "attacc") -> list[dict]:
     """Fig. 8's cells under one KV policy: ``vllm`` (paged, the default: the frameworks the paper names in §2,
     vLLM among them, page the KV cache) or ``reserve`` (each request's whole KV reserved at admission), the
-    alternative the paper's unstated baseline setup leaves open."""
+    alternative the paper's unstated baseline setup leaves open; and one GPU ``efficiency`` profile
+    (:data:`sysmodel.l3.figures.GPU_PROFILES`)."""
     rows = []
     for model, (_tp, dp) in paper.MODELS.items():
-        makers = systems(model)
+        makers = systems(model, efficiency=efficiency)
         for trace in paper.TRACES:
             res = {name: serve(make, model, trace, requests, scheduler=scheduler) for name, make in makers.items()}
             row: dict[str, object] = {"model": model, "trace": trace}
@@ -60,27 +62,28 @@ def fig8(requests: int, scheduler: str = "vllm") -> list[dict]:
     return rows
 
 
-def _l3_throughput(requests: int, host: HostConfig, **kw) -> float:
+def _l3_throughput(requests: int, host: HostConfig, efficiency: str, **kw) -> float:
     model = "gpt3-175b"
     tp, dp = paper.MODELS[model]
-    r = serve(lambda: L3System(model, tp, dp, host, **kw), model, "openr1", requests)
+    eff = device_profile(efficiency, paper.GPU)
+    r = serve(lambda: L3System(model, tp, dp, host, eff=eff, **kw), model, "openr1", requests)
     return float("nan") if r is None else r.throughput * dp
 
 
-def studies(requests: int, rows: list[dict]) -> dict[str, dict[str, float]]:
+def studies(requests: int, rows: list[dict], efficiency: str = "attacc") -> dict[str, dict[str, float]]:
     """GPT-175B on OpenR1: scalability over the base (512 GB, 2 ranksets), the ablation over the naive
-    design (cumulative), and tFAW enforced over the default — each a throughput ratio. The full design's
-    throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the same ``requests``)."""
+    design (cumulative), and tFAW enforced over the default — each a throughput ratio, the GPUs at the
+    ``efficiency`` profile. The full design's throughput is Fig. 8's cell (``rows`` from :func:`fig8` at the
+    same ``requests`` and profile)."""
     full = next(r["L3"] for r in rows if (r["model"], r["trace"]) == ("gpt3-175b", "openr1"))
-    base = _l3_throughput(requests, HostConfig(int(paper.SCALE_BASE["ranksets"]), paper.SCALE_BASE["capacity"]))
-    naive = _l3_throughput(requests, HostConfig(), scheduler=False, overlap=False)
+
+    def run(host: HostConfig, **kw) -> float:
+        return _l3_throughput(requests, host, efficiency, **kw)
+
+    base = run(HostConfig(int(paper.SCALE_BASE["ranksets"]), paper.SCALE_BASE["capacity"]))
+    naive = run(HostConfig(), scheduler=False, overlap=False)
     return {
-        "scalability": {
-            name: _l3_throughput(requests, HostConfig(rs, cap)) / base for name, (cap, rs) in paper.SCALE_POINTS.items()
-        },
-        "ablation": {
-            "+ scheduler": _l3_throughput(requests, HostConfig(), overlap=False) / naive,
-            "+ overlap": full / naive,
-        },
-        "tFAW": {"tFAW enforced": _l3_throughput(requests, HostConfig(), tfaw=True) / full},
+        "scalability": {name: run(HostConfig(rs, cap)) / base for name, (cap, rs) in paper.SCALE_POINTS.items()},
+        "ablation": {"+ scheduler": run(HostConfig(), overlap=False) / naive, "+ overlap": full / naive},
+        "tFAW": {"tFAW enforced": run(HostConfig(), tfaw=True) / full},
     }

@@ -53,6 +53,7 @@ def fig8_lines(cells: Cells, rows: list[ledger.Row]) -> list[str]:
     lines += [
         "",
         *results.kv_policy_band("its baselines' KV policy"),
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
         *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
     ]
     lines += [_row(rows, c.quantity) for c in paper.HEADLINE.values()]
@@ -104,6 +105,7 @@ def tbt_lines(ratios: dict[tuple[int, int], float], rows: list[ledger.Row]) -> l
     lines += [f"| {rs} | " + " | ".join(f"{ratios[rs, b]:.2f}" for b in TBT_BATCHES) + " |" for rs in TBT_RANKSETS]
     return lines + [
         "",
+        *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
         *results.head("Fig. 11's range at 16 ranksets and its trends, paper vs model"),
         *(_row(rows, c.quantity) for c in (*paper.TBT_16_RANKSETS, paper.TBT_FEWEST, paper.TBT_SCALING)),
     ]
@@ -227,7 +229,7 @@ def report_lines(ctx, rows: list[ledger.Row]) -> list[str]:
     """The L3 section, its tables' claim rows from ``rows`` (:func:`sysmodel.l3.claims.claims`, computed once)."""
     out, requests = ctx.out, ctx.requests
     cells, _ = figures.fig8_cells(ctx)
-    got, tbt = figures.study_ratios(ctx), figures.tbt_ratios()
+    (got, _), tbt = figures.study_ratios(ctx), figures.tbt_ratios()
     p8, ps = plot_fig8(cells, out / "l3_fig8.png"), plot_studies(got, tbt, out / "l3_studies.png")
     lines = ["### The rank", "", *rank_lines(), "", f"### Throughput (Fig. 8), {requests} requests per run", ""]
     lines += [*fig8_lines(cells, rows), "", f"![L3 Fig. 8]({p8.name})"]
