@@ -1,5 +1,5 @@
 """DECA encodings: the one definition of every number and layout the DECA PE's RTL, golden model,
-testbench and system model share (hw/deca, golden/deca.py, tb/deca, sysmodel/deca).
+testbench and system model share (hw/deca, golden/deca.py, tb/deca, sysmodel/designs/deca).
 
 Paper: DECA (MICRO '25) §2.3 (the AMX weight tile), §6.1 (the PE), Table 3 (queue and buffer sizes).
 Convention for every paper in membound: ``golden/<paper>_spec.py`` holds sizes, field widths, descriptor

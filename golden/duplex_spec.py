@@ -1,5 +1,5 @@
 """Duplex encodings: the one definition of the Logic-PIM geometry, command items and error flags that
-hw/duplex, golden/duplex.py, tb/duplex and sysmodel/duplex share.
+hw/duplex, golden/duplex.py, tb/duplex and sysmodel/designs/duplex share.
 
 Paper: Duplex (xPU + Logic-PIM) §IV-C/D and §VI; choices where the paper is silent follow
 shared/notes/l3_duplex_flash.md §2.3-2.4 and are marked [S]; [D] marks arithmetic from the paper's numbers.

@@ -1,5 +1,5 @@
 """L3 encodings: the one definition of the DIMM-PIM geometry, data layout and flag bits that hw/l3,
-golden/l3.py, tb/l3 and sysmodel/l3 share.
+golden/l3.py, tb/l3 and sysmodel/designs/l3 share.
 
 Paper: L3 (DIMM-PIM for long-context attention) §4 and Table 2; choices where the paper is silent follow
 shared/notes/l3_duplex_flash.md §1.3-1.4 and are marked [S].

@@ -8,7 +8,7 @@ characterization snapshot). Change any of those and the key changes. A module co
 without docstrings (:func:`code`), so editing a comment or a docstring keeps the key: they compute nothing.
 Presentation modules (:data:`PRESENTATION`: how the report is written, captions, plots, progress bars) are
 left out of closures: they shape no number, and a caption's wording should not force a rerun. The slow grids
-live in modules of their own (``sysmodel/<paper>/grids.py``) for the same reason.
+live in modules of their own (``sysmodel/designs/<paper>/grids.py``) for the same reason.
 
 * :data:`COMMITTED` (``sysmodel/data/report_cache/``, in git): the report's serving grids. ``membound report``
   uses an entry whose key matches, recomputes (and rewrites) one that does not, and ``--full`` recomputes
@@ -35,8 +35,8 @@ PRESENTATION = frozenset(
         "sysmodel.report",
         "sysmodel.report.sections",
         "sysmodel.report.memory",
-        "sysmodel.results",
-        "sysmodel.plots",
+        "sysmodel.report.results",
+        "sysmodel.report.plots",
         "sysmodel.outputs",
         "sysmodel.progress",
         "sysmodel.ledger",

@@ -116,7 +116,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def cmd_characterize(a: argparse.Namespace) -> int:
-    from sysmodel import characterization
+    from sysmodel.cost import characterization
     from sysmodel.systems import required_records
 
     added, replaced, kept = characterization.collect(a.records, required_records(), characterization.SNAPSHOT)
@@ -158,14 +158,14 @@ def _system_settings(a: argparse.Namespace) -> list[str]:
 def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     """The trace ``--trace`` names: a generated one, or a user's file (``--qps`` replaces its arrivals; asking
     for more requests than it has runs them all); each adjustment is said on stderr."""
-    from sysmodel import serving
+    from sysmodel.engines import serving
 
     if Path(a.trace).suffix not in (".csv", ".jsonl"):
         if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
             raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
         return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
-    from sysmodel import traces
-    from sysmodel.models import load_model
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines import traces
 
     window = traces.Window(a.time_scale, a.start, a.duration)
     trace, loaded = traces.load(Path(a.trace), window, a.trace_where, load_model(a.model).context)
@@ -196,8 +196,8 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
 def _check_lengths(a: argparse.Namespace) -> None:
     """Generated requests longer than the model's context are refused by name (a trace file's, or the papers'
     long-context traces, run as given: lengths given for them would be ignored, so they are refused too)."""
-    from sysmodel.models import load_model
-    from sysmodel.serving import L3_TRACES
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines.serving import L3_TRACES
 
     if _trace_file(a) or a.trace in L3_TRACES:
         given = [f"--{o}" for o in ("prompt", "output") if getattr(a, o) != DEFAULT_TOKENS]
@@ -221,7 +221,7 @@ def _no_repeats(values: list, option: str) -> None:
 def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par: dict, **extra) -> dict:
     """The run block every output of serve and compare carries (:mod:`sysmodel.runinfo`)."""
     from sysmodel import runinfo
-    from sysmodel.serving import L3_TRACES
+    from sysmodel.engines.serving import L3_TRACES
 
     load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
     own = _trace_file(a) or a.trace in L3_TRACES  # a trace with its own lengths
@@ -235,7 +235,7 @@ def _trace_file(a: argparse.Namespace) -> bool:
 
 def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, profile) -> dict:
     """One rate's run: its run block, pooled result, each engine's result and summary row (``done``: the
-    pooled result and each engine's, from :func:`sysmodel.replicas.run_all`; ``profile``: the efficiency
+    pooled result and each engine's, from :func:`sysmodel.engines.replicas.run_all`; ``profile``: the efficiency
     profile the system's device ran on, None for none or for iteration times from ``--profile``)."""
     res, each = done
     extra = {"system": a.system, "settings": _system_settings(a), "efficiency_profile": profile}
@@ -253,9 +253,9 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
     """Every file of a serve run, written before anything is printed (``| head`` must not lose them)."""
     import json
 
-    from sysmodel import serving
+    from sysmodel.engines import serving
     from sysmodel.outputs import replace_outputs, write_text
-    from sysmodel.plots import described
+    from sysmodel.report.plots import described
     from sysmodel.runinfo import line
 
     multi = len(runs) > 1
@@ -320,8 +320,9 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
 
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
-    from sysmodel import replicas, systems
-    from sysmodel.baselines import profile_of
+    from sysmodel import systems
+    from sysmodel.designs.baselines import profile_of
+    from sysmodel.engines import replicas
 
     qps = number_list(a.qps, "--qps") if a.qps else [None]
     _no_repeats(qps, "--qps")
@@ -330,7 +331,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
     system = systems.build(a.system, a.model, _system_settings(a))
     _check_lengths(a)
     if a.profile is not None:
-        from sysmodel.profile import ProfiledSystem
+        from sysmodel.engines.profile import ProfiledSystem
 
         system = ProfiledSystem(system, a.profile)
     sched, par = _scheduling(a), _parallel(a)
@@ -361,7 +362,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
 
 def _scheduling(a: argparse.Namespace) -> dict:
     """The scheduler options of serve and compare, checked before anything runs."""
-    from sysmodel.scheduling import BLOCK_SIZE, PREEMPT, WATERMARK, get_scheduler
+    from sysmodel.engines.scheduling import BLOCK_SIZE, PREEMPT, WATERMARK, get_scheduler
 
     pol = get_scheduler(a.scheduler)
     if a.preempt not in PREEMPT:
@@ -390,8 +391,8 @@ def _scheduling(a: argparse.Namespace) -> dict:
 
 def _parallel(a: argparse.Namespace) -> dict:
     """Replicas, router and pipeline stages of serve and compare, checked before anything runs."""
-    from sysmodel.devices import LINKS
-    from sysmodel.replicas import ROUTERS
+    from sysmodel.cost.devices import LINKS
+    from sysmodel.engines.replicas import ROUTERS
 
     if a.router not in ROUTERS:
         raise ValueError(f"--router: {a.router!r} not allowed; allowed: {', '.join(ROUTERS)}")
@@ -406,8 +407,9 @@ def _parallel(a: argparse.Namespace) -> dict:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     """The same model and trace on every chosen system: one table, two plots, a provenance sidecar."""
-    from sysmodel import compare, compare_report, runinfo, systems
+    from sysmodel import compare, runinfo, systems
     from sysmodel.outputs import replace_outputs
+    from sysmodel.report import compare as compare_report
 
     known = list(systems.entries())
     names = known if a.systems == "all" else [n.strip() for n in a.systems.split(",") if n.strip()]
@@ -419,7 +421,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     settings = compare.split_settings(a.set or [], names)
     for n in names:  # validate every --set before anything runs
         systems.get(n).settings(settings[n])
-    from sysmodel.models import load_model
+    from sysmodel.cost.models import load_model
 
     load_model(a.model)
     _check_lengths(a)
@@ -462,7 +464,7 @@ def _billions(n: float) -> str:
 
 def cmd_model(a: argparse.Namespace) -> int:
     """What the kit derives from a zoo model or a config.json; without one, the zoo."""
-    from sysmodel.models import available, describe, load_model
+    from sysmodel.cost.models import available, describe, load_model
 
     if a.model is None:
         for name in available():
@@ -503,9 +505,9 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     if a.trace and (a.batch is not None or a.seed is not None):
         raise ValueError("--batch, --seed: for generated traces; a trace file has its own sequences")
     with progress(0, "hermes: loading the model") as bar:
-        from sysmodel.hermes import model as hm
-        from sysmodel.hermes import workload as wl
-        from sysmodel.models import load_model
+        from sysmodel.cost.models import load_model
+        from sysmodel.designs.hermes import model as hm
+        from sysmodel.designs.hermes import workload as wl
 
         cfg = load_model(a.model)
         if a.policy not in hm.POLICIES:
@@ -535,8 +537,8 @@ def cmd_dram(a: argparse.Namespace) -> int:
     --log the command log as CSV, replayed by the checker first."""
     import numpy as np
 
-    from sysmodel import memory as mm
-    from sysmodel import memory_check
+    from sysmodel.engines import memory as mm
+    from sysmodel.engines import memory_check
 
     if a.log is not None:
         from sysmodel.outputs import check_dir
@@ -572,7 +574,7 @@ def cmd_dram(a: argparse.Namespace) -> int:
 
 def cmd_flash_bench(a: argparse.Namespace) -> int:
     """This machine's flash read throughput vs chunk size and threads, fitted and plotted."""
-    from sysmodel.flash import bench
+    from sysmodel.designs.flash import bench
 
     threads = tuple(number_list(a.threads, "--threads", positive_int))
     with out_dir(a, bench.OUT) as out:
@@ -592,8 +594,8 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
 
 def cmd_flash_predictor(a: argparse.Namespace) -> int:
     """Train the low-rank predictor on a dump (or synthetic tokens) and rate it."""
-    from sysmodel.flash import paper
-    from sysmodel.flash import predictor as pr
+    from sysmodel.designs.flash import paper
+    from sysmodel.designs.flash import predictor as pr
 
     data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens, seed=a.seed)
     n = int(data.x.shape[0] * 0.8)
@@ -651,7 +653,7 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
         "--scheduler",
         default="vllm",
         help="vllm (paged, preempting; the default), reserve (whole KV "
-        "reserved at admission, output lengths known), orca, orca-reserve, sarathi (sysmodel/scheduling.py)",
+        "reserved at admission, output lengths known), orca, orca-reserve, sarathi (sysmodel/engines/scheduling.py)",
     )
     p.add_argument(
         "--max-batched-tokens",
@@ -667,14 +669,14 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--router",
         default="round-robin",
-        help="round-robin, least-outstanding or kv-aware (fewest KV bytes held; sysmodel/replicas.py)",
+        help="round-robin, least-outstanding or kv-aware (fewest KV bytes held; sysmodel/engines/replicas.py)",
     )
     p.add_argument(
         "--pp",
         type=positive_int,
         default=1,
         help="pipeline stages: copies of the system's hardware, "
-        "each holding 1/pp of the layers, one virtual engine per stage (sysmodel/pipeline.py)",
+        "each holding 1/pp of the layers, one virtual engine per stage (sysmodel/engines/pipeline.py)",
     )
     p.add_argument(
         "--pp-link",
@@ -761,7 +763,7 @@ def _serve_args(sub: argparse._SubParsersAction) -> None:
         "--profile",
         type=Path,
         help="measured iteration times replacing the system's stage times (CSV: per operator class, "
-        "or decode_reqs, decode_ctx, prefill_tokens, seconds; sysmodel/profile.py)",
+        "or decode_reqs, decode_ctx, prefill_tokens, seconds; sysmodel/engines/profile.py)",
     )
     p.add_argument("--slo-tbt", type=positive_float, help="goodput: the longest gap between tokens allowed (ms)")
     p.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
@@ -789,7 +791,8 @@ def _hermes_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--trace",
         type=Path,
-        help="activation trace .npz (sysmodel/hermes/workload.py): at most the model's layers, fewer standing for "
+        help="activation trace .npz (sysmodel/designs/hermes/workload.py): at most the model's layers, fewer standing "
+        "for "
         "all of them; generated from the paper's statistics when absent",
     )
     p.add_argument(
@@ -848,7 +851,7 @@ def _flash_predictor_args(sub: argparse._SubParsersAction) -> None:
         "--dump",
         type=Path,
         help="activation dump .npz: x (tokens, d_model) and active (bool) or pre "
-        "(float) (tokens, d_ff); synthetic tokens (sysmodel/flash/predictor.py) when absent",
+        "(float) (tokens, d_ff); synthetic tokens (sysmodel/designs/flash/predictor.py) when absent",
     )
     p.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
     p.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")

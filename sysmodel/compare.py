@@ -1,22 +1,24 @@
 """`membound compare`: one model and one request trace on every registered system, side by side.
 
 Each system is built from the registry (:mod:`sysmodel.systems`) with its paper's defaults (or ``--set
-system.key=value``) and runs the same trace on the one serving engine (:func:`sysmodel.serving.simulate`; replicas and
-pipeline stages through :func:`sysmodel.replicas.run`);
-energy comes from each system's ``energy`` on the one basis (:mod:`sysmodel.energy`), area from its
+system.key=value``) and runs the same trace on the one serving engine (:func:`sysmodel.engines.serving.simulate`;
+replicas and
+pipeline stages through :func:`sysmodel.engines.replicas.run`);
+energy comes from each system's ``energy`` on the one basis (:mod:`sysmodel.cost.energy`), area from its
 ``area``. A system that cannot hold the model, or a request's KV cache, gets its reason and no numbers.
-This module computes the rows; :mod:`sysmodel.compare_report` writes them (tables, CSV, plots, the report's
+This module computes the rows; :mod:`sysmodel.report.compare` writes them (tables, CSV, plots, the report's
 cross-design section), so a change of wording leaves the report's cached rows valid.
 """
 
 from __future__ import annotations
 
-from sysmodel import replicas, systems
-from sysmodel.baselines import profile_of
-from sysmodel.cost import Infeasible
-from sysmodel.pipeline import PipelineUnsupported
+from sysmodel import systems
+from sysmodel.cost.stage import Infeasible
+from sysmodel.designs.baselines import profile_of
+from sysmodel.engines import replicas
+from sysmodel.engines.pipeline import PipelineUnsupported
+from sysmodel.engines.serving import Trace
 from sysmodel.progress import progress
-from sysmodel.serving import Trace
 
 COLUMNS = (
     ("system", "system", ""),
@@ -56,7 +58,7 @@ def run(
     parallel: dict | None = None,
 ) -> tuple[list[dict], dict]:
     """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it (in
-    its row and its provenance). ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.replicas.run`);
+    its row and its provenance). ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.engines.replicas.run`);
     a system that cannot be pipelined gets its reason in its row. ``show_progress``: a bar over the systems
     and, below it, each system's own run advancing."""
     par = {"replicas": 1, "router": "round-robin", "pp": 1, "pp_link": None, **(parallel or {})}
@@ -118,7 +120,7 @@ def pareto(rows: list[dict]) -> list[dict]:
 
 def rows_of(model: str, kind: str, requests: int, prompt: int, output: int, names: list[str]) -> list[dict]:
     """The comparison's rows for a generated trace (what the report caches)."""
-    from sysmodel.serving import make_trace
+    from sysmodel.engines.serving import make_trace
 
     trace = make_trace(kind, requests, 1, prompt=prompt or 128, output=output or 128)
     return run(model, trace, names, show_progress=False)[0]

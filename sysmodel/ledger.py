@@ -11,8 +11,9 @@ kind and direction, in one table (``ledger.csv`` and ``ledger.parquet`` beside t
   compares two systems (``ratio``: A over B) also states a **direction** (A beats B when above 1).
   Claims are floats, so a paper's module keeps using them as numbers; each lives once, in its ``paper.py``.
 * :func:`evaluate` pairs a claim with the model's value and, for a prediction outside [0.9, 1.1] or pointing the
-  wrong way, the named cause (the paper's ``GAPS``). Each paper's ``claims(ctx)`` (``sysmodel/<paper>/claims.py``)
-  returns its rows, computed once; the report renders them (``sysmodel.results.claim_row``) and writes them here.
+  wrong way, the named cause (the paper's ``GAPS``). Each paper's ``claims(ctx)``
+  (``sysmodel/designs/<paper>/claims.py``)
+  returns its rows, computed once; the report renders them (``sysmodel.report.results.claim_row``) and writes them here.
 * :func:`summary` gives, per paper: rows, predictions, the share of predictions within 10%, the median
   |log ratio|, directions right of stated, fits, inputs and identities. Only predictions count as reproduced.
   (The report renders it; this module imports no presentation code.)
@@ -133,7 +134,7 @@ class Row:
 class Statement:
     """One quantitative statement of a paper as its text makes it (a number with a unit, "X times", "up to",
     "on average", "similar", "A beats B", "grows with", "every", "at least"), from each paper's catalogue
-    (``sysmodel/<paper>/claims.py``: ``STATEMENTS``, in the paper's order).
+    (``sysmodel/designs/<paper>/claims.py``: ``STATEMENTS``, in the paper's order).
 
     ``where``: section, figure or table, exactly; ``text``: the statement, quoted or closely paraphrased;
     ``claims``: regular expressions over the ledger's ``quantity`` column (the paper's rows they match are
@@ -164,11 +165,11 @@ def not_computed(where: str, text: str, reason: str) -> Statement:
 
 
 def catalogue(paper: str) -> tuple[Statement, ...]:
-    """The paper's statement list (``sysmodel/<paper>/claims.py``), empty where none is written yet."""
+    """The paper's statement list (``sysmodel/designs/<paper>/claims.py``), empty where none is written yet."""
     import importlib
 
     try:
-        return importlib.import_module(f"sysmodel.{paper}.claims").STATEMENTS
+        return importlib.import_module(f"sysmodel.designs.{paper}.claims").STATEMENTS
     except ModuleNotFoundError:
         return ()
 
@@ -201,7 +202,7 @@ def evaluate(
     """A claim with the model's value, as a ledger row; ``kind`` overrides the claim's (a cell a constant was
     fitted to); ``cause``: the named reason a prediction misses (ignored, and left empty, where it does not);
     ``band``: the model's values under the unstated setting's documented alternatives (the point joins them).
-    Each paper's ``claims(ctx)`` (``sysmodel/<paper>/claims.py``) returns its rows made here; the report and
+    Each paper's ``claims(ctx)`` (``sysmodel/designs/<paper>/claims.py``) returns its rows made here; the report and
     the ledger both render from them."""
     if not isinstance(c, Claim):
         raise TypeError(f"ledger: {c!r} is a bare number; paper values are Claims in the paper's paper.py")

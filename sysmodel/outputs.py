@@ -5,7 +5,7 @@
   exception — Ctrl-C included — it is removed. The result has the mode a plain ``open()`` gives under the
   umask (the temporary file is created with 0666 and the umask applied by the kernel, not mkstemp's 0600),
   or the mode of the file it replaces (a tracked file keeps its 0644 or 0664). :func:`write_text` and
-  ``sysmodel.plots.save`` use it.
+  ``sysmodel.report.plots.save`` use it.
 * :func:`output_dir` checks a ``--out`` directory before any work starts — not a file, its parent exists,
   writable (probed by creating a file: root ignores permission bits) — creates it, and removes it again if
   the command fails while it is still empty. The default output directories (under ``build/``) are created

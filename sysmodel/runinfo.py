@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sysmodel.serving import Trace
+from sysmodel.engines.serving import Trace
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@
 
 A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every combination is a point:
 
-    kind = "decode"                       # next-token latency of a model on a device (sysmodel.cost)
+    kind = "decode"                       # next-token latency of a model on a device (sysmodel.cost.stage)
     out = "build/sweeps/decode.csv"
     [grid]
     model = ["llama2-7b", "opt-6.7b"]
@@ -13,7 +13,7 @@ A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every co
     wbytes = [2.0, 0.5]
     # optional: gpus (tensor parallel), mem_bw (B/s), eta_compute, eta_memory (default AttAcc's 0.8, 0.85)
 
-    kind = "deca"                         # Roof-Surface point of a compressed GeMM (sysmodel.deca)
+    kind = "deca"                         # Roof-Surface point of a compressed GeMM (sysmodel.designs.deca)
     [grid]
     machine = ["SPR-HBM", "SPR-DDR5"]; scheme = ["q8"]; density = [1.0, 0.3]; n = [1, 16]
     w = [32]; lanes = [8]; system = ["deca", "sw"]
@@ -21,7 +21,7 @@ A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every co
 Configs are validated before anything runs: unknown kinds, keys, models or devices, empty grids, a
 bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run (weights plus
 KV cache over the devices' memory) is kept in the output with ``feasible`` false, the ``reason``, and no
-latency or throughput — the same reason the Python API raises as ``sysmodel.cost.Infeasible``.
+latency or throughput — the same reason the Python API raises as ``sysmodel.cost.stage.Infeasible``.
 
 Executors: a local process pool by default (``--workers N``), or an existing Dask cluster
 (``--scheduler tcp://HOST:PORT``, ``dask.distributed``). A progress bar shows on a terminal only.
@@ -43,13 +43,13 @@ from sysmodel.systems import Param
 
 
 def _models() -> list[str]:
-    from sysmodel.models import available
+    from sysmodel.cost.models import available
 
     return available()
 
 
 def _devices() -> list[str]:
-    from sysmodel.devices import DEVICES
+    from sysmodel.cost.devices import DEVICES
 
     return list(DEVICES)
 
@@ -63,7 +63,7 @@ def _grid(*params: Param) -> dict[str, Param]:
 SCHEMA = {
     "decode": _grid(
         Param("model", None, "a zoo model or a config.json", _models, required=True, config_path=True, kind=str),
-        Param("device", None, "a device of sysmodel.devices", _devices, required=True, kind=str),
+        Param("device", None, "a device of sysmodel.cost.devices", _devices, required=True, kind=str),
         Param("batch", 1, "sequences per decode step", minimum=1, kind=int),
         Param("kv_len", 1024, "context tokens", minimum=0, kind=int),
         Param("wbytes", 2.0, "bytes per weight", minimum=0, maximum=8, open_minimum=True, kind=float),
@@ -74,7 +74,7 @@ SCHEMA = {
     ),
     "deca": _grid(
         Param("machine", "SPR-HBM", "the Sapphire Rapids machine", ("SPR-HBM", "SPR-DDR5"), kind=str),
-        Param("scheme", "q8", "a compression scheme sysmodel.deca models", ("q16", "q8", "q4"), kind=str),
+        Param("scheme", "q8", "a compression scheme sysmodel.designs.deca models", ("q16", "q8", "q4"), kind=str),
         Param("density", 1.0, "share of nonzero weights", minimum=0, maximum=1, open_minimum=True, kind=float),
         Param("n", 16, "the GeMM's N (tokens); DECA Table 2's", minimum=1, kind=int),
         Param("w", W, "the PE's W", minimum=1, maximum=1024, kind=int),
@@ -140,7 +140,7 @@ def points(cfg: dict) -> list[dict]:
 
 
 def _efficiency(p: dict):
-    from sysmodel.cost import ATTACC, Efficiency
+    from sysmodel.cost.stage import ATTACC, Efficiency
 
     if "eta_compute" not in p and "eta_memory" not in p:
         return ATTACC
@@ -158,9 +158,9 @@ def run_point(kind: str, p: dict) -> dict:
     if kind == "decode":
         from dataclasses import replace
 
-        from sysmodel.cost import Engine, Infeasible, decode_step, require_fit
-        from sysmodel.devices import get_device
-        from sysmodel.models import load_model
+        from sysmodel.cost.devices import get_device
+        from sysmodel.cost.models import load_model
+        from sysmodel.cost.stage import Engine, Infeasible, decode_step, require_fit
 
         cfg, dev = load_model(q["model"]), get_device(q["device"])
         if "mem_bw" in q:
@@ -172,11 +172,11 @@ def run_point(kind: str, p: dict) -> dict:
             return {**p, "feasible": False, "reason": str(e), "latency_ms": None, "tokens_per_s": None}
         t = float(decode_step(cfg, Engine(dev, _efficiency(q), gpus), batch, kv_len, wbytes))
         return {**p, "feasible": True, "reason": "", "latency_ms": t * 1e3, "tokens_per_s": batch / t}
-    from sysmodel.deca import model as deca
+    from sysmodel.designs.deca import model as deca
 
     m = deca.SPR_HBM if q["machine"] == "SPR-HBM" else deca.SPR_DDR
     k = deca.Kernel(q["scheme"], q["density"])
-    from sysmodel.cost import Infeasible
+    from sysmodel.cost.stage import Infeasible
 
     try:
         if q["system"] == "sw":

@@ -4,9 +4,10 @@
 A design provides three things (README, "Adding a design"):
 
 1. a class satisfying :class:`System` — KV bytes per token and capacity, ``stage_times`` (seconds of a
-   vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.energy``'s one basis),
+   vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.cost.energy``'s one basis),
    ``area`` (silicon it adds, with the source), ``hardware`` (a one-line description) and ``provenance``;
-2. a module ``sysmodel/<design>/system.py`` (or, for the shared baselines, ``sysmodel/baselines.py``) that
+2. a module ``sysmodel/designs/<design>/system.py`` (or, for the shared baselines, ``sysmodel/designs/baselines.py``)
+that
    calls :func:`register` with a name, a one-line description, its parameters (:class:`Param`, the
    paper's values as defaults) and the characterization records it reads;
 3. nothing else: :func:`entries` discovers every ``sysmodel.*.system`` module, so no code outside the
@@ -31,7 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from sysmodel.models import StageShape
+from sysmodel.cost.models import StageShape
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +57,7 @@ class Provenance:
     def record(self, unit: str, hw: str, golden: str, **params) -> None:
         """Add the snapshot's record of ``unit`` at ``params`` with hashes of ``hw`` and ``golden`` (repo
         paths of the unit's Amaranth file and its golden model)."""
-        from sysmodel import characterization
+        from sysmodel.cost import characterization
 
         rec = characterization.lookup(unit, **params)
         self.records.append(
@@ -263,14 +264,14 @@ def entries() -> dict[str, Entry]:
     """Every registered system, the shared baselines first, then the designs' packages in name order."""
     global _DISCOVERED
     if not _DISCOVERED:
-        import sysmodel
+        from sysmodel import designs
 
-        importlib.import_module("sysmodel.baselines")
-        for mod in sorted(m.name for m in pkgutil.iter_modules(sysmodel.__path__) if m.ispkg):
+        importlib.import_module("sysmodel.designs.baselines")
+        for mod in sorted(m.name for m in pkgutil.iter_modules(designs.__path__) if m.ispkg):
             try:
-                importlib.import_module(f"sysmodel.{mod}.system")
+                importlib.import_module(f"sysmodel.designs.{mod}.system")
             except ModuleNotFoundError as e:
-                if e.name != f"sysmodel.{mod}.system":
+                if e.name != f"sysmodel.designs.{mod}.system":
                     raise
         _DISCOVERED = True
     return dict(_REGISTRY)

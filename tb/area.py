@@ -84,7 +84,7 @@ def write_area(paper: str, path: Path | None = None) -> list[dict]:
     import datetime
     import json
 
-    from sysmodel.characterization import AREA_SNAPSHOT
+    from sysmodel.cost.characterization import AREA_SNAPSHOT
 
     path = path or AREA_SNAPSHOT
     data = json.loads(path.read_text()) if path.exists() else {"points": []}

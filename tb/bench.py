@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sysmodel.characterization import read
+from sysmodel.cost.characterization import read
 from tb import runner
 from tb.charz import record_path
 from tb.registry import all_specs
@@ -160,8 +160,9 @@ SERVING_BUDGET_S = 10.0  # issue 8: 1,000 L3-trace requests in under 10 s on thi
 
 
 def bench_sysmodel() -> dict:
-    from sysmodel import serving, sweep
-    from sysmodel.baselines import GpuOnly
+    from sysmodel import sweep
+    from sysmodel.designs.baselines import GpuOnly
+    from sysmodel.engines import serving
 
     gpu = GpuOnly("gpt3-175b", "a100-80g-sxm", 8)
     runs = [
@@ -229,7 +230,7 @@ def bench_sysmodel() -> dict:
 def render_sysmodel(d: dict) -> list[str]:
     results = d["results"]
     lines = [
-        "The serving simulator (sysmodel/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
+        "The serving simulator (sysmodel/engines/serving.py) on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of "
         f"each L3 trace (Table 4 statistics, offline) and a Poisson trace; budget {d['serving_budget_s']:g} s per "
         "1,000-request L3 run.",
         "",
@@ -256,7 +257,7 @@ def render_sysmodel(d: dict) -> list[str]:
     lines += [f"| {r['what']} | {r['measured']} | {r['target']} |" for r in results if "target" in r]
     lines += [
         "",
-        "The DRAM timing engine (sysmodel/memory.py, numba) against the pure-Python engine it replaced "
+        "The DRAM timing engine (sysmodel/engines/memory.py, numba) against the pure-Python engine it replaced "
         f"(commit {d['old_engine']}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
         "",
         "| trace | requests | engine req/s | old engine req/s (its requests) | speed-up | same cycles |",
@@ -297,16 +298,16 @@ def render_sysmodel(d: dict) -> list[str]:
 def bench_gpu() -> dict:
     """The calibrated GPU's error per kernel class and per element-wise kernel (issue 54); seconds to run
     alone (`make bench PART=gpu`)."""
-    from sysmodel.gpu_validation import class_errors
+    from sysmodel.cost.gpu_validation import class_errors
 
     return {"classes": class_errors(), "elementwise": class_errors("elementwise")}
 
 
 def render_gpu(d: dict) -> list[str]:
-    from sysmodel.gpu_report import class_error_lines
+    from sysmodel.report.gpu import class_error_lines
 
     return [
-        "The calibrated GPU (sysmodel/gpu.py) per kernel class against Vidur's public A100/H100 measurements, "
+        "The calibrated GPU (sysmodel/cost/gpu.py) per kernel class against Vidur's public A100/H100 measurements, "
         "|modelled / measured - 1|, rows held out of every fit apart (CodeLlama-34B and tensor-parallel width 4):",
         "",
         *class_error_lines(d["classes"]),
@@ -331,8 +332,8 @@ def bench_hermes_memory(model: str = "llama2-13b", tokens: int = 12, prefill: in
     """Peak resident memory of `membound hermes --trace`, each in a fresh process, on generated traces of
     ``model``'s widths (the narrowest zoo model with 40 layers), ``tokens`` tokens and HERMES_DEPTHS layers,
     saved without correlation tables, so loading computes every layer's."""
-    from sysmodel.hermes import workload as wl
-    from sysmodel.models import load_model
+    from sysmodel.cost.models import load_model
+    from sysmodel.designs.hermes import workload as wl
 
     cfg, out = load_model(model), []
     with tempfile.TemporaryDirectory(dir=runner.ROOT / "build") as tmp:
@@ -371,9 +372,9 @@ def _scale_run(requests: int, replicas: int) -> None:
     issue-57 workload (LLaMA-2-7B on the GPU system, Gaussian 512/256, Poisson at 20 QPS per replica)."""
     import resource
 
-    from sysmodel import replicas as reps
     from sysmodel import systems
-    from sysmodel.serving import make_trace
+    from sysmodel.engines import replicas as reps
+    from sysmodel.engines.serving import make_trace
 
     trace = make_trace("gaussian", requests, 1, qps=20.0 * replicas, prompt=512, output=256)
     system = systems.build("gpu", "llama2-7b")
@@ -443,7 +444,7 @@ def serving_scale_lines(rows: list[dict]) -> list[str]:
 
 def serving_scale_plot(rows: list[dict], path: Path) -> Path:
     """Requests/s and peak memory against request count, log-log, one line per replica count."""
-    from sysmodel.plots import pyplot, save
+    from sysmodel.report.plots import pyplot, save
 
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -469,9 +470,9 @@ def bench_targets() -> list[dict]:
     from dask.distributed import LocalCluster
 
     from sysmodel import sweep
-    from sysmodel.cost import ATTACC, Engine, decode_tokens
-    from sysmodel.devices import get_device
-    from sysmodel.models import load_model
+    from sysmodel.cost.devices import get_device
+    from sysmodel.cost.models import load_model
+    from sysmodel.cost.stage import ATTACC, Engine, decode_tokens
 
     out = []
     cfg, eng = load_model("llama2-70b"), Engine(get_device("a100-80g-sxm"), ATTACC, 4)
@@ -511,7 +512,8 @@ def bench_targets() -> list[dict]:
             "target": "< 1.5x local, identical",
         }
     )
-    from sysmodel import serving, systems
+    from sysmodel import systems
+    from sysmodel.engines import serving
 
     res = serving.simulate(  # reserve: the most stages
         serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"
@@ -553,10 +555,14 @@ def bench_dram(requests: int = 200_000, old_requests: int = 20_000) -> list[dict
     import sys
     from dataclasses import replace
 
-    from sysmodel import memory as mm
+    from sysmodel.engines import memory as mm
 
     src = subprocess.run(
-        ["git", "show", f"{OLD_ENGINE}:sysmodel/memory.py"], cwd=runner.ROOT, check=True, capture_output=True, text=True
+        ["git", "show", f"{OLD_ENGINE}:sysmodel/engines/memory.py"],
+        cwd=runner.ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "old_memory.py"
@@ -599,9 +605,9 @@ def bench_dram(requests: int = 200_000, old_requests: int = 20_000) -> list[dict
 def bench_flash() -> dict:
     """The real flash mechanism: an OPT-6.7B-shaped FFN layer at 1/4 size in a bundled file on this disk,
     synthetic predictor masks, the neuron cache (window 5) loading and computing every token."""
-    from sysmodel.flash import predictor as pr
-    from sysmodel.flash.cache import NeuronCache
-    from sysmodel.flash.store import FlashReader, write, zoo_ffn
+    from sysmodel.designs.flash import predictor as pr
+    from sysmodel.designs.flash.cache import NeuronCache
+    from sysmodel.designs.flash.store import FlashReader, write, zoo_ffn
 
     ffn = zoo_ffn("opt-6.7b", scale=4)
     acts = pr.synthetic(300, pr.Synthetic(d_model=ffn.d_model, d_ff=ffn.d_ff), seed=1)

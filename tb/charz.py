@@ -1,5 +1,5 @@
 """Writing characterization records: what a testbench measured, as the system model reads it
-(:class:`sysmodel.characterization.Record`), one JSON file per (unit, parameters, simulator) under
+(:class:`sysmodel.cost.characterization.Record`), one JSON file per (unit, parameters, simulator) under
 ``build/characterization/``.
 """
 
@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from hw.cycles import CycleModel
-from sysmodel.characterization import Record
+from sysmodel.cost.characterization import Record
 
 
 def record_path(tag: str, sim: str, root: Path | None = None) -> Path:

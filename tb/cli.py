@@ -18,7 +18,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from sysmodel.characterization import Record, read
+from sysmodel.cost.characterization import Record, read
 from tb import area, bench, runner
 from tb.charz import record_path
 from tb.formal.sby import recorded

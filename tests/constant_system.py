@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sysmodel.models import StageShape
+from sysmodel.cost.models import StageShape
 from sysmodel.systems import Area, Provenance
 
 

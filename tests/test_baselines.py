@@ -2,11 +2,11 @@
 
 import pytest
 
-from sysmodel import baselines as b
 from sysmodel import sweep
-from sysmodel.cost import ATTACC, ATTACC_ETA, Infeasible
-from sysmodel.devices import get_device, get_link
-from sysmodel.models import load_model
+from sysmodel.cost.devices import get_device, get_link
+from sysmodel.cost.models import load_model
+from sysmodel.cost.stage import ATTACC, ATTACC_ETA, Infeasible
+from sysmodel.designs import baselines as b
 
 
 def test_gpu_only_decode_is_weight_bandwidth_bound() -> None:
@@ -93,9 +93,9 @@ def test_decode_tokens_is_the_per_token_loop_in_one_evaluation() -> None:
     """1,000 decode steps of a 70B model as one array evaluation: the same numbers as a step-by-step loop."""
     import time
 
-    from sysmodel.cost import ATTACC, Engine, decode_step, decode_tokens
-    from sysmodel.devices import get_device
-    from sysmodel.models import load_model
+    from sysmodel.cost.devices import get_device
+    from sysmodel.cost.models import load_model
+    from sysmodel.cost.stage import ATTACC, Engine, decode_step, decode_tokens
 
     cfg, eng = load_model("llama2-70b"), Engine(get_device("a100-80g-sxm"), ATTACC, 4)
     start = time.perf_counter()
@@ -109,8 +109,9 @@ def test_decode_tokens_is_the_per_token_loop_in_one_evaluation() -> None:
 def test_efficiency_profiles_are_named_sourced_and_chosen_per_device_class() -> None:
     """Issue 33 item 6: the achieved fractions of peak come from a named profile, the default per device
     class (GPU AttAcc's, CPU AttAcc's scaling factors), another by ``--set efficiency=NAME``."""
-    from sysmodel import cost, systems
-    from sysmodel.models import StageShape
+    from sysmodel import systems
+    from sysmodel.cost import stage as cost
+    from sysmodel.cost.models import StageShape
 
     assert all(p.source for p in cost.PROFILES.values())
     assert cost.efficiency("", get_device("a100-80g-sxm")) is ATTACC

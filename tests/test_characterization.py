@@ -8,7 +8,7 @@ import pytest
 
 from hw.arith.cycles import UNIT_FPMUL
 from hw.hermes.cycles import UNIT_GEMV
-from sysmodel import characterization
+from sysmodel.cost import characterization
 from sysmodel.systems import required_records
 from tb.case import load_case
 from tb.registry import all_specs

@@ -1,4 +1,4 @@
-"""Each paper's statement catalogue (``sysmodel/<paper>/claims.py``) against the committed ledger: every
+"""Each paper's statement catalogue (``sysmodel/designs/<paper>/claims.py``) against the committed ledger: every
 quantitative statement the paper makes is a claim the ledger computes or a not-computed row with its reason,
 and every ledger row answers a statement of the catalogue."""
 

@@ -1,4 +1,5 @@
-"""DECA's statement catalogue (sysmodel/deca/claims.py) and the claims issue 53 added to its ledger: each paper value
+"""DECA's statement catalogue (sysmodel/designs/deca/claims.py) and the claims issue 53 added to its ledger: each
+paper value
 read as the paper states it (its averaging set, its configuration, its location), and the readings corrected."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import pytest
 
 from golden.deca_spec import TILE
 from sysmodel import ledger
-from sysmodel.deca import claims, figures, model, paper
-from sysmodel.deca.claims import STATEMENTS
+from sysmodel.designs.deca import claims, figures, model, paper
+from sysmodel.designs.deca.claims import STATEMENTS
 from sysmodel.report import Context, report
 
 _SECTION = re.compile(r"(Abstract|§(\d+)(?:\.(\d+))?)")

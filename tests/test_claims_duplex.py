@@ -1,4 +1,5 @@
-"""Duplex's statement catalogue (sysmodel/duplex/claims.py) and the claims issue 53 added to its ledger: each paper
+"""Duplex's statement catalogue (sysmodel/designs/duplex/claims.py) and the claims issue 53 added to its ledger: each
+paper
 value read as the paper states it (its averaging set, its configuration, its location), and the readings corrected."""
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import numpy as np
 import pytest
 
 from golden.duplex_spec import SOFTMAX_LANES
-from sysmodel import cache, ledger, memory
-from sysmodel.duplex import claims, figures, paper
-from sysmodel.duplex.claims import STATEMENTS
-from sysmodel.duplex.model import DuplexSystem
+from sysmodel import cache, ledger
+from sysmodel.designs.duplex import claims, figures, paper
+from sysmodel.designs.duplex.claims import STATEMENTS
+from sysmodel.designs.duplex.model import DuplexSystem
+from sysmodel.engines import memory
 from sysmodel.report import Context, report
 
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10}

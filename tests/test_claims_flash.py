@@ -10,7 +10,7 @@ import re
 import pytest
 
 from sysmodel import ledger
-from sysmodel.flash import claims, figures, paper
+from sysmodel.designs.flash import claims, figures, paper
 from sysmodel.report import Context, report
 
 WHERE = re.compile(r"(Abstract|§\d(\.\d)?|Table \d|Fig\. \d+[a-d]?|App\. [A-G](\.\d)?)(,? .*)?")

@@ -1,7 +1,9 @@
-"""Hermes' statement catalogue (sysmodel/hermes/claims.py) and the claims issue 53 added to its ledger: each paper
+"""Hermes' statement catalogue (sysmodel/designs/hermes/claims.py) and the claims issue 53 added to its ledger: each
+paper
 value read as the paper states it (its averaging set, its configuration, its location), and the readings
 corrected; and ``claims(ctx)``, the section's ledger rows computed once before it renders (issue 53). The claims
-(``sysmodel.hermes.figures``, ``sysmodel.hermes.claims``) are computed on the committed cache's grid values (no
+(``sysmodel.designs.hermes.figures``, ``sysmodel.designs.hermes.claims``) are computed on the committed cache's grid
+values (no
 simulation)."""
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import re
 import pytest
 
 from sysmodel import cache, ledger
-from sysmodel.hermes import claims, figures, paper
-from sysmodel.hermes import grids as gr
-from sysmodel.hermes.claims import STATEMENTS
+from sysmodel.designs.hermes import claims, figures, paper
+from sysmodel.designs.hermes import grids as gr
+from sysmodel.designs.hermes.claims import STATEMENTS
 from sysmodel.report import Context, report
 
 _ROMAN = {"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7}

@@ -1,4 +1,5 @@
-"""L3's statement catalogue (sysmodel/l3/claims.py) and the ledger claims it added: where each statement stands in
+"""L3's statement catalogue (sysmodel/designs/l3/claims.py) and the ledger claims it added: where each statement
+stands in
 the paper, the kinds that cannot flatter, and the values the report computes for the new comparisons."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ import re
 import pytest
 
 from sysmodel import ledger
-from sysmodel.l3 import claims, figures, paper
-from sysmodel.l3.grids import BASELINES
+from sysmodel.designs.l3 import claims, figures, paper
+from sysmodel.designs.l3.grids import BASELINES
 from sysmodel.report import Context, report
 
 PAPER_TEXT_SECTIONS = re.compile(r"(Abstract|§\d(\.\d)?)(, (Fig\. \d+(\([ab]\))?|Table \d))?")
@@ -94,7 +95,7 @@ class _Grids:
 def test_fig8_is_computed_under_each_unstated_settings_alternative() -> None:
     """Issue 53 item 4: besides the reserve KV policy, Fig. 8's cells are rerun with every GPU at each
     alternative efficiency profile (the default is AttAcc's, on which the paper's simulator builds)."""
-    from sysmodel.cost import PROFILES
+    from sysmodel.cost.stage import PROFILES
 
     figures.fig8_cells.cache_clear()
     cells, alternatives = figures.fig8_cells(_Grids())
@@ -151,7 +152,7 @@ def test_fig11_range_is_banded_by_the_gpu_profiles() -> None:
 def test_the_r_pim_headline_cause_quotes_the_attention_ratio() -> None:
     """The R-PIM gap's named cause: on an attention-bound cell the speedup stops at R-PIM's attention time over
     L3's, 7.97 (1/R_PIM_FACTOR against the RTL's cycles), below the paper's 9.2."""
-    from sysmodel.l3.model import L3System
+    from sysmodel.designs.l3.model import L3System
 
     tp, dp = paper.MODELS["gpt3-175b"]
     l3, r_pim = (L3System("gpt3-175b", tp, dp, attention=a) for a in ("l3", "r-pim"))

@@ -168,7 +168,8 @@ def test_serve_qps_sweep_labels_each_rate(tmp_path, capsys) -> None:
 def test_tbt_cdf_of_a_long_run_is_bounded(tmp_path) -> None:
     """A run of over a million stages plots from at most CDF_POINTS points, its median where the run's is
     (the plot's time is a `make bench` target, not a timed test)."""
-    from sysmodel import serving, systems
+    from sysmodel import systems
+    from sysmodel.engines import serving
 
     res = serving.simulate(
         serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"

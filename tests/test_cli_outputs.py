@@ -149,10 +149,10 @@ def test_progress_on_a_terminal(argv, bars, tmp_path, capsys, monkeypatch) -> No
 
 def _figures(monkeypatch, *modules: str) -> dict:
     """Every figure the command saves, by file name, checked for colliding text, missing titles and
-    legends over data (sysmodel.plots.CHECK)."""
+    legends over data (sysmodel.report.plots.CHECK)."""
     import importlib
 
-    from sysmodel import plots
+    from sysmodel.report import plots
 
     seen: dict = {}
 
@@ -170,9 +170,9 @@ def _figures(monkeypatch, *modules: str) -> dict:
 
 def test_serve_plots_are_readable(tmp_path, capsys, monkeypatch) -> None:
     """The TBT CDF on a log time axis with each run's longest gap stated; legends beside the data."""
-    from sysmodel import plots
+    from sysmodel.report import plots
 
-    figs = _figures(monkeypatch, "sysmodel.plots")
+    figs = _figures(monkeypatch, "sysmodel.report.plots")
     argv = ["serve", "--model", "llama2-7b", "--requests", "30", "--qps", "1,50", "--out", str(tmp_path)]
     assert main(argv) == 0
     ax = figs["tbt_cdf.png"].axes[0]
@@ -186,9 +186,9 @@ def test_serve_plots_are_readable(tmp_path, capsys, monkeypatch) -> None:
 
 def test_a_system_keeps_its_colour_in_every_plot(tmp_path, capsys, monkeypatch) -> None:
     """Colours come from the registry, not from a system's place among the feasible rows of one run."""
-    from sysmodel import plots
+    from sysmodel.report import plots
 
-    figs = _figures(monkeypatch, "sysmodel.compare_report")
+    figs = _figures(monkeypatch, "sysmodel.report.compare")
     colours = {}
     for i, systems in enumerate(("gpu,cpu,hbm-pim", "cpu,hbm-pim")):
         argv = [
@@ -212,7 +212,7 @@ def test_a_system_keeps_its_colour_in_every_plot(tmp_path, capsys, monkeypatch) 
 
 def test_a_legend_over_data_is_found() -> None:
     """The check the report's figure test runs: a legend placed over a bar is named."""
-    from sysmodel import plots
+    from sysmodel.report import plots
 
     plt = plots.pyplot()
     fig, ax = plt.subplots()
@@ -297,7 +297,7 @@ def test_a_reused_out_keeps_no_stale_file_of_the_same_command(tmp_path, capsys) 
 
 def test_a_log_axis_over_many_decades_stays_readable() -> None:
     """A 9,500 s stall beside 8 ms gaps (issue 50's TBT CDF): decade labels only, none colliding."""
-    from sysmodel import plots
+    from sysmodel.report import plots
 
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

@@ -23,8 +23,9 @@ import pytest
 from test_cli import one_line
 
 from hw.hermes.cycles import UNIT_GEMV
-from sysmodel import characterization, sweep
+from sysmodel import sweep
 from sysmodel.cli import main
+from sysmodel.cost import characterization
 
 # --- sweep --scheduler at an address where no Dask scheduler listens ----------------------------------------
 
@@ -219,7 +220,7 @@ def test_a_corrupt_snapshot_is_named(tmp_path, capsys, monkeypatch) -> None:
 
 def test_flash_bench_refuses_a_size_over_the_free_space(tmp_path, capsys, monkeypatch) -> None:
     """Refused before a byte is written (the scratch file used to fill the disk for minutes first)."""
-    from sysmodel.flash import bench
+    from sysmodel.designs.flash import bench
 
     def must_not_write(path, size) -> None:  # were the check gone, this test must not fill the disk
         raise AssertionError("flash-bench started writing its scratch file")
@@ -309,7 +310,7 @@ def test_commands_warn_nothing(args, tmp_path, capsys) -> None:
 def test_a_library_warning_is_one_line(tmp_path, capsys, monkeypatch) -> None:
     """Rendered as one line naming the command, whatever its source (here one a plot helper is made to raise,
     as matplotlib's "No artists with labels" did before the TBT CDF skipped an empty legend)."""
-    from sysmodel import plots
+    from sysmodel.report import plots
 
     trace = _one_token_trace(tmp_path)
     monkeypatch.setattr(plots, "legend_outside", lambda ax: warnings.warn("No artists with labels", stacklevel=1))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sysmodel.devices import FlashModel, get_device, get_link
+from sysmodel.cost.devices import FlashModel, get_device, get_link
 
 KIB = 1024
 
@@ -14,7 +14,7 @@ def test_flash_points_from_the_paper() -> None:
     assert f.throughput(32 * KIB) / 1e9 == pytest.approx(4.0, rel=0.10)  # fp32 bundled (derived)
     assert f.throughput(1 << 30) == pytest.approx(6.1e9)
     # Table 2 I/O latencies are bytes / throughput: 13.4 GB naive in the paper's 2196 ms (the model: 2197)
-    from sysmodel.flash.paper import NAIVE_BYTES, TABLE2
+    from sysmodel.designs.flash.paper import NAIVE_BYTES, TABLE2
 
     assert f.read_time(NAIVE_BYTES, 1 << 30) * 1e3 == pytest.approx(TABLE2["naive"][2], rel=0.001)
     assert f.throughput(16 * KIB, threads=4) < f.throughput(16 * KIB)

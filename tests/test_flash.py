@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from sysmodel.cli import main
-from sysmodel.devices import FlashModel
-from sysmodel.flash import bench, paper
-from sysmodel.flash import latency as lat
-from sysmodel.flash import predictor as pr
-from sysmodel.flash.cache import NeuronCache, dense_active
-from sysmodel.flash.store import FFN, HEADER, FlashReader, write
-from sysmodel.models import load_model
+from sysmodel.cost.devices import FlashModel
+from sysmodel.cost.models import load_model
+from sysmodel.designs.flash import bench, paper
+from sysmodel.designs.flash import latency as lat
+from sysmodel.designs.flash import predictor as pr
+from sysmodel.designs.flash.cache import NeuronCache, dense_active
+from sysmodel.designs.flash.store import FFN, HEADER, FlashReader, write
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def test_table3_parts_add_up_and_configs_are_checked() -> None:
 
 
 def test_table3_status_names_cells_outside_10_percent(tmp_path) -> None:
-    from sysmodel.flash import claims, report
+    from sysmodel.designs.flash import claims, report
     from sysmodel.report import Context
 
     lines = report.table3_lines(claims.claims(Context(out=tmp_path, commit=False)))
@@ -170,7 +170,7 @@ def test_flash_bench_cli(tmp_path, capsys) -> None:
 
 
 def test_zoo_ffn_and_predictor_cli(tmp_path, capsys) -> None:
-    from sysmodel.flash.store import zoo_ffn
+    from sysmodel.designs.flash.store import zoo_ffn
 
     f = zoo_ffn("opt-6.7b", scale=64)
     assert (f.d_model, f.d_ff) == (64, 256)

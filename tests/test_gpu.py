@@ -1,4 +1,4 @@
-"""The calibrated GPU (sysmodel/gpu.py): per-iteration accuracy against Vidur's public A100/H100 kernel
+"""The calibrated GPU (sysmodel/cost/gpu.py): per-iteration accuracy against Vidur's public A100/H100 kernel
 measurements, with CodeLlama-34B and tensor-parallel width 4 held out of every fit; the profile is only
 ever chosen by name; its constants are named with their sources."""
 
@@ -9,11 +9,13 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from sysmodel import cost, gpu, gpu_validation, systems
-from sysmodel.baselines import GpuOnly
-from sysmodel.cost import ATTACC, CALIBRATED, Engine
-from sysmodel.devices import get_device
-from sysmodel.models import StageShape, layer_ops, load_model
+from sysmodel import systems
+from sysmodel.cost import gpu, gpu_validation
+from sysmodel.cost import stage as cost
+from sysmodel.cost.devices import get_device
+from sysmodel.cost.models import StageShape, layer_ops, load_model
+from sysmodel.cost.stage import ATTACC, CALIBRATED, Engine
+from sysmodel.designs.baselines import GpuOnly
 
 TOLERANCE = 0.10  # the issue's bar: every iteration within 10% of the measured one
 
@@ -141,7 +143,7 @@ def test_rest_of_layer_with_all_reduces_every_row_within_10_percent(iterations) 
 
 @pytest.fixture(scope="module")
 def elementwise() -> dict[tuple[str, str], dict]:
-    """Per GPU and element-wise kernel: its row of :func:`sysmodel.gpu_validation.class_errors`."""
+    """Per GPU and element-wise kernel: its row of :func:`sysmodel.cost.gpu_validation.class_errors`."""
     return {(r["gpu"], r["class"]): r for r in gpu_validation.class_errors("elementwise")}
 
 

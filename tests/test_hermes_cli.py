@@ -21,9 +21,9 @@ import pytest
 
 from sysmodel import systems
 from sysmodel.cli import main
-from sysmodel.cost import Infeasible
-from sysmodel.hermes import workload as wl
-from sysmodel.models import load_model
+from sysmodel.cost.models import load_model
+from sysmodel.cost.stage import Infeasible
+from sysmodel.designs.hermes import workload as wl
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = load_model("llama2-13b")  # the narrowest zoo model with 40 layers

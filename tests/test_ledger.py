@@ -82,7 +82,7 @@ def test_readme_quotes_the_current_summary() -> None:
 
 
 def test_a_direction_stated_without_a_number_prints_its_direction_not_a_ratio() -> None:
-    from sysmodel import results
+    from sysmodel.report import results
 
     make = ledger.claims("p", "§2", ratio=True)
     falls = make(float("nan"), "A over B", above=False)
@@ -103,7 +103,7 @@ def test_every_papers_section_computes_its_claims_once() -> None:
     from sysmodel.report import PAPER_ORDER, SECTIONS
 
     named = {s.key: s.claims for s in SECTIONS}
-    assert all(named[p] == f"sysmodel.{p}.claims:claims" for p in PAPER_ORDER), named
+    assert all(named[p] == f"sysmodel.designs.{p}.claims:claims" for p in PAPER_ORDER), named
     assert not hasattr(ledger, "record") and not hasattr(ledger, "rows")
 
 
@@ -131,9 +131,9 @@ def test_identities_are_recorded_but_never_counted() -> None:
 
 def test_the_papers_statements_are_read_as_the_paper_states_them() -> None:
     """Pins of earlier misreadings: the averaging set, the configuration and the location of each."""
-    from sysmodel.duplex import paper as duplex
-    from sysmodel.flash import paper as flash
-    from sysmodel.l3 import paper as l3
+    from sysmodel.designs.duplex import paper as duplex
+    from sysmodel.designs.flash import paper as flash
+    from sysmodel.designs.l3 import paper as l3
 
     # Duplex Fig. 11's caption: "Mixtral, GLaM, and Grok1"; its mean and maxima cover those three only
     assert duplex.FIG11_MODELS == ("mixtral-8x7b", "glam-143b", "grok-1")
@@ -151,8 +151,8 @@ def test_the_papers_statements_are_read_as_the_paper_states_them() -> None:
 
 
 def test_fig15_up_to_is_the_grid_maximum() -> None:
-    from sysmodel.duplex import paper as duplex
-    from sysmodel.duplex.figures import energy_reductions
+    from sysmodel.designs.duplex import paper as duplex
+    from sysmodel.designs.duplex.figures import energy_reductions
 
     grid = energy_reductions("glam-143b")
     assert len(grid) == len(duplex.LENGTHS) * len(duplex.BATCHES) and max(grid) > min(grid)

@@ -4,9 +4,9 @@ from dataclasses import astuple, replace
 
 import pytest
 
-from sysmodel import memory as mm
-from sysmodel import pim
-from sysmodel.l3.paper import CHANNELS, RANKSETS
+from sysmodel.designs import pim
+from sysmodel.designs.l3.paper import CHANNELS, RANKSETS
+from sysmodel.engines import memory as mm
 
 
 def one_channel(p: mm.DramPreset, **org) -> mm.DramPreset:
@@ -150,8 +150,8 @@ def test_rank_switching_costs_trtrs() -> None:
 def test_pim_modes_under_each_refresh_policy() -> None:
     """The re-measured PIM table: every mode under every policy it allows; Duplex's efficiency is its
     on-time row, L3's is postponed (§4.4) and above its on-time value; refresh never speeds a stream up."""
-    from sysmodel.duplex.model import dram_efficiency as duplex_eff
-    from sysmodel.l3.model import dram_efficiency as l3_eff
+    from sysmodel.designs.duplex.model import dram_efficiency as duplex_eff
+    from sysmodel.designs.l3.model import dram_efficiency as l3_eff
 
     table = {name: (used, peak, bw) for name, _, _, used, peak, bw in pim.pim_refresh_table()}
     used, peak, bw = table["Duplex bank-bundle, one pseudo-channel"]

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sysmodel import memory as mm
-from sysmodel import memory_check as mc
+from sysmodel.engines import memory as mm
+from sysmodel.engines import memory_check as mc
 
 PRESETS = sorted(mm.PRESETS)
 BIG = 400  # an inflated parameter: above every other constraint between the two commands

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sysmodel.models import (
+from sysmodel.cost.models import (
     LayerKind,
     StageShape,
     available,
@@ -289,7 +289,7 @@ def test_systems_outside_a_family_refuse_by_name(tmp_path: Path) -> None:
     K and V, so MLA is refused by name; Hermes and LLM in a flash run dense models only; sliding windows are
     refused where a system prices attention over every cached token."""
     from sysmodel import systems
-    from sysmodel.cost import Infeasible
+    from sysmodel.cost.stage import Infeasible
 
     path = tmp_path / "deepseek-v2-lite" / "config.json"
     path.parent.mkdir()
@@ -359,6 +359,6 @@ BASE = {"hidden_size": 64, "num_hidden_layers": 6, "num_attention_heads": 4, "vo
     ],
 )  # fmt: skip
 def test_family_rules(extra: dict, check) -> None:
-    from sysmodel.models import from_config
+    from sysmodel.cost.models import from_config
 
     assert check(from_config({**BASE, **extra}, "t", "t.json"))

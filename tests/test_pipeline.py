@@ -1,15 +1,15 @@
-"""Pipeline parallelism (sysmodel/pipeline.py, run through sysmodel/replicas.py), worked by hand."""
+"""Pipeline parallelism (sysmodel/engines/pipeline.py, run through sysmodel/engines/replicas.py), worked by hand."""
 
 import numpy as np
 import pytest
 from constant_system import ConstantSystem
 
-from sysmodel import replicas
-from sysmodel.baselines import GpuOnly, Offload
-from sysmodel.devices import get_link
-from sysmodel.energy import LINK_PJ, PJ
-from sysmodel.pipeline import Pipelined, PipelineUnsupported
-from sysmodel.serving import Trace, simulate
+from sysmodel.cost.devices import get_link
+from sysmodel.cost.energy import LINK_PJ, PJ
+from sysmodel.designs.baselines import GpuOnly, Offload
+from sysmodel.engines import replicas
+from sysmodel.engines.pipeline import Pipelined, PipelineUnsupported
+from sysmodel.engines.serving import Trace, simulate
 
 HIDDEN, WEIGHTS = 4096, 1000.0
 

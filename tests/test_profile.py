@@ -1,4 +1,4 @@
-"""A user's measured iteration times as stage times (sysmodel/profile.py): exact on a linear profile,
+"""A user's measured iteration times as stage times (sysmodel/engines/profile.py): exact on a linear profile,
 refused outside it, bad files named; `membound serve --profile`."""
 
 import json
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from constant_system import ConstantSystem
 
-from sysmodel.cost import Infeasible
-from sysmodel.models import StageShape
-from sysmodel.profile import COLUMNS, LEGACY, ProfiledSystem
-from sysmodel.serving import Trace, simulate
+from sysmodel.cost.models import StageShape
+from sysmodel.cost.stage import Infeasible
+from sysmodel.engines.profile import COLUMNS, LEGACY, ProfiledSystem
+from sysmodel.engines.serving import Trace, simulate
 
 
 def decode_time(reqs, ctx):

@@ -1,11 +1,11 @@
-"""Replicas behind a router (sysmodel/replicas.py), worked by hand on 1 s stages."""
+"""Replicas behind a router (sysmodel/engines/replicas.py), worked by hand on 1 s stages."""
 
 import numpy as np
 import pytest
 from constant_system import ConstantSystem
 
-from sysmodel import replicas
-from sysmodel.serving import Trace, simulate
+from sysmodel.engines import replicas
+from sysmodel.engines.serving import Trace, simulate
 
 # 0 decodes for 10 s on its replica; 1, 2 and 3 are one-token requests arriving while it runs
 TRACE = Trace(np.array([0.0, 0.5, 2.5, 3.5]), np.array([1, 1, 1, 1]), np.array([10, 1, 1, 1]), "hand")
@@ -128,8 +128,8 @@ def test_event_loop_routes_as_re_simulation_does(scheduler: str) -> None:
     """The one event loop sees each replica's true outstanding work at every arrival: its routing equals
     re-simulating every replica at every arrival, and each replica's times equal simulating its requests
     alone."""
-    from sysmodel.baselines import GpuOnly
-    from sysmodel.serving import make_trace
+    from sysmodel.designs.baselines import GpuOnly
+    from sysmodel.engines.serving import make_trace
 
     gpu = GpuOnly("llama2-7b")
     tr = make_trace("gaussian", 40, seed=4, qps=30, prompt=256, output=64)

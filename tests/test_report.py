@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from sysmodel import cache, ledger, plots
-from sysmodel.report import PAPERS, Context, report
+from sysmodel import cache, ledger
+from sysmodel.report import PAPERS, Context, plots, report
 
 
 def test_report_all(tmp_path) -> None:
@@ -84,14 +84,14 @@ def test_full_report_reproduces_the_cache(tmp_path) -> None:
 
 
 def test_cache_key_follows_the_import_closure(tmp_path) -> None:
-    files = {p.name for p in cache.closure(["sysmodel.l3.report"])}
+    files = {p.name for p in cache.closure(["sysmodel.designs.l3.report"])}
     assert {"report.py", "model.py", "cycles.py", "serving.py", "l3_spec.py"} <= files
-    assert "deca" not in {p.parent.name for p in cache.closure(["sysmodel.l3.report"])}
+    assert "deca" not in {p.parent.name for p in cache.closure(["sysmodel.designs.l3.report"])}
     calls = []
-    value = cache.cached("t", [1], ["sysmodel.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
-    again = cache.cached("t", [1], ["sysmodel.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
+    value = cache.cached("t", [1], ["sysmodel.cost.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
+    again = cache.cached("t", [1], ["sysmodel.cost.energy"], lambda: calls.append(1) or {"a": (1, 2)}, where=tmp_path)
     assert value == again == {"a": [1, 2]} and calls == [1]
-    cache.cached("t", [2], ["sysmodel.energy"], lambda: calls.append(1) or {}, where=tmp_path)
+    cache.cached("t", [2], ["sysmodel.cost.energy"], lambda: calls.append(1) or {}, where=tmp_path)
     assert calls == [1, 1]  # other inputs: recomputed
 
 

@@ -1,4 +1,4 @@
-"""Serving v2: the scheduler policies and the paged KV cache (sysmodel/scheduling.py) on the serving engine,
+"""Serving v2: the scheduler policies and the paged KV cache (sysmodel/engines/scheduling.py) on the serving engine,
 against cases worked by hand on a system whose every stage takes one second (ConstantSystem)."""
 
 import math
@@ -9,8 +9,8 @@ from constant_system import ConstantSystem
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sysmodel import scheduling
-from sysmodel.serving import Trace, simulate
+from sysmodel.engines import scheduling
+from sysmodel.engines.serving import Trace, simulate
 
 
 def trace(arrival, prompt, output) -> Trace:
@@ -234,8 +234,8 @@ def test_reserve_is_unchanged_by_paging_options() -> None:
 def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
     """`membound serve --scheduler vllm ...`: the scheduler line, goodput at the SLOs, the KV utilisation plot
     (checked for colliding text); compare passes the options to every system."""
-    from sysmodel import plots
     from sysmodel.cli import main
+    from sysmodel.report import plots
 
     plots.CHECK, plots.FOUND[:] = True, []
     try:

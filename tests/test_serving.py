@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from constant_system import ConstantSystem
 
-from sysmodel import engine, serving, workload
-from sysmodel.baselines import GpuOnly
 from sysmodel.cli import main
-from sysmodel.cost import Infeasible
+from sysmodel.cost.stage import Infeasible
+from sysmodel.designs.baselines import GpuOnly
+from sysmodel.engines import engine, serving, workload
 
 TAU = 0.01
 
@@ -244,7 +244,7 @@ def test_engine_advanced_in_pieces_is_the_engine_run_at_once() -> None:
 def test_tbt_percentiles_from_the_sketch_are_within_its_stated_error(monkeypatch) -> None:
     """Above EXACT_SAMPLES the TBT percentiles come from a DDSketch: each within SKETCH_ACCURACY (relative)
     of the exact one on a run with stalls (vllm pauses decodes for prompts)."""
-    from sysmodel import metrics
+    from sysmodel.engines import metrics
 
     r = serving.simulate(
         serving.make_trace("gaussian", 300, seed=3, qps=30, prompt=400, output=80), GpuOnly("llama2-7b")

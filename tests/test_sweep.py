@@ -76,7 +76,7 @@ def test_examples_run(name: str, tmp_path) -> None:
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == len(sweep.points(cfg))
     if cfg["kind"] == "decode":
-        from sysmodel.baselines import gpu_only
+        from sysmodel.designs.baselines import gpu_only
 
         for r in rows:  # every feasible point is the GPU-only baseline's step; the rest say why not
             p = (r["model"], r["device"], int(r["batch"]), int(r["kv_len"]), float(r["wbytes"]))
@@ -148,7 +148,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
 
 def test_a_model_may_be_a_config_path(tmp_path) -> None:
     """A grid's model is a zoo name or a Hugging Face config.json path (as --model elsewhere)."""
-    from sysmodel.models import MODELS_DIR
+    from sysmodel.cost.models import MODELS_DIR
 
     path = str(MODELS_DIR / "llama2-7b.json")
     cfg = {"kind": "decode", "grid": {"model": [path], "device": ["a100-80g-sxm"], "batch": [1], "kv_len": [128]}}
@@ -186,8 +186,8 @@ def test_a_points_defaults_are_the_schemas_and_equal_the_engines() -> None:
     system's scheme, machine and decompressor."""
     import inspect
 
-    from sysmodel.cost import Engine, decode_step
-    from sysmodel.deca import model as dm
+    from sysmodel.cost.stage import Engine, decode_step
+    from sysmodel.designs.deca import model as dm
     from sysmodel.systems import get
 
     step, point, deca = (

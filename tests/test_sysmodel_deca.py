@@ -5,9 +5,9 @@ from dataclasses import replace
 
 import pytest
 
-from sysmodel import characterization
-from sysmodel.deca import model as deca
-from sysmodel.deca import paper
+from sysmodel.cost import characterization
+from sysmodel.designs.deca import model as deca
+from sysmodel.designs.deca import paper
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
@@ -21,7 +21,7 @@ def test_libxsmm_counts_are_the_transcribed_sequences() -> None:
     """Per tile, from the generator loops: BF16-sparse 8 iterations x 21 instructions + 7 of call overhead;
     BF8-sparse 8 x 31 + 6 (each iteration: expand, extract, two 8-instruction table lookups); MXFP4 4 x 43
     plus scale preparation (11 per 1024 outputs)."""
-    from sysmodel.deca import libxsmm
+    from sysmodel.designs.deca import libxsmm
 
     assert libxsmm.instructions_per_tile("q16_sparse") == {"all": 8 * 21 + 7, "vector": 32}
     assert libxsmm.instructions_per_tile("q8_sparse") == {"all": 8 * 31 + 6, "vector": 152}
@@ -34,7 +34,7 @@ def test_avx_scaling_rule_keeps_memory_operations() -> None:
     """§8.1's 4x AVX rule: per loop iteration, memory operations stay and the rest is divided by 4; the call's
     set-up stays. BF16-sparse: 10 of 21 are memory (2 mask loads, 4 prefetches, 2 expand-loads, 2 stores);
     BF8-sparse 6 of 31; MXFP4 8 of 43 (2 loads, 2 prefetches, 4 stores)."""
-    from sysmodel.deca import libxsmm
+    from sysmodel.designs.deca import libxsmm
 
     assert libxsmm.instructions_per_tile("q16_sparse", 4)["all"] == 8 * (10 + 11 / 4) + 7
     assert libxsmm.instructions_per_tile("q8_sparse", 4)["all"] == 8 * (6 + 25 / 4) + 6
@@ -172,12 +172,12 @@ def test_fitted_columns_are_the_calibration_family() -> None:
     assert fitted == {"BF8_50%", "BF8_30%", "BF8_20%", "BF8_10%", "BF8_5%"}
 
 
-@pytest.mark.parametrize("name", __import__("sysmodel.models", fromlist=["available"]).available())
+@pytest.mark.parametrize("name", __import__("sysmodel.cost.models", fromlist=["available"]).available())
 def test_fc_tiles_follow_the_zoo(name: str) -> None:
     """Tile count x tile size = the FC weight bytes the zoo's operators read (2 matrices non-gated, 3 gated,
     routed experts for MoE); only a router with fewer than 16 experts pads its last tile row."""
     from golden.deca_spec import TILE, TILE_ROWS
-    from sysmodel.models import StageShape, layer_groups, layer_ops, load_model
+    from sysmodel.cost.models import StageShape, layer_groups, layer_ops, load_model
 
     cfg = load_model(name)
     for n in (1, 16):
@@ -206,7 +206,7 @@ def test_compressed_gemm_speedups_and_cores_sweep() -> None:
     """Figs. 11-13: Optimal bounds DECA, DECA is never slower than Software-only, dense BF16 is the unit,
     the kernels come in increasing compression, and software-only TFLOPS grow with cores while DECA's
     saturate at the memory bound."""
-    from sysmodel.deca import model as dm
+    from sysmodel.designs.deca import model as dm
 
     for m in (dm.SPR_DDR, dm.SPR_HBM):
         rows = dm.gemm_speedups(m)

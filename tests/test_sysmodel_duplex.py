@@ -1,4 +1,4 @@
-"""sysmodel.duplex: derived Logic-PIM peaks, the module-cycle GEMM and attention costs, expert
+"""sysmodel.designs.duplex: derived Logic-PIM peaks, the module-cycle GEMM and attention costs, expert
 co-processing, placement by mode, feasibility and energy."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from golden.duplex_spec import FULL
 from hw.duplex.cycles import gemm_txn_cycles
-from sysmodel.cost import Infeasible
-from sysmodel.duplex import model as dm
-from sysmodel.duplex import paper
-from sysmodel.models import StageShape
+from sysmodel.cost.models import StageShape
+from sysmodel.cost.stage import Infeasible
+from sysmodel.designs.duplex import model as dm
+from sysmodel.designs.duplex import paper
 
 
 def test_peaks_are_derived() -> None:
@@ -149,7 +149,7 @@ def test_every_pim_pays_the_same_softmax_unit() -> None:
 def test_edap_by_pim() -> None:
     """Fig. 8's shape: equal timing for Logic- and BankGroup-PIM (same modules), BankGroup-PIM's DRAM-die area
     and path make it worse at every Op/B, and Bank-PIM's 16x bandwidth wins at 1 Op/B but not at 64."""
-    from sysmodel.duplex.model import gemm_edap, pim_area_mm2
+    from sysmodel.designs.duplex.model import gemm_edap, pim_area_mm2
 
     assert pim_area_mm2("logic") == pytest.approx(sum(paper.AREA_MM2.values()))
     with pytest.raises(ValueError, match="pim"):
@@ -165,7 +165,7 @@ def test_edap_by_pim() -> None:
 
 
 def test_area_lines_extrapolate_the_synthesized_pairs(monkeypatch) -> None:
-    from sysmodel.duplex import claims, figures, report
+    from sysmodel.designs.duplex import claims, figures, report
 
     fake = {"gemm_4x2": (8, 1000), "gemm_8x2": (16, 1800), "softmax_4": (4, 500), "softmax_8": (8, 700)}
     area = {
@@ -191,14 +191,14 @@ def test_coprocessing_splits_by_memory_space() -> None:
 
 def test_the_bank_pim_area_basis_is_duplexs_estimate() -> None:
     """The shared Bank-PIM area basis (devices, no design owns it) is Duplex's §VII-E / §VI derivation."""
-    from sysmodel.devices import BANK_PIM_MM2_PER_TBPS
+    from sysmodel.cost.devices import BANK_PIM_MM2_PER_TBPS
 
     assert dm.pim_area_mm2("bank") / dm.bank_pim_stack_bw() * 1e12 == BANK_PIM_MM2_PER_TBPS
 
 
 def test_the_area_sources_cite_the_papers_area_section() -> None:
     """The logic-die breakdown is Duplex's §VII-E (Area Overhead); §IV-C is the microarchitecture, no area."""
-    from sysmodel.baselines import HbmPim
+    from sysmodel.designs.baselines import HbmPim
 
     for area in (dm.DuplexSystem("mixtral-8x7b", "duplex").area(), HbmPim("llama2-70b").area()):
         assert "§VII-E" in area.source and "§IV-C" not in area.source, area.source

@@ -1,5 +1,5 @@
 """Hermes's system model: the workload generator's statistics, trace files, the ILP and its decomposition,
-the online adjustment, the window remap, the predictor and the token timing (sysmodel/hermes)."""
+the online adjustment, the window remap, the predictor and the token timing (sysmodel/designs/hermes)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hw.hermes.cycles import UNIT_ACTIVATION
-from sysmodel.hermes import model as hm
-from sysmodel.hermes import paper
-from sysmodel.hermes import scheduler as sch
-from sysmodel.hermes import workload as wl
-from sysmodel.models import ModelConfig
+from sysmodel.cost.models import ModelConfig
+from sysmodel.designs.hermes import model as hm
+from sysmodel.designs.hermes import paper
+from sysmodel.designs.hermes import scheduler as sch
+from sysmodel.designs.hermes import workload as wl
 
 TINY = ModelConfig(
     "tiny",
@@ -188,7 +188,7 @@ def test_derived_inputs():
 def test_unit_cycles_come_from_the_paper_size_records():
     from golden.hermes_spec import ACT_LANES, FULL, ActOp
     from hw.hermes import activation, gemv
-    from sysmodel import characterization
+    from sysmodel.cost import characterization
 
     assert hm.c_mul() == gemv.ii(FULL)  # the record's measured operation rate is the unit's cycle model
     rec = characterization.lookup(UNIT_ACTIVATION)  # the paper's 256 lanes, measured by `make sim`
@@ -199,7 +199,7 @@ def test_unit_cycles_come_from_the_paper_size_records():
 
 
 def test_area_sweep_lines():
-    from sysmodel.hermes import report
+    from sysmodel.designs.hermes import report
 
     lines = report.area_lines()
     assert any(line.startswith("| 512 |") for line in lines) and "bitserial_mul" in lines[0]

@@ -1,4 +1,4 @@
-"""sysmodel/l3: the rank's cycles from the RTL cycle model, the DRAM derating from the memory engine, the
+"""sysmodel/designs/l3: the rank's cycles from the RTL cycle model, the DRAM derating from the memory engine, the
 L3 system on the serving simulator, its scheduler and its bad-input errors."""
 
 import math
@@ -9,11 +9,11 @@ import pytest
 from golden.l3_spec import FULL, MAX_TOKENS
 from hw.l3 import rank
 from hw.l3.cycles import UNIT_BANK_PU
-from sysmodel.cost import Infeasible
-from sysmodel.l3 import claims, figures, grids, model, paper, report
-from sysmodel.l3.model import HostConfig, L3System
-from sysmodel.models import StageShape
-from sysmodel.serving import make_trace, simulate
+from sysmodel.cost.models import StageShape
+from sysmodel.cost.stage import Infeasible
+from sysmodel.designs.l3 import claims, figures, grids, model, paper, report
+from sysmodel.designs.l3.model import HostConfig, L3System
+from sysmodel.engines.serving import make_trace, simulate
 
 
 def test_head_cycles_follow_the_rank_cycle_model() -> None:
@@ -103,7 +103,7 @@ def test_fig8_lines_print_paper_model_and_ratio() -> None:
 
 
 def test_area_ratios_come_from_the_yosys_snapshot() -> None:
-    from sysmodel import characterization
+    from sysmodel.cost import characterization
 
     area = characterization.load_area("l3")
     assert set(area) == set(paper.AREA_UM2)

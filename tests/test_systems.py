@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from hw.hermes.cycles import UNIT_GEMV
-from sysmodel import energy, systems
+from sysmodel import systems
 from sysmodel.cli import main
-from sysmodel.cost import Infeasible
-from sysmodel.models import StageShape, layer_groups, layer_ops, load_model
+from sysmodel.cost import energy
+from sysmodel.cost.models import StageShape, layer_groups, layer_ops, load_model
+from sysmodel.cost.stage import Infeasible
 
 NINE = ["gpu", "hbm-pim", "cpu", "offload", "deca", "duplex", "flash", "hermes", "l3"]
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,14 +32,14 @@ def test_the_nine_systems_are_registered_and_listed(capsys) -> None:
 
 def test_serving_imports_no_design() -> None:
     """serving.py names no design in its imports, and importing it loads none."""
-    designs = {"baselines", *(p.name for p in (ROOT / "sysmodel").iterdir() if (p / "system.py").exists())}
-    tree = ast.parse((ROOT / "sysmodel" / "serving.py").read_text())
+    designs = {"baselines", *(p.name for p in (ROOT / "sysmodel" / "designs").iterdir() if (p / "system.py").exists())}
+    tree = ast.parse((ROOT / "sysmodel" / "engines" / "serving.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | {
         n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
     }
     assert not {m for m in imported if m.split(".")[1:2] and m.split(".")[1] in designs}
     code = (
-        "import sys, sysmodel.serving; print(sorted(m for m in sys.modules if m.startswith('sysmodel.') and "
+        "import sys, sysmodel.engines.serving; print(sorted(m for m in sys.modules if m.startswith('sysmodel.') and "
         f"m.split('.')[1] in {sorted(designs)!r}))"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
@@ -79,7 +80,7 @@ def test_set_is_validated(capsys) -> None:
     ],
 )
 def test_infeasible_configurations_are_refused_with_the_reason(name, model, settings, reason) -> None:
-    from sysmodel.serving import make_trace, simulate
+    from sysmodel.engines.serving import make_trace, simulate
 
     with pytest.raises(Infeasible, match=reason):
         simulate(make_trace("fixed", 2), systems.build(name, model, settings))
@@ -191,7 +192,7 @@ def test_duplex_energy_by_hand() -> None:
 def test_deca_energy_by_hand() -> None:
     """Compressed FC tiles (a BF8 tile at 30% density: 153.6 value bytes + a 64-byte mask) and the KV cache
     from HBM, the PE's measured cycles per tile as vOps at 22.1 pJ, FLOPs, SPR's static power."""
-    from sysmodel.deca import model as dm
+    from sysmodel.designs.deca import model as dm
 
     s = systems.build("deca", "llama2-7b")
     shape, t = StageShape.decode(1, 500), 0.01
@@ -281,7 +282,7 @@ def test_flash_energy_by_hand() -> None:
     """A decode token: the window's increment of FFN bundles from NAND (107 pJ/bit), the resident part read and
     the increment copied in and out of LPDDR5 (4 pJ/bit), the KV cache, the resident FLOPs, the M1 Max's
     static power."""
-    from sysmodel.flash import latency as lat
+    from sysmodel.designs.flash import latency as lat
 
     s = systems.build("flash", "opt-6.7b")
     cfg = load_model("opt-6.7b")

@@ -1,11 +1,11 @@
-"""Public trace formats (sysmodel/traces.py): detection, windows, rows left out by reason, malformed files."""
+"""Public trace formats (sysmodel/engines/traces.py): detection, windows, rows left out by reason, malformed files."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sysmodel.traces import Window, load, summary
+from sysmodel.engines.traces import Window, load, summary
 
 SAMPLES = Path(__file__).parent.parent / "examples" / "traces"
 

@@ -3,7 +3,7 @@
 activation.
 
 The RTL sizes its pipelines from these depths, the testbenches assert the functions cycle for cycle, and
-the system model (``sysmodel/duplex/model.py``) prices GEMMs and softmax rows with them without loading
+the system model (``sysmodel/designs/duplex/model.py``) prices GEMMs and softmax rows with them without loading
 Amaranth.
 """
 

@@ -10,7 +10,7 @@ tCCD_S; module d owns rows [d*m, (d+1)*m) of the weights. The modules run in loc
 is one row block per module.
 
 Cycle model: the module's (:func:`hw.duplex.gemm_module.txn_cycles`), whatever the module count: the
-stack does ``modules`` times a module's work in a module's time — what sysmodel/duplex assumes when it
+stack does ``modules`` times a module's work in a module's time — what sysmodel/designs/duplex assumes when it
 deals (row block, K tile) units to a stack's modules. `make test` runs 4 modules of 4 x 2 MACs.
 """
 

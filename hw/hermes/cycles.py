@@ -2,7 +2,7 @@
 (:mod:`hw.hermes.activation`).
 
 The RTL sizes its pipelines from these depths, the testbench asserts the functions cycle for cycle, and
-the system model (``sysmodel/hermes/model.py``) prices a softmax with :func:`act_txn_cycles` without
+the system model (``sysmodel/designs/hermes/model.py``) prices a softmax with :func:`act_txn_cycles` without
 loading Amaranth.
 """
 

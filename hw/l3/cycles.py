@@ -2,7 +2,7 @@
 the adder unit, the chunk softmax unit (SU) and the rank that composes them.
 
 The RTL (``hw/l3/*.py``) sizes its pipelines from these depths, the testbenches assert the functions cycle
-for cycle, and the system model (``sysmodel/l3/model.py``) prices a head with :func:`run_cycles` without
+for cycle, and the system model (``sysmodel/designs/l3/model.py``) prices a head with :func:`run_cycles` without
 loading Amaranth.
 """
 

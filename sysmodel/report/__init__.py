@@ -57,7 +57,7 @@ def _function(path: str) -> Callable[..., Any]:
 @dataclass(frozen=True)
 class Section:
     """``lines``: "module:function" rendering the section; ``claims``: "module:function" returning the paper's
-    claims as ledger rows (``sysmodel/<paper>/claims.py``: ``claims(ctx)``), computed once, which the
+    claims as ledger rows (``sysmodel/designs/<paper>/claims.py``: ``claims(ctx)``), computed once, which the
     renderer then gets as its second argument; a section without claims renders from ``ctx`` alone."""
 
     key: str
@@ -78,7 +78,7 @@ SECTIONS = (
         "memory",
         "Memory timing: DRAM/HBM presets and PIM access modes",
         "sysmodel.report.memory:memory_lines",
-        claims="sysmodel.pim:claims",
+        claims="sysmodel.designs.pim:claims",
     ),
     Section(
         "baselines",
@@ -88,39 +88,39 @@ SECTIONS = (
     Section(
         "compare",
         "Across designs: every registered system on one model and trace",
-        "sysmodel.compare_report:report_lines",
+        "sysmodel.report.compare:report_lines",
     ),
     Section(
         "deca",
         "DECA: near-core weight decompression",
-        "sysmodel.deca.report:report_lines",
-        claims="sysmodel.deca.claims:claims",
+        "sysmodel.designs.deca.report:report_lines",
+        claims="sysmodel.designs.deca.claims:claims",
     ),
     Section(
         "hermes",
         "Hermes: NDP-DIMM + consumer GPU",
-        "sysmodel.hermes.report:report_lines",
-        claims="sysmodel.hermes.claims:claims",
+        "sysmodel.designs.hermes.report:report_lines",
+        claims="sysmodel.designs.hermes.claims:claims",
     ),
     Section(
         "l3",
         "L3: DIMM-PIM for long-context attention",
-        "sysmodel.l3.report:report_lines",
-        claims="sysmodel.l3.claims:claims",
+        "sysmodel.designs.l3.report:report_lines",
+        claims="sysmodel.designs.l3.claims:claims",
     ),
     Section(
         "duplex",
         "Duplex: xPU + Logic-PIM for MoE/GQA",
-        "sysmodel.duplex.report:report_lines",
-        claims="sysmodel.duplex.claims:claims",
+        "sysmodel.designs.duplex.report:report_lines",
+        claims="sysmodel.designs.duplex.claims:claims",
     ),
     Section(
         "flash",
         "LLM in a flash",
-        "sysmodel.flash.report:report_lines",
-        claims="sysmodel.flash.claims:claims",
+        "sysmodel.designs.flash.report:report_lines",
+        claims="sysmodel.designs.flash.claims:claims",
     ),
-    Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.gpu_report:report_lines"),
+    Section("gpu", "GPU model: the calibrated per-kernel profile", "sysmodel.report.gpu:report_lines"),
 )
 PAPERS = {s.key: s.title for s in SECTIONS}
 PAPER_ORDER = ["deca", "hermes", "l3", "duplex", "flash"]

@@ -1,17 +1,17 @@
 """The report's memory-timing section: the presets' peak and sustained bandwidth, the papers' PIM aggregates
 against the access modes' peaks, and the PIM modes under each refresh policy (the numbers from
-:mod:`sysmodel.memory` and :mod:`sysmodel.pim`; this module only renders them)."""
+:mod:`sysmodel.engines.memory` and :mod:`sysmodel.designs.pim`; this module only renders them)."""
 
 from __future__ import annotations
 
-from sysmodel.memory import DEFAULT_REFRESH, PRESETS, REFRESH, analytical_bw
-from sysmodel.pim import aggregates, pim_refresh_table
+from sysmodel.designs.pim import aggregates, pim_refresh_table
+from sysmodel.engines.memory import DEFAULT_REFRESH, PRESETS, REFRESH, analytical_bw
 from sysmodel.report import caption
 
 
 def memory_lines(ctx=None, rows: list | None = None) -> list[str]:
     """Presets and PIM modes: peak, analytical streaming/random, and the papers' aggregates (their ledger rows,
-    ``rows``, come from :func:`sysmodel.pim.claims`)."""
+    ``rows``, come from :func:`sysmodel.designs.pim.claims`)."""
     lines = [
         caption(
             "DRAM and HBM presets: peak bandwidth and the analytical model's sustained bandwidth on "

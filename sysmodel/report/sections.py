@@ -5,8 +5,11 @@ return data; these functions only render it."""
 from __future__ import annotations
 
 from hw.arith.cycles import UNITS as ARITH_UNITS
-from sysmodel import characterization
-from sysmodel.baselines import (
+from sysmodel.cost import characterization
+from sysmodel.cost.devices import SPR_CLOCK_HZ, SPR_CORES
+from sysmodel.cost.energy import DECA_PES_W, FLOP_PJ, LINK_PJ, MEMORIES, STATIC_SHARE, VOP_PJ
+from sysmodel.cost.stage import ATTACC
+from sysmodel.designs.baselines import (
     ATTACC_DIFFERENCES,
     ATTACC_LIN,
     ATTACC_LOUT,
@@ -17,9 +20,6 @@ from sysmodel.baselines import (
     hbm_pim_attention,
     offload_pcie,
 )
-from sysmodel.cost import ATTACC
-from sysmodel.devices import SPR_CLOCK_HZ, SPR_CORES
-from sysmodel.energy import DECA_PES_W, FLOP_PJ, LINK_PJ, MEMORIES, STATIC_SHARE, VOP_PJ
 from sysmodel.report import caption
 
 
@@ -98,6 +98,6 @@ def energy_lines() -> list[str]:
         f"| decompression vector op (32 elements) | {VOP_PJ:.3g} | [D] DECA §7: {DECA_PES_W} W / "
         f"({SPR_CORES} PEs x {SPR_CLOCK_HZ / 1e9:g} GHz) |",
     ]
-    lines += [f"| {k} (per bit) | {v:.3g} | see sysmodel/energy.py |" for k, v in LINK_PJ.items()]
+    lines += [f"| {k} (per bit) | {v:.3g} | see sysmodel/cost/energy.py |" for k, v in LINK_PJ.items()]
     lines.append(f"| static power | {STATIC_SHARE:.0%} of TDP | [S] every device alike |")
     return lines
