@@ -253,8 +253,8 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
     """Every file of a serve run, written before anything is printed (``| head`` must not lose them)."""
     import json
 
-    from sysmodel.engines import serving
     from sysmodel.outputs import replace_outputs, write_text
+    from sysmodel.report import plots
     from sysmodel.report.plots import described
     from sysmodel.runinfo import line
 
@@ -272,11 +272,11 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
     ]
     with described("; ".join(line(r["run"]) for r in runs)):  # each plot says how its runs were made
         written += [
-            serving.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
-            serving.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
+            plots.plot_tbt_cdf([r["result"] for r in runs], out / "tbt_cdf.png", labels),
+            plots.plot_kv([e for r in runs for e in r["engines"]], out / "kv_utilisation.png", kv_labels),
         ]
         if multi:
-            written.append(serving.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
+            written.append(plots.plot_qps([r["row"] for r in runs], out / "throughput_vs_qps.png"))
     record = [{"run": r["run"], "summary": r["row"]} for r in runs]
     written.append(write_text(out / "run.json", json.dumps(record, indent=1, default=str) + "\n"))
     replace_outputs(out, "serve", written)

@@ -264,10 +264,9 @@ def entries() -> dict[str, Entry]:
     """Every registered system, the shared baselines first, then the designs' packages in name order."""
     global _DISCOVERED
     if not _DISCOVERED:
-        from sysmodel import designs
-
         importlib.import_module("sysmodel.designs.baselines")
-        for mod in sorted(m.name for m in pkgutil.iter_modules(designs.__path__) if m.ispkg):
+        designs = [str(Path(__file__).parent / "designs")]  # found by path: the registry sits below the designs
+        for mod in sorted(m.name for m in pkgutil.iter_modules(designs) if m.ispkg):
             try:
                 importlib.import_module(f"sysmodel.designs.{mod}.system")
             except ModuleNotFoundError as e:

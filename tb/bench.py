@@ -514,13 +514,14 @@ def bench_targets() -> list[dict]:
     )
     from sysmodel import systems
     from sysmodel.engines import serving
+    from sysmodel.report import plots
 
     res = serving.simulate(  # reserve: the most stages
         serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"
     )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        serving.plot_tbt_cdf([res], Path(tmp) / "cdf.png")
+        plots.plot_tbt_cdf([res], Path(tmp) / "cdf.png")
         t_cdf = time.perf_counter() - t0
     out.append(
         {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,38 @@ def test_sysmodel_has_no_import_circle() -> None:
 
     for module in sorted(graph):
         visit(module, [])
+
+
+LAYERS = (  # lowest first: a module imports from its own layer or below, never above (issue 51)
+    ("base", r"sysmodel|sysmodel\.(outputs|progress|cache|cluster|ledger)"),
+    ("cost", r"sysmodel\.cost(\.\w+)?"),
+    ("systems", r"sysmodel\.systems"),
+    ("engines", r"sysmodel\.engines(\.\w+)?"),
+    ("designs", r"sysmodel\.designs(\.\w+)*|sysmodel\.(compare|sweep|runinfo)"),
+    ("report", r"sysmodel\.report(\.\w+)?|sysmodel\.designs\.\w+\.(claims|figures|report|bench)"),
+    ("cli", r"sysmodel\.cli"),
+)
+
+
+def layer(module: str) -> int:
+    """The highest layer whose pattern names ``module`` (a design's report modules are report, not design)."""
+    hits = [i for i, (_, pat) in enumerate(LAYERS) if re.fullmatch(pat, module)]
+    if not hits:
+        raise AssertionError(f"{module}: in no layer of LAYERS")
+    return hits[-1]
+
+
+def test_sysmodel_imports_point_down() -> None:
+    """Every system-model module is in a layer (base, cost, systems, engines, designs, report, cli) and imports
+    only from its own layer or those below (lazy imports count): engines know no design, designs no report."""
+    graph = _sysmodel_imports()
+    up = [
+        f"{m} ({LAYERS[layer(m)][0]}) -> {d} ({LAYERS[layer(d)][0]})"
+        for m, deps in sorted(graph.items())
+        for d in sorted(deps)
+        if layer(d) > layer(m)
+    ]
+    assert not up, "upward imports:\n" + "\n".join(up)
 
 
 MAX_LINES = 60  # issue 51: a function longer than a screen is split into named helpers

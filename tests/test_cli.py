@@ -170,12 +170,13 @@ def test_tbt_cdf_of_a_long_run_is_bounded(tmp_path) -> None:
     (the plot's time is a `make bench` target, not a timed test)."""
     from sysmodel import systems
     from sysmodel.engines import serving
+    from sysmodel.report import plots
 
     res = serving.simulate(
         serving.make_trace("openr1", 1000), systems.build("gpu", "llama2-7b"), scheduler="reserve"
     )  # reserve: the most stages
     assert len(res.iter_time) > 1_000_000
-    assert serving.plot_tbt_cdf([res], tmp_path / "cdf.png").stat().st_size > 0
+    assert plots.plot_tbt_cdf([res], tmp_path / "cdf.png").stat().st_size > 0
     t, cum = serving.tbt_cdf(res)
     assert len(t) <= serving.CDF_POINTS and cum[-1] == pytest.approx(1.0)
     assert res.tbt_percentiles((50,))[50] == pytest.approx(t[np.searchsorted(cum, 0.5)], rel=0.02)

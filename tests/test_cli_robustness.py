@@ -23,7 +23,7 @@ import pytest
 from test_cli import one_line
 
 from hw.hermes.cycles import UNIT_GEMV
-from sysmodel import sweep
+from sysmodel import cluster
 from sysmodel.cli import main
 from sysmodel.cost import characterization
 
@@ -106,7 +106,7 @@ def _replying(reply: bytes) -> Iterator[int]:
 )
 def test_scheduler_address_of_something_else(listener, needle, tmp_path, capsys, monkeypatch) -> None:
     """The timeout bounds the whole handshake, not only the TCP connect (1 s here to keep the test quick)."""
-    monkeypatch.setattr(sweep, "SCHEDULER_TIMEOUT_S", 1)
+    monkeypatch.setattr(cluster, "SCHEDULER_TIMEOUT_S", 1)
     cfg = tmp_path / "c.yaml"
     cfg.write_text("kind: deca\ngrid:\n  density: [0.5]\n")
     with listener() as port:

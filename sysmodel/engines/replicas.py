@@ -102,10 +102,10 @@ def run_all(traces: list[Trace], system: System, dask: str | None = None, **kw) 
     task per trace on that Dask cluster; the results are the local run's (the engine is deterministic)."""
     if dask is None:
         return [run(t, system, **kw) for t in traces]
-    from sysmodel.sweep import _client
+    from sysmodel.cluster import client
 
-    with _client(dask, "--dask") as client:
-        return client.gather(client.map(partial(run, system=system, **kw), traces, pure=False))
+    with client(dask, "--dask") as c:
+        return c.gather(c.map(partial(run, system=system, **kw), traces, pure=False))
 
 
 def run(

@@ -1,8 +1,8 @@
 """The serving simulator's public names, gathered from the modules that hold them: requests and traces
-(:mod:`sysmodel.engines.workload`), the engine and its event loop (:mod:`sysmodel.engines.engine`), the scheduler
-policies
-(:mod:`sysmodel.engines.scheduling`), what a run measured (:mod:`sysmodel.engines.metrics`) and its plots
-(:mod:`sysmodel.report.plots`). Replicas behind a router and pipeline stages: :mod:`sysmodel.engines.replicas`."""
+(:mod:`sysmodel.engines.workload`), the engine and its event loop (:mod:`sysmodel.engines.engine`), the
+scheduler policies (:mod:`sysmodel.engines.scheduling`) and what a run measured
+(:mod:`sysmodel.engines.metrics`). Replicas behind a router and pipeline stages:
+:mod:`sysmodel.engines.replicas`; a run's plots: :mod:`sysmodel.report.plots`."""
 
 from sysmodel.engines.engine import DEFAULT_SCHEDULER, MAX_STRETCH, OVERSIZE, Engine, qps_sweep, simulate
 from sysmodel.engines.metrics import CDF_POINTS, Result, tbt_cdf
@@ -18,7 +18,6 @@ from sysmodel.engines.workload import (
     make_trace,
     poisson_arrivals,
 )
-from sysmodel.report.plots import plot_kv, plot_qps, plot_tbt_cdf
 
 __all__ = [
     "CDF_POINTS",
@@ -36,9 +35,6 @@ __all__ = [
     "load_trace",
     "lognormal_lengths",
     "make_trace",
-    "plot_kv",
-    "plot_qps",
-    "plot_tbt_cdf",
     "poisson_arrivals",
     "qps_sweep",
     "simulate",
