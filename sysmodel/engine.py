@@ -47,6 +47,9 @@ from sysmodel.systems import System
 from sysmodel.workload import Trace, make_trace
 
 MAX_STRETCH = 1 << 16  # decode-only iterations priced in one call (bounds memory)
+# Stage times the cost memo (:class:`_Costs`) holds at most (8 bytes each: 64 MB); past it the memo starts over,
+# which costs recomputation, never a different number.
+MEMO_CELLS = 1 << 23
 OVERSIZE = ("error", "reject")
 DEFAULT_SCHEDULER = "vllm"  # paged, preempting, output lengths unknown: what deployed servers do (issue 33)
 
@@ -150,6 +153,65 @@ class _Stages:
         return np.concatenate(parts)
 
 
+class _Costs:
+    """A system's stage times, each distinct stage priced once when the system declares its stage time a
+    function of the shape alone (``pure_stage_times``; a system drawing expert routing per stage does not).
+    Keys are exact — a prefill stage's five fields; a decode-only stage's requests and summed context, kept
+    in one array per request count indexed by context — so every time is the very number the system
+    returned for that shape (its cost functions are elementwise: an entry does not depend on its batch)."""
+
+    def __init__(self, system: System) -> None:
+        self.system, self.on = system, bool(getattr(system, "pure_stage_times", False))
+        self.stages: dict[tuple, float] = {}
+        self.decodes: dict[int, np.ndarray] = {}  # requests -> seconds by summed context (NaN: not priced)
+        self.cells = 0
+
+    def stage(self, shape: StageShape) -> float:
+        """Seconds of one stage (scalar fields)."""
+        key = (shape.tokens, shape.decode_reqs, shape.decode_ctx, shape.prefill_pairs, shape.prefill_kv)
+        dt = self.stages.get(key) if self.on else None
+        if dt is None:
+            dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0])
+            if self.on:
+                self._room(1)
+                self.stages[key] = dt
+        return dt
+
+    def decode(self, reqs: int, ctx: np.ndarray) -> np.ndarray:
+        """Seconds of decode-only stages of ``reqs`` requests at each summed context of ``ctx``."""
+        if not self.on:
+            shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx)
+            return np.broadcast_to(np.asarray(self.system.stage_times(shape), float), ctx.shape)
+        table = self.decodes.get(reqs)
+        if table is None or len(table) <= ctx[-1]:
+            old = 0 if table is None else len(table)
+            table = _grown(table, int(ctx[-1]) + 1)
+            self._room(len(table) - old)
+            self.decodes[reqs] = table
+        dts = table[ctx]
+        todo = np.isnan(dts)
+        if todo.any():
+            shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx[todo])
+            dts[todo] = np.broadcast_to(np.asarray(self.system.stage_times(shape), float), (int(todo.sum()),))
+            table[ctx[todo]] = dts[todo]
+        return dts
+
+    def _room(self, cells: int) -> None:
+        self.cells += cells
+        if self.cells > MEMO_CELLS:
+            self.stages.clear()
+            self.decodes.clear()
+            self.cells = cells
+
+
+def _grown(table: np.ndarray | None, size: int) -> np.ndarray:
+    """``table`` (or nothing) extended with NaN to at least ``size`` entries (amortised doubling)."""
+    old = np.zeros(0) if table is None else table
+    out = np.full(max(size, 2 * len(old)), np.nan)
+    out[: len(old)] = old
+    return out
+
+
 class Engine:
     """One serving instance's state: its requests (local index = routing order), queues, KV cache and clock."""
 
@@ -175,6 +237,7 @@ class Engine:
         self.swapped: deque[int] = deque()
         self.running: list[int] = []
         self.stages = _Stages()
+        self.costs = _Costs(system)
         self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
         self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
@@ -368,7 +431,7 @@ class Engine:
             prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
             prefill_kv=int(((p + chunk) * (chunk > 0)).sum()),
         )
-        dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0]) + self.link_s
+        dt = self.costs.stage(shape) + self.link_s
         kv_at_start = self.kv_share()
         self.link_s = 0.0
         self.t += dt
@@ -398,9 +461,7 @@ class Engine:
         if self.blocks is not None:
             k = max(1, self.blocks.steps_that_fit(self.kvtok[dec], k))
         ctx0 = int((self.prompt[dec] + self.gen[dec]).sum())
-        steps = np.arange(k)
-        shape = StageShape(tokens=len(dec), decode_reqs=len(dec), decode_ctx=ctx0 + steps * len(dec))
-        dts = np.broadcast_to(np.asarray(self.system.stage_times(shape), float), (k,))
+        dts = self.costs.decode(len(dec), ctx0 + np.arange(k) * len(dec))
         if self.link_s:
             dts = dts.copy()
             dts[0] += self.link_s
