@@ -41,7 +41,7 @@ from sysmodel.cost import Infeasible
 from sysmodel.devices import get_link
 from sysmodel.metrics import Result
 from sysmodel.models import StageShape
-from sysmodel.progress import progress as make_progress
+from sysmodel.progress import serve_progress
 from sysmodel.scheduling import BLOCK_SIZE, HOST_LINK, WATERMARK, Blocks, Scheduler, get_scheduler
 from sysmodel.systems import System
 from sysmodel.workload import Trace, make_trace
@@ -242,7 +242,8 @@ class Engine:
         self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
         self.closed: int | None = None  # closed loop: requests released so far (arrivals set at finishes)
-        self.on_finish: Callable[[int], None] | None = None  # progress: called with requests finished
+        # progress: called after every iteration with the requests it finished and the clock at its end
+        self.on_finish: Callable[[int, float], None] | None = None
 
     def add(self, prompt: np.ndarray, output: np.ndarray, arrival: np.ndarray) -> None:
         """Requests routed here, in arrival order (after every request routed before)."""
@@ -413,7 +414,7 @@ class Engine:
                 self.closed += 1
         self.last_finished = len(done)
         if self.on_finish is not None:
-            self.on_finish(len(done))
+            self.on_finish(len(done), self.t)
 
     def _prefill(self, pre: np.ndarray, dec: np.ndarray, in_sys: int) -> None:
         """A stage with prefill work; decodes ride along unless the policy runs prompts alone."""
@@ -579,8 +580,8 @@ def simulate(
     if concurrency is not None:  # closed loop: the first ``concurrency`` at 0, each later one at a finish
         arrival, eng.closed = np.where(np.arange(n) < concurrency, 0.0, np.inf), min(n, concurrency)
     eng.add(trace.prompt, trace.output, arrival)
-    bar = make_progress(n, f"serve {system.name}", progress)
-    eng.on_finish = bar.update
+    bar = serve_progress(arrival, f"serve {system.name}", progress)
+    eng.on_finish = bar
     eng.advance()
     bar.close()
     meta = {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency, "rejected": rejected}

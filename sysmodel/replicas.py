@@ -32,7 +32,7 @@ import numpy as np
 from sysmodel.engine import Engine, admissible, check_options, simulate
 from sysmodel.metrics import Result
 from sysmodel.pipeline import Pipelined, default_link
-from sysmodel.progress import progress as make_progress
+from sysmodel.progress import serve_progress
 from sysmodel.scheduling import get_scheduler
 from sysmodel.systems import System
 from sysmodel.workload import Trace
@@ -167,10 +167,10 @@ def _loop(
     trace, rejected = admissible(trace, sys_, pol, oversize, longest)
     max_batch = min(max_batch, getattr(sys_, "max_batch", max_batch))
     reps = [Replica([Engine(sys_, pol, max_batch, longest) for _ in range(pp)]) for _ in range(replicas)]
-    bar = make_progress(len(trace), f"serve {sys_.name} x {replicas}", progress)
+    bar = serve_progress(trace.arrival, f"serve {sys_.name} x {replicas}", progress)
     for rep in reps:
         for e in rep.engines:
-            e.on_finish = bar.update
+            e.on_finish = bar
     pick = ROUTERS[router]
     for i, t in enumerate(trace.arrival.tolist()):
         for rep in reps:
