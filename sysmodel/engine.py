@@ -236,6 +236,7 @@ class Engine:
         self.waiting: deque[int] = deque()
         self.swapped: deque[int] = deque()
         self.running: list[int] = []
+        self._run_arr: np.ndarray | None = None  # ``running`` as an array, until it changes
         self.stages = _Stages()
         self.costs = _Costs(system)
         self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
@@ -309,9 +310,15 @@ class Engine:
             self.waiting.append(self.nxt)
             self.nxt += 1
 
+    def _run(self) -> np.ndarray:
+        """The running requests, in admission order, as an array (rebuilt only after the list changed)."""
+        if self._run_arr is None:
+            self._run_arr = np.array(self.running, np.int64)
+        return self._run_arr
+
     def _split(self) -> tuple[np.ndarray, np.ndarray]:
         """(Prefilling, decoding) running requests, in admission order."""
-        run = np.array(self.running, np.int64)
+        run = self._run()
         left = self.done_pf[run] < self.target[run]
         return run[left], run[~left]
 
@@ -324,6 +331,7 @@ class Engine:
             ):
                 r = self.waiting.popleft()
                 self.running.append(r)
+                self._run_arr = None
                 self.admitted[r] = self.t
                 self.kv_used += self.need[r]
             return
@@ -337,6 +345,7 @@ class Engine:
             blocks.grow(np.array([r]), max(kvtok[r] + 1, target[r]))
             self._move(int(self.out_blocks[r]))
             self.running.append(r)
+            self._run_arr = None
         room, empty = self._token_room()
         while (
             not self.swapped
@@ -347,6 +356,7 @@ class Engine:
         ):
             r = self.waiting.popleft()
             self.running.append(r)
+            self._run_arr = None
             room, empty = room - int(target[r]), False
             if np.isnan(self.admitted[r]):
                 self.admitted[r] = self.t
@@ -360,8 +370,8 @@ class Engine:
 
     def _token_room(self) -> tuple[float, bool]:
         """(Tokens of the iteration's budget the running requests leave, whether none of them prefills)."""
-        r = np.array(self.running, np.int64)
-        left = (self.target[r] - self.done_pf[r]).clip(0)
+        r = self._run()
+        left = np.maximum(self.target[r] - self.done_pf[r], 0)
         if self.pol.budget is None:
             return math.inf, not left.any()
         decodes = int((left == 0).sum()) if self.pol.budget_counts_decode else 0
@@ -371,9 +381,10 @@ class Engine:
         """Preempt until every decode has the block its next token needs."""
         blocks = self.blocks
         assert blocks is not None  # only the paged policies preempt
-        while len(dec) and int((blocks.need(self.kvtok[dec] + 1) - blocks.held[dec]).clip(0).sum()) > blocks.free:
+        while len(dec) and int(np.maximum(blocks.need(self.kvtok[dec] + 1) - blocks.held[dec], 0).sum()) > blocks.free:
             victim = self.pol.victim(self.running)
             self.running.remove(victim)
+            self._run_arr = None
             self.preemptions += 1
             if self.pol.preempt == "recompute":
                 self.recomputed += int(self.kvtok[victim])
@@ -394,8 +405,11 @@ class Engine:
         gap = end - self.t_last[rs]
         late = gap > dt * (1 + 1e-9)
         if late.any():
-            self.stalls.append(np.unique(gap[late], return_counts=True))
-        np.maximum.at(self.max_gap, rs[late], gap[late])
+            g, who = gap[late], rs[late]
+            # one gap shared by every stalled token (a prompt paused them all) needs no sort
+            same = g[0] == g[1:]
+            self.stalls.append((g[:1], np.array([len(g)])) if same.all() else np.unique(g, return_counts=True))
+            self.max_gap[who] = np.maximum(self.max_gap[who], g)  # requests distinct: no repeated index
         self.t_last[rs] = end
         return int(late.sum())
 
@@ -408,6 +422,7 @@ class Engine:
             else:
                 self.blocks.release(r)
             self.running.remove(int(r))
+            self._run_arr = None
             self.finished += 1
             if self.closed is not None and self.closed < self.n:
                 self.arrival[self.closed] = self.t
@@ -419,7 +434,7 @@ class Engine:
     def _prefill(self, pre: np.ndarray, dec: np.ndarray, in_sys: int) -> None:
         """A stage with prefill work; decodes ride along unless the policy runs prompts alone."""
         prompt, gen, done_pf, target = self.prompt, self.gen, self.done_pf, self.target
-        run = np.array(self.running, np.int64)
+        run = self._run()
         ride = dec if self.pol.mixed else dec[:0]
         ctx = int((prompt[ride] + gen[ride]).sum())
         own = getattr(self.system, "prefill_budget", None)
