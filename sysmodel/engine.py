@@ -47,7 +47,7 @@ from sysmodel.systems import System
 from sysmodel.workload import Trace, make_trace
 
 MAX_STRETCH = 1 << 16  # decode-only iterations priced in one call (bounds memory)
-# Stage times the cost memo (:class:`_Costs`) holds at most (8 bytes each: 64 MB); past it the memo starts over,
+# Stage times the cost memo (:class:`StageCosts`) holds at most (8 bytes each: 64 MB); past it, it starts over,
 # which costs recomputation, never a different number.
 MEMO_CELLS = 1 << 23
 OVERSIZE = ("error", "reject")
@@ -153,7 +153,7 @@ class _Stages:
         return np.concatenate(parts)
 
 
-class _Costs:
+class StageCosts:
     """A system's stage times, each distinct stage priced once when the system declares its stage time a
     function of the shape alone (``pure_stage_times``; a system drawing expert routing per stage does not).
     Keys are exact — a prefill stage's five fields; a decode-only stage's requests and summed context, kept
@@ -218,7 +218,15 @@ class Engine:
     COLUMNS = ("arrival", "need", "admitted", "first", "finish", "t_last", "max_gap")
     COUNTS = ("prompt", "out", "target", "done_pf", "gen", "kvtok", "out_blocks", "first_it", "last_it")
 
-    def __init__(self, system: System, pol: Scheduler, max_batch: int, longest: int, size: int = 64) -> None:
+    def __init__(
+        self,
+        system: System,
+        pol: Scheduler,
+        max_batch: int,
+        longest: int,
+        size: int = 64,
+        costs: StageCosts | None = None,
+    ) -> None:
         self.system, self.pol, self.max_batch, self.longest = system, pol, max_batch, longest
         self.per_tok, self.cap = system.kv_bytes_per_token, system.kv_capacity()
         self.blocks = (
@@ -238,7 +246,7 @@ class Engine:
         self.running: list[int] = []
         self._run_arr: np.ndarray | None = None  # ``running`` as an array, until it changes
         self.stages = _Stages()
-        self.costs = _Costs(system)
+        self.costs = costs or StageCosts(system)  # engines of one system (replicas) share one memo
         self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
         self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival

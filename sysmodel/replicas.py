@@ -29,7 +29,7 @@ from functools import partial
 
 import numpy as np
 
-from sysmodel.engine import Engine, admissible, check_options, simulate
+from sysmodel.engine import Engine, StageCosts, admissible, check_options, simulate
 from sysmodel.metrics import Result
 from sysmodel.pipeline import Pipelined, default_link
 from sysmodel.progress import serve_progress
@@ -166,7 +166,8 @@ def _loop(
     longest = int(trace.output.max())
     trace, rejected = admissible(trace, sys_, pol, oversize, longest)
     max_batch = min(max_batch, getattr(sys_, "max_batch", max_batch))
-    reps = [Replica([Engine(sys_, pol, max_batch, longest) for _ in range(pp)]) for _ in range(replicas)]
+    costs = StageCosts(sys_)
+    reps = [Replica([Engine(sys_, pol, max_batch, longest, costs=costs) for _ in range(pp)]) for _ in range(replicas)]
     bar = serve_progress(trace.arrival, f"serve {sys_.name} x {replicas}", progress)
     for rep in reps:
         for e in rep.engines:
