@@ -416,7 +416,7 @@ class Engine:
             g, who = gap[late], rs[late]
             # one gap shared by every stalled token (a prompt paused them all) needs no sort
             same = g[0] == g[1:]
-            self.stalls.append((g[:1], np.array([len(g)])) if same.all() else np.unique(g, return_counts=True))
+            self.stalls.append((g[:1].copy(), np.array([len(g)])) if same.all() else np.unique(g, return_counts=True))
             self.max_gap[who] = np.maximum(self.max_gap[who], g)  # requests distinct: no repeated index
         self.t_last[rs] = end
         return int(late.sum())
