@@ -38,6 +38,8 @@ AREA_MM2 = 2.51  # 56 DECA PEs at W=32, L=8, 7 nm (DECA §7 "Area and Power")
 
 
 class DecaSystem:
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
+
     def __init__(
         self,
         model: str,
