@@ -206,6 +206,26 @@ class Result:
         return path
 
 
+STAGE_COLUMNS = ("engine", "stage", "seconds", "decode_tokens", "stalled_tokens", "in_system", "kv_share", "joules")
+
+
+def write_stages(engines: list[Result], path: Path) -> Path:
+    """Every stage of each engine's run (``--trace-stages``), in order: its duration, the decode tokens it made
+    (those after a stall among them), the requests waiting or running when it began, the KV share held and its
+    energy. Engines are numbered in the order given (replicas, then each replica's virtual engines)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic(path) as tmp, tmp.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(STAGE_COLUMNS)
+        for j, r in enumerate(engines):
+            n = len(r.iter_time)
+            stalled = r.iter_stalled if r.iter_stalled is not None else np.zeros(n, np.int64)
+            kv = r.iter_kv if r.iter_kv is not None else np.full(n, np.nan)
+            cols = (np.full(n, j), np.arange(n), r.iter_time, r.iter_decode, stalled, r.iter_in_system, kv)
+            w.writerows(zip(*(c.tolist() for c in (*cols, r.iter_energy)), strict=True))
+    return path
+
+
 def _range_max(values: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
     """max(values[start[i]:stop[i]]) for each i (every range non-empty), in one ``reduceat`` pass: the even
     slots of the interleaved bounds are the ranges (a sentinel lets a range end at the last value)."""
