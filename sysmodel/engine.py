@@ -47,8 +47,8 @@ from sysmodel.systems import System
 from sysmodel.workload import Trace, make_trace
 
 MAX_STRETCH = 1 << 16  # decode-only iterations priced in one call (bounds memory)
-# Stage times the cost memo (:class:`StageCosts`) holds at most (8 bytes each: 64 MB); past it, it starts over,
-# which costs recomputation, never a different number.
+# Stage times the cost memo (:class:`StageCosts`) holds at most: 64 MB of decode tables at 8 bytes each (single
+# stages, far fewer, count one each); past it the memo starts over, which costs recomputation, never a number.
 MEMO_CELLS = 1 << 23
 OVERSIZE = ("error", "reject")
 DEFAULT_SCHEDULER = "vllm"  # paged, preempting, output lengths unknown: what deployed servers do (issue 33)
@@ -162,19 +162,19 @@ class StageCosts:
 
     def __init__(self, system: System) -> None:
         self.system, self.on = system, bool(getattr(system, "pure_stage_times", False))
-        self.stages: dict[tuple, float] = {}
+        self.singles: dict[tuple, float] = {}  # single stages by their five fields
         self.decodes: dict[int, np.ndarray] = {}  # requests -> seconds by summed context (NaN: not priced)
         self.cells = 0
 
     def stage(self, shape: StageShape) -> float:
         """Seconds of one stage (scalar fields)."""
         key = (shape.tokens, shape.decode_reqs, shape.decode_ctx, shape.prefill_pairs, shape.prefill_kv)
-        dt = self.stages.get(key) if self.on else None
+        dt = self.singles.get(key) if self.on else None
         if dt is None:
             dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0])
             if self.on:
                 self._room(1)
-                self.stages[key] = dt
+                self.singles[key] = dt
         return dt
 
     def decode(self, reqs: int, ctx: np.ndarray) -> np.ndarray:
@@ -199,7 +199,7 @@ class StageCosts:
     def _room(self, cells: int) -> None:
         self.cells += cells
         if self.cells > MEMO_CELLS:
-            self.stages.clear()
+            self.singles.clear()
             self.decodes.clear()
             self.cells = cells
 

@@ -36,7 +36,7 @@ def test_memo_returns_the_systems_own_stage_times(name: str) -> None:
     )
     first = float(np.asarray(system.stage_times(mixed)).reshape(-1)[0])
     assert costs.stage(mixed) == first and costs.stage(mixed) == first
-    assert len(costs.stages) == 1
+    assert len(costs.singles) == 1
 
 
 def test_a_memoized_run_is_the_unmemoized_one(monkeypatch) -> None:
