@@ -264,6 +264,13 @@ def _serve_files(a: argparse.Namespace, system, runs: list[dict], out: Path) -> 
         r["result"].write_csv(out / f"requests{'' if q is None else f'-qps{q:g}'}.csv")
         for r, q in zip(runs, qps, strict=True)
     ]
+    if a.trace_stages:
+        from sysmodel.engines.metrics import write_stages
+
+        written += [
+            write_stages(r["engines"], out / f"stages{'' if q is None else f'-qps{q:g}'}.csv")
+            for r, q in zip(runs, qps, strict=True)
+        ]
     labels = [f"{system.name} at {q:g} QPS" for q in qps] if multi else None
     kv_labels = [
         f"{lab}{f', engine {j}' if len(r['engines']) > 1 else ''}"
@@ -769,6 +776,11 @@ def _serve_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--slo-ttft", type=positive_float, help="goodput: the longest time to first token allowed (s)")
     p.add_argument(
         "--dask", metavar="ADDRESS", help="run the --qps values as tasks on an existing Dask cluster (tcp://host:8786)"
+    )
+    p.add_argument(
+        "--trace-stages",
+        action="store_true",
+        help="also write every stage (iteration) of each engine: stages.csv beside run.json",
     )
 
 

@@ -15,8 +15,9 @@ that
    systems does not load Amaranth or SciPy.
 
 Optional members a system may have: ``max_batch`` (a hardware limit on requests per stage: the engine
-never batches more) and ``prefill_budget(decode_reqs, decode_ctx)`` (the system's own chunked-prefill
-scheduler).
+never batches more), ``prefill_budget(decode_reqs, decode_ctx)`` (the system's own chunked-prefill
+scheduler) and ``pure_stage_times = True`` (its ``stage_times`` is an elementwise function of the shape
+alone, no state: the serving engine then prices each distinct stage once).
 """
 
 from __future__ import annotations

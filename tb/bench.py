@@ -389,7 +389,11 @@ def bench_serving_scale(
     counts: tuple[int, ...] = SCALE_COUNTS, timeout: float = SCALE_TIMEOUT_S, plot: Path | None = None
 ) -> list[dict]:
     """Requests/s and peak memory (the process's RSS) against request count, on one replica and on 8 behind
-    least-outstanding; a run over ``timeout`` is recorded as such and the larger counts are skipped."""
+    least-outstanding; a run over ``timeout`` is recorded as such and the larger counts are skipped. Each row
+    names its date and commit: this part may be rerun alone (its rows then postdate the part's machine line)."""
+    from sysmodel.runinfo import commit
+
+    when = f"{time.strftime('%Y-%m-%d')}, commit {commit()[:12]}"
     rows = []
     for replicas in SCALE_REPLICAS:
         for n in counts:
@@ -399,7 +403,9 @@ def bench_serving_scale(
                     [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=runner.ROOT
                 )
             except subprocess.TimeoutExpired:
-                rows.append({"what": "serving scale", "replicas": replicas, "requests": n, "over_s": timeout})
+                rows.append(
+                    {"what": "serving scale", "replicas": replicas, "requests": n, "over_s": timeout, "measured": when}
+                )
                 break
             if done.returncode:
                 raise RuntimeError(f"bench_serving_scale: {n} requests on {replicas}: {done.stderr[-2000:]}")
@@ -413,6 +419,7 @@ def bench_serving_scale(
                     "cpu_s": round(m["cpu_s"], 2),  # the whole process's, imports included
                     "requests_per_s": round(n / m["wall_s"]),
                     "peak_mb": round(m["peak_bytes"] / 1e6),
+                    "measured": when,
                 }
             )
             print(json.dumps(rows[-1]))
@@ -426,7 +433,8 @@ def serving_scale_lines(rows: list[dict]) -> list[str]:
     lines = [
         "The serving engine at scale (issue 57): LLaMA-2-7B on the GPU system, Gaussian 512/256 at 20 QPS per "
         "replica, one replica and 8 behind least-outstanding; each run its own process (peak RSS). Targets: "
-        f"10^6 requests on one replica in < 2 min and < 2 GB, on 8 replicas in < 5 min. Plot: `{SCALE_PLOT}`.",
+        f"10^6 requests on one replica in < 2 min and < 2 GB, on 8 replicas in < 5 min. Plot: `{SCALE_PLOT}`."
+        f" Measured {rows[0]['measured']}; wall time carries the shared machine's load, CPU time is the run's.",
         "",
         "| replicas | requests | wall s | CPU s (process) | requests/s | peak MB |",
         "| ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -13,6 +13,7 @@ from sysmodel.cli import main
 from sysmodel.cost.stage import Infeasible
 from sysmodel.designs.baselines import GpuOnly
 from sysmodel.engines import engine, serving, workload
+from sysmodel.engines.metrics import STAGE_COLUMNS
 
 TAU = 0.01
 
@@ -257,3 +258,22 @@ def test_tbt_percentiles_from_the_sketch_are_within_its_stated_error(monkeypatch
     assert sketched != exact and len(set(exact.values())) > 3 and len(r.stall_gaps) > 10  # the sketch answered
     for q in qs:
         assert abs(sketched[q] - exact[q]) <= metrics.SKETCH_ACCURACY * exact[q] * (1 + 1e-9), q
+
+
+def test_serve_trace_stages_writes_every_engines_stages_beside_run_json(tmp_path, capsys) -> None:
+    """Without --trace-stages no stage file is written (the file set above); with it, stages.csv holds each
+    engine's stages: as many rows as the run's stages, per engine in order, their decode tokens the run's."""
+    out = tmp_path / "o"
+    args = ["serve", "--model", "llama2-7b", "--trace", "gaussian", "--requests", "60", "--qps", "8"]
+    assert main([*args, "--replicas", "2", "--trace-stages", "--out", str(out)]) == 0
+    capsys.readouterr()
+    (run,) = json.loads((out / "run.json").read_text())
+    rows = (out / "stages-qps8.csv").read_text().splitlines()
+    assert rows[0].split(",") == list(STAGE_COLUMNS)
+    table = np.array([[float(x) for x in r.split(",")] for r in rows[1:]])
+    assert len(table) == run["summary"]["stages"]
+    assert set(table[:, 0]) == {0.0, 1.0}
+    for j in (0, 1):
+        np.testing.assert_array_equal(table[table[:, 0] == j, 1], np.arange((table[:, 0] == j).sum()))
+    assert run["summary"]["preemptions"] == 0  # so every token after a request's first is a decode token
+    assert table[:, 3].sum() == run["summary"]["output_tokens"] - run["summary"]["requests"]

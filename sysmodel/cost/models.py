@@ -473,7 +473,7 @@ class Op:
 
     @property
     def bytes(self) -> Num:
-        return np.add(np.add(self.weight_bytes, self.kv_bytes), self.act_bytes)
+        return self.weight_bytes + self.kv_bytes + self.act_bytes  # fields are numbers or arrays: np.add's sums
 
 
 def _attention_flops(cfg: ModelConfig, decode: bool) -> float:

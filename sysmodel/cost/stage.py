@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -126,11 +127,11 @@ class Engine:
     eff: Efficiency = ATTACC
     count: int = 1
 
-    @property
+    @cached_property  # read by every operator of every stage: computed once per engine (same product)
     def flops(self) -> float:
         return self.device.peak_flops * self.eff.compute * self.count
 
-    @property
+    @cached_property
     def bandwidth(self) -> float:
         return self.device.mem_bw * self.eff.memory * self.count
 

@@ -80,6 +80,7 @@ class Baseline:
     """A roofline system: ``cfg`` on ``engine``; subclasses place operators and say what must fit."""
 
     name = "baseline"
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
 
     def __init__(
         self, model: str | ModelConfig, device: str, count: int = 1, wbytes: float = 2.0, eff: Efficiency = ATTACC

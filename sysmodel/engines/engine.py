@@ -43,10 +43,13 @@ from sysmodel.cost.stage import Infeasible
 from sysmodel.engines.metrics import Result
 from sysmodel.engines.scheduling import BLOCK_SIZE, HOST_LINK, WATERMARK, Blocks, Scheduler, get_scheduler
 from sysmodel.engines.workload import Trace, make_trace
-from sysmodel.progress import progress as make_progress
+from sysmodel.progress import serve_progress
 from sysmodel.systems import System
 
 MAX_STRETCH = 1 << 16  # decode-only iterations priced in one call (bounds memory)
+# Stage times the cost memo (:class:`StageCosts`) holds at most: 64 MB of decode tables at 8 bytes each (single
+# stages, far fewer, count one each); past it the memo starts over, which costs recomputation, never a number.
+MEMO_CELLS = 1 << 23
 OVERSIZE = ("error", "reject")
 DEFAULT_SCHEDULER = "vllm"  # paged, preempting, output lengths unknown: what deployed servers do (issue 33)
 
@@ -150,13 +153,80 @@ class _Stages:
         return np.concatenate(parts)
 
 
+class StageCosts:
+    """A system's stage times, each distinct stage priced once when the system declares its stage time a
+    function of the shape alone (``pure_stage_times``; a system drawing expert routing per stage does not).
+    Keys are exact — a prefill stage's five fields; a decode-only stage's requests and summed context, kept
+    in one array per request count indexed by context — so every time is the very number the system
+    returned for that shape (its cost functions are elementwise: an entry does not depend on its batch)."""
+
+    def __init__(self, system: System) -> None:
+        self.system, self.on = system, bool(getattr(system, "pure_stage_times", False))
+        self.singles: dict[tuple, float] = {}  # single stages by their five fields
+        self.decodes: dict[int, np.ndarray] = {}  # requests -> seconds by summed context (NaN: not priced)
+        self.cells = 0
+
+    def stage(self, shape: StageShape) -> float:
+        """Seconds of one stage (scalar fields)."""
+        key = (shape.tokens, shape.decode_reqs, shape.decode_ctx, shape.prefill_pairs, shape.prefill_kv)
+        dt = self.singles.get(key) if self.on else None
+        if dt is None:
+            dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0])
+            if self.on:
+                self._room(1)
+                self.singles[key] = dt
+        return dt
+
+    def decode(self, reqs: int, ctx: np.ndarray) -> np.ndarray:
+        """Seconds of decode-only stages of ``reqs`` requests at each summed context of ``ctx``."""
+        if not self.on:
+            shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx)
+            return np.broadcast_to(np.asarray(self.system.stage_times(shape), float), ctx.shape)
+        table = self.decodes.get(reqs)
+        if table is None or len(table) <= ctx[-1]:
+            old = 0 if table is None else len(table)
+            table = _grown(table, int(ctx[-1]) + 1)
+            self._room(len(table) - old)
+            self.decodes[reqs] = table
+        dts = table[ctx]
+        todo = np.isnan(dts)
+        if todo.any():
+            shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx[todo])
+            dts[todo] = np.broadcast_to(np.asarray(self.system.stage_times(shape), float), (int(todo.sum()),))
+            table[ctx[todo]] = dts[todo]
+        return dts
+
+    def _room(self, cells: int) -> None:
+        self.cells += cells
+        if self.cells > MEMO_CELLS:
+            self.singles.clear()
+            self.decodes.clear()
+            self.cells = cells
+
+
+def _grown(table: np.ndarray | None, size: int) -> np.ndarray:
+    """``table`` (or nothing) extended with NaN to at least ``size`` entries (amortised doubling)."""
+    old = np.zeros(0) if table is None else table
+    out = np.full(max(size, 2 * len(old)), np.nan)
+    out[: len(old)] = old
+    return out
+
+
 class Engine:
     """One serving instance's state: its requests (local index = routing order), queues, KV cache and clock."""
 
     COLUMNS = ("arrival", "need", "admitted", "first", "finish", "t_last", "max_gap")
     COUNTS = ("prompt", "out", "target", "done_pf", "gen", "kvtok", "out_blocks", "first_it", "last_it")
 
-    def __init__(self, system: System, pol: Scheduler, max_batch: int, longest: int, size: int = 64) -> None:
+    def __init__(
+        self,
+        system: System,
+        pol: Scheduler,
+        max_batch: int,
+        longest: int,
+        size: int = 64,
+        costs: StageCosts | None = None,
+    ) -> None:
         self.system, self.pol, self.max_batch, self.longest = system, pol, max_batch, longest
         self.per_tok, self.cap = system.kv_bytes_per_token, system.kv_capacity()
         self.blocks = (
@@ -174,12 +244,15 @@ class Engine:
         self.waiting: deque[int] = deque()
         self.swapped: deque[int] = deque()
         self.running: list[int] = []
+        self._run_arr: np.ndarray | None = None  # ``running`` as an array, until it changes
         self.stages = _Stages()
+        self.costs = costs or StageCosts(system)  # engines of one system (replicas) share one memo
         self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
         self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
         self.closed: int | None = None  # closed loop: requests released so far (arrivals set at finishes)
-        self.on_finish: Callable[[int], None] | None = None  # progress: called with requests finished
+        # progress: called after every iteration with the requests it finished and the clock at its end
+        self.on_finish: Callable[[int, float], None] | None = None
 
     def add(self, prompt: np.ndarray, output: np.ndarray, arrival: np.ndarray) -> None:
         """Requests routed here, in arrival order (after every request routed before)."""
@@ -245,9 +318,15 @@ class Engine:
             self.waiting.append(self.nxt)
             self.nxt += 1
 
+    def _run(self) -> np.ndarray:
+        """The running requests, in admission order, as an array (rebuilt only after the list changed)."""
+        if self._run_arr is None:
+            self._run_arr = np.array(self.running, np.int64)
+        return self._run_arr
+
     def _split(self) -> tuple[np.ndarray, np.ndarray]:
         """(Prefilling, decoding) running requests, in admission order."""
-        run = np.array(self.running, np.int64)
+        run = self._run()
         left = self.done_pf[run] < self.target[run]
         return run[left], run[~left]
 
@@ -260,6 +339,7 @@ class Engine:
             ):
                 r = self.waiting.popleft()
                 self.running.append(r)
+                self._run_arr = None
                 self.admitted[r] = self.t
                 self.kv_used += self.need[r]
             return
@@ -273,6 +353,7 @@ class Engine:
             blocks.grow(np.array([r]), max(kvtok[r] + 1, target[r]))
             self._move(int(self.out_blocks[r]))
             self.running.append(r)
+            self._run_arr = None
         room, empty = self._token_room()
         while (
             not self.swapped
@@ -283,6 +364,7 @@ class Engine:
         ):
             r = self.waiting.popleft()
             self.running.append(r)
+            self._run_arr = None
             room, empty = room - int(target[r]), False
             if np.isnan(self.admitted[r]):
                 self.admitted[r] = self.t
@@ -296,8 +378,8 @@ class Engine:
 
     def _token_room(self) -> tuple[float, bool]:
         """(Tokens of the iteration's budget the running requests leave, whether none of them prefills)."""
-        r = np.array(self.running, np.int64)
-        left = (self.target[r] - self.done_pf[r]).clip(0)
+        r = self._run()
+        left = np.maximum(self.target[r] - self.done_pf[r], 0)
         if self.pol.budget is None:
             return math.inf, not left.any()
         decodes = int((left == 0).sum()) if self.pol.budget_counts_decode else 0
@@ -307,9 +389,10 @@ class Engine:
         """Preempt until every decode has the block its next token needs."""
         blocks = self.blocks
         assert blocks is not None  # only the paged policies preempt
-        while len(dec) and int((blocks.need(self.kvtok[dec] + 1) - blocks.held[dec]).clip(0).sum()) > blocks.free:
+        while len(dec) and int(np.maximum(blocks.need(self.kvtok[dec] + 1) - blocks.held[dec], 0).sum()) > blocks.free:
             victim = self.pol.victim(self.running)
             self.running.remove(victim)
+            self._run_arr = None
             self.preemptions += 1
             if self.pol.preempt == "recompute":
                 self.recomputed += int(self.kvtok[victim])
@@ -330,8 +413,11 @@ class Engine:
         gap = end - self.t_last[rs]
         late = gap > dt * (1 + 1e-9)
         if late.any():
-            self.stalls.append(np.unique(gap[late], return_counts=True))
-        np.maximum.at(self.max_gap, rs[late], gap[late])
+            g, who = gap[late], rs[late]
+            # one gap shared by every stalled token (a prompt paused them all) needs no sort
+            same = g[0] == g[1:]
+            self.stalls.append((g[:1].copy(), np.array([len(g)])) if same.all() else np.unique(g, return_counts=True))
+            self.max_gap[who] = np.maximum(self.max_gap[who], g)  # requests distinct: no repeated index
         self.t_last[rs] = end
         return int(late.sum())
 
@@ -344,18 +430,19 @@ class Engine:
             else:
                 self.blocks.release(r)
             self.running.remove(int(r))
+            self._run_arr = None
             self.finished += 1
             if self.closed is not None and self.closed < self.n:
                 self.arrival[self.closed] = self.t
                 self.closed += 1
         self.last_finished = len(done)
         if self.on_finish is not None:
-            self.on_finish(len(done))
+            self.on_finish(len(done), self.t)
 
     def _prefill(self, pre: np.ndarray, dec: np.ndarray, in_sys: int) -> None:
         """A stage with prefill work; decodes ride along unless the policy runs prompts alone."""
         prompt, gen, done_pf, target = self.prompt, self.gen, self.done_pf, self.target
-        run = np.array(self.running, np.int64)
+        run = self._run()
         ride = dec if self.pol.mixed else dec[:0]
         ctx = int((prompt[ride] + gen[ride]).sum())
         own = getattr(self.system, "prefill_budget", None)
@@ -368,7 +455,7 @@ class Engine:
             prefill_pairs=float((chunk * p + chunk * (chunk + 1) / 2).sum()),
             prefill_kv=int(((p + chunk) * (chunk > 0)).sum()),
         )
-        dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0]) + self.link_s
+        dt = self.costs.stage(shape) + self.link_s
         kv_at_start = self.kv_share()
         self.link_s = 0.0
         self.t += dt
@@ -398,9 +485,7 @@ class Engine:
         if self.blocks is not None:
             k = max(1, self.blocks.steps_that_fit(self.kvtok[dec], k))
         ctx0 = int((self.prompt[dec] + self.gen[dec]).sum())
-        steps = np.arange(k)
-        shape = StageShape(tokens=len(dec), decode_reqs=len(dec), decode_ctx=ctx0 + steps * len(dec))
-        dts = np.broadcast_to(np.asarray(self.system.stage_times(shape), float), (k,))
+        dts = self.costs.decode(len(dec), ctx0 + np.arange(k) * len(dec))
         if self.link_s:
             dts = dts.copy()
             dts[0] += self.link_s
@@ -518,8 +603,8 @@ def simulate(
     if concurrency is not None:  # closed loop: the first ``concurrency`` at 0, each later one at a finish
         arrival, eng.closed = np.where(np.arange(n) < concurrency, 0.0, np.inf), min(n, concurrency)
     eng.add(trace.prompt, trace.output, arrival)
-    bar = make_progress(n, f"serve {system.name}", progress)
-    eng.on_finish = bar.update
+    bar = serve_progress(arrival, f"serve {system.name}", progress)
+    eng.on_finish = bar
     eng.advance()
     bar.close()
     meta = {"max_batch": max_batch, "prefill_budget": prefill_budget, "concurrency": concurrency, "rejected": rejected}

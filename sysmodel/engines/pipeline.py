@@ -77,7 +77,7 @@ class Pipelined:
         self.name = f"{system.name}, PP {stages} over {self.link.name}"
 
     def __getattr__(self, name: str):
-        if name in ("max_batch", "prefill_budget", "host_link_bw"):  # the optional System members
+        if name in ("max_batch", "prefill_budget", "host_link_bw", "pure_stage_times"):  # optional System members
             return getattr(self.base, name)
         raise AttributeError(name)
 

@@ -29,12 +29,12 @@ from functools import partial
 
 import numpy as np
 
-from sysmodel.engines.engine import Engine, admissible, check_options, simulate
+from sysmodel.engines.engine import Engine, StageCosts, admissible, check_options, simulate
 from sysmodel.engines.metrics import Result
 from sysmodel.engines.pipeline import Pipelined, default_link
 from sysmodel.engines.scheduling import get_scheduler
 from sysmodel.engines.workload import Trace
-from sysmodel.progress import progress as make_progress
+from sysmodel.progress import serve_progress
 from sysmodel.systems import System
 
 
@@ -166,11 +166,12 @@ def _loop(
     longest = int(trace.output.max())
     trace, rejected = admissible(trace, sys_, pol, oversize, longest)
     max_batch = min(max_batch, getattr(sys_, "max_batch", max_batch))
-    reps = [Replica([Engine(sys_, pol, max_batch, longest) for _ in range(pp)]) for _ in range(replicas)]
-    bar = make_progress(len(trace), f"serve {sys_.name} x {replicas}", progress)
+    costs = StageCosts(sys_)
+    reps = [Replica([Engine(sys_, pol, max_batch, longest, costs=costs) for _ in range(pp)]) for _ in range(replicas)]
+    bar = serve_progress(trace.arrival, f"serve {sys_.name} x {replicas}", progress)
     for rep in reps:
         for e in rep.engines:
-            e.on_finish = bar.update
+            e.on_finish = bar
     pick = ROUTERS[router]
     for i, t in enumerate(trace.arrival.tolist()):
         for rep in reps:

@@ -220,7 +220,7 @@ class Blocks:
         return -(-np.asarray(tokens, np.int64) // self.size)
 
     def can_admit(self, tokens: int) -> bool:
-        return self.free - int(self.need(tokens)) >= self.watermark
+        return self.free - -(-int(tokens) // self.size) >= self.watermark  # need(), on a Python int
 
     def grow(self, r, tokens) -> None:
         """Requests ``r`` now hold ``tokens`` KV tokens (blocks allocated; the caller made room)."""

@@ -39,6 +39,8 @@ MACHINES = {"SPR-HBM": (dm.SPR_HBM, "spr-hbm"), "SPR-DDR5": (dm.SPR_DDR, "spr-dd
 
 
 class DecaSystem:
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
+
     def __init__(
         self,
         model: str,

@@ -172,6 +172,8 @@ class FlashSystem:
     memory ... is allocated for model computations"); the resident part must fit it, the KV cache gets the
     rest."""
 
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
+
     max_batch = 1
 
     def __init__(self, model: str, backend: str = "cpu", dram_gb: float = 0.0):

@@ -424,6 +424,8 @@ class HermesSystem:
     before the stage's decodes [S]. The GEMV unit batches at most 16 sequences (``max_batch``). The DIMMs
     hold a full copy of the weights (:func:`require_dimms`) and the KV cache in what is left."""
 
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
+
     max_batch = hs.MAX_BATCH
 
     def __init__(

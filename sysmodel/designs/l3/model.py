@@ -89,6 +89,8 @@ class L3System:
     ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets; ``tfaw``:
     the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
 
+    pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
+
     def __init__(
         self,
         model: str,
