@@ -21,9 +21,9 @@ FAST_EQUIV = "equiv-fprecip-e5m2"  # 256 inputs: under a second
 # which property module is to catch each RTL mutant (tb/rtl_mutants.py)
 CATCHES = {
     "deca-prefix-sum": "expand-equiv-w8",
-    "hermes-gemv-lane-count": "contract-hermes_gemv-buffer_bytes1024-lanes4-multipliers2",
-    "l3-softmax-chunk": "contract-l3_softmax_unit-chunk4-max_tokens64",
-    "duplex-gemm-input": "contract-duplex_gemm_module-buffer_bytes256-lanes2-rows4",
+    "hermes-gemv-lane-count": "dot-path-data",
+    "l3-softmax-chunk": "collector-data-chunk4",
+    "duplex-gemm-input": "gemm-routing",
 }
 # a stream-protocol bug the random testbenches meet only under backpressure: the stream contract must catch it
 PIPELINE_MUTANT = RtlMutant(
@@ -36,15 +36,6 @@ PIPELINE_MUTANT = RtlMutant(
     module="hw.pipeline",
 )
 CATCHES[PIPELINE_MUTANT.name] = "contract-fpmul-fmt_inbf16"
-# mutants no proof catches yet: each corrupts data or beat counts within a transaction, which the generic
-# contract does not state and whose transaction (49-168 cycles) is past the depth the solver reaches in the
-# budget (13-20); a unit-level data property is the missing piece (strict: a catch turns the test red)
-NOT_CAUGHT = {"hermes-gemv-lane-count", "l3-softmax-chunk", "duplex-gemm-input"}
-
-
-def _mutant_marks(name: str) -> list:
-    missing = [pytest.mark.xfail(strict=True, reason="no data property catches it yet")] if name in NOT_CAUGHT else []
-    return _marks(PROPS[CATCHES[name]].slow) + missing
 
 
 def _marks(slow: bool) -> list:
@@ -76,7 +67,7 @@ def test_golden_mutant_fails_equivalence(name: str, monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     "mutant",
-    [pytest.param(m, marks=_mutant_marks(m.name)) for m in (*RTL_MUTANTS, PIPELINE_MUTANT)],
+    [pytest.param(m, marks=_marks(PROPS[CATCHES[m.name]].slow)) for m in (*RTL_MUTANTS, PIPELINE_MUTANT)],
     ids=lambda m: m.name,
 )
 def test_rtl_mutant_fails_a_proof(mutant) -> None:

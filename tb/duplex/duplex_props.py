@@ -1,11 +1,77 @@
-"""Duplex formal properties: the stream contract of every Duplex unit at its testbench (reduced) sizes."""
+"""Duplex formal properties: the stream contract of every Duplex unit at its testbench (reduced) sizes, and
+the GEMM module's controller proved to route each K tile's operands (``gemm-routing``).
+(gemm-routing: bounded at depth 14, a whole transaction, in 25-45 s on the shared 2-core VM)."""
 
 from __future__ import annotations
 
-from tb.duplex.cases import SPECS
-from tb.formal.contract import contract_spec
+import importlib
 
-# the activation unit's contract closes by k-induction (~30 s); the others are bounded
+from amaranth.hdl import Assert, Cover, Module, Mux, Signal, Value
+
+from golden.duplex_spec import DIM_BITS, REDUCED, Geometry, Op
+from tb.duplex.cases import SPECS
+from tb.formal.contract import contract_spec, ports
+from tb.formal.sby import FormalSpec
+
+# reset, DESC, 2 X beats and 4 W beats of a 4 x 4 x 2 GEMM (m, k, n), its 2 drain beats and 3 more: one
+# whole transaction at the reduced size (the MAC array not busy) and the next DESC
+ROUTING_DEPTH = 14
+
+
+def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:
+    """The GEMM module's controller (``hw.duplex.gemm_module.Controller``; golden.duplex.module_run's loop
+    order): a row block takes exactly k weight beats, the DESC's k (beat kk = W[:, kk]); while beat kk
+    issues, the MAC array gets that beat's weights, the input-buffer word group * k/rows + kk/rows and
+    element kk mod rows (X[token, kk] of the issuing token group), partial kk mod 2, and ``first`` for the
+    partial's first k. Every item sequence (malformed ones included), gap, sink and MAC-busy pattern."""
+    gemm = importlib.import_module("hw.duplex.gemm_module")  # looked up now: a mutant test swaps it
+    dut = gemm.Controller(g)
+    m = Module()
+    m.submodules.dut = dut
+    lr = g.rows.bit_length() - 1
+    k, beats, held = Signal(DIM_BITS), Signal(DIM_BITS + 1), Signal(DIM_BITS + 1)
+    fresh, w = Signal(), Signal(len(dut.w.as_value()))  # fresh: the next beat starts a row block
+    p = dut.i.payload
+    taken, drained = dut.i.valid & dut.i.ready, dut.drain.valid & dut.drain.ready
+    with m.If(taken & (p.op == Op.W)):
+        m.d.sync += w.eq(p.data[: len(w)])
+    with m.If(drained):
+        m.d.sync += fresh.eq(1)
+    with m.If(taken & (p.op == Op.DESC)):
+        m.d.sync += [k.eq(gemm.DESC(p.data[: gemm.DESC.size]).k), fresh.eq(1)]
+    starts = dut.issue & (dut.group == 0)  # a weight beat's first token group
+    kk = Mux(starts, Mux(fresh, 0, beats), held)  # the issuing beat's k
+    with m.If(starts):
+        m.d.sync += [beats.eq(kk + 1), held.eq(kk), fresh.eq(0)]
+    with m.If(dut.issue):
+        word = dut.group * (k >> lr) + (kk >> lr)
+        m.d.comb += [
+            Assert(kk < k, "beats_within_k"),
+            Assert(dut.w.as_value() == w, "weights"),
+            Assert(dut.r_addr == word[: len(dut.r_addr)], "x_word"),
+            Assert(dut.r_elem == kk[:lr], "x_element"),
+            Assert(dut.phase == kk[0], "partial"),
+            Assert(dut.first == (kk < 2), "first"),
+        ]
+    with m.If(dut.drain.valid & ~dut.drain.payload.error.as_value().any()):
+        m.d.comb += Assert(beats == k, "block_of_k_beats")
+    m.d.comb += Cover(drained & ~dut.drain.payload.last & (k > 1), "a_row_block_out")
+    return m, ports(dut)
+
+
 PROPS = [
-    contract_spec(s, mode="prove", timeout=120) if s.unit == "duplex_activation" else contract_spec(s) for s in SPECS
+    FormalSpec(
+        "gemm-routing",
+        "duplex_gemm_module",
+        lambda: gemm_routing(REDUCED),
+        ROUTING_DEPTH,
+        "reset, a whole 4 x 4 x 2 GEMM at the reduced geometry (DESC, X, K tile, drain) and the next K tile",
+        slow=True,
+        timeout=120,
+    ),
+    # the activation unit's contract closes by k-induction (~30 s); the others are bounded
+    *(
+        contract_spec(s, mode="prove", timeout=120) if s.unit == "duplex_activation" else contract_spec(s)
+        for s in SPECS
+    ),
 ]
