@@ -2,12 +2,13 @@
 that pass through the same number of pipeline stages under the same enable.
 
 Every ``fp_add`` / ``fp_mul`` / ``fp_exp`` / ``fp_recip`` / ``fp_max`` becomes a free input delayed
-``LATENCY`` stages under the unit's enable: every valid, ready and stall stays as in the unit, and the model
-checker chooses the data. The real datapath is one choice of the free values (its result entering the same
-stages), so every trace of the unit is a trace of the abstraction: a property that holds here holds for
-the unit (sound); a counterexample may be spurious (a value the arithmetic cannot produce) and is then to
-be read against the unit. Yosys and the solver then see the control only, which is what lets the stream
-contract of the largest units reach a transaction. The arithmetic has its own proofs (tb/arith).
+``LATENCY`` stages under the unit's enable (unchanged while its operands are: it stands for a function):
+every valid, ready and stall stays as in the unit, and the model checker chooses the data. The real
+datapath is one choice of the free values (its result entering the same stages), so every trace of the
+unit is a trace of the abstraction: a property that holds here holds for the unit (sound); a
+counterexample may be spurious (a value the arithmetic cannot produce) and is then to be read against the
+unit. Yosys and the solver then see the control only, which is what lets the stream contract of the
+largest units reach a transaction. The arithmetic has its own proofs (tb/arith).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest import mock
 
-from amaranth.hdl import Fragment, Module, Signal, Value
+from amaranth.hdl import Cat, Fragment, Module, Mux, Signal, Value
 
 from golden.fp import FloatFormat
 from hw.arith import fpadd, fpexp, fpmul, fprecip, maxtree
@@ -26,10 +27,16 @@ from hw.pipeline import delay
 MAX_LATENCY = maxtree.cycle_model(2).latency  # one comparator
 
 
-def _free(free: list[Signal], m: Module, en: Value, fmt: FloatFormat, latency: int, name: str) -> Value:
-    value = Signal(fmt.width, name=f"{name}_free")
+def _free(free: list[Signal], m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args) -> Value:
+    """A free value for ``args``' result, the previous cycle's one again while ``args`` are unchanged (as any
+    function: a unit that holds its operands holds its result), then ``latency`` stages under ``en``."""
+    value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
+    args_v = Cat(*args)
+    last_args, have = Signal(len(args_v), name=f"{name}_last_args"), Signal(name=f"{name}_have")
+    result = Mux(have & (args_v == last_args), last, value)
+    m.d.sync += [last.eq(result), last_args.eq(args_v), have.eq(1)]
     free.append(value)
-    return delay(m, en, value, latency, f"{name}_abs")
+    return delay(m, en, result, latency, f"{name}_abs")
 
 
 @contextmanager
@@ -40,19 +47,19 @@ def free_arithmetic() -> Iterator[list[Signal]]:
     free: list[Signal] = []
 
     def add(m, en, a, b, fmt, name="add"):
-        return _free(free, m, en, fmt, fpadd.LATENCY, name)
+        return _free(free, m, en, fmt, fpadd.LATENCY, name, a, b)
 
     def mul(m, en, a, b, fmt_in, fmt_out, name="mul"):
-        return _free(free, m, en, fmt_out, fpmul.LATENCY, name)
+        return _free(free, m, en, fmt_out, fpmul.LATENCY, name, a, b)
 
     def exp(m, en, x, fmt, name="exp"):
-        return _free(free, m, en, fmt, fpexp.LATENCY, name)
+        return _free(free, m, en, fmt, fpexp.LATENCY, name, x)
 
     def recip(m, en, x, fmt, name="recip"):
-        return _free(free, m, en, fmt, fprecip.LATENCY, name)
+        return _free(free, m, en, fmt, fprecip.LATENCY, name, x)
 
     def fmax(m, en, a, b, fmt, name="max"):
-        return _free(free, m, en, fmt, MAX_LATENCY, name)
+        return _free(free, m, en, fmt, MAX_LATENCY, name, a, b)
 
     stand_ins = {
         (fpadd, "fp_add"): add,
