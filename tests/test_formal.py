@@ -9,10 +9,13 @@ import dataclasses
 import pytest
 
 from tb.arith.cases import SPECS as ARITH_SPECS
+from tb.cli import formal_cell
 from tb.formal import sby
+from tb.formal.abstract import elaborate, free_arithmetic
 from tb.formal.equiv import EQUIVS, mismatches
 from tb.formal.mutate import mutated
 from tb.formal.registry import all_props
+from tb.l3.cases import SPECS as L3_SPECS
 from tb.mutants import MUTANTS
 from tb.rtl_mutants import RTL_MUTANTS, RtlMutant
 
@@ -78,3 +81,26 @@ def test_rtl_mutant_fails_a_proof(mutant) -> None:
     assert not result.passed, f"mutant {mutant.name} passed {spec.name} ({result.summary})"
     assert result.trace is not None and result.trace.exists(), f"mutant {mutant.name}: no counterexample trace"
     print(f"mutant {mutant.name} fails {spec.name}: counterexample {result.trace}")
+
+
+def test_free_arithmetic_replaces_the_operators_while_active() -> None:
+    """Every FP operator a unit elaborates becomes one free input (the chunk-4 softmax unit: 3 comparators,
+    4 subtracts, 4 exps and 3 adds of ChunkStats, 8 of the running fold, 4 of Normalize, the reciprocal);
+    the originals are back afterwards, also where a unit imported one by name."""
+    from hw.arith import fpadd
+    from hw.l3 import softmax_unit
+
+    before = (fpadd.fp_add, softmax_unit.fp_max)
+    with free_arithmetic() as free:
+        assert fpadd.fp_add is not before[0] and softmax_unit.fp_max is not before[1]
+        elaborate(softmax_unit.SoftmaxUnit(chunk=4, max_tokens=64))
+    assert len(free) == 3 + 4 + 4 + 3 + 8 + 4 + 1
+    assert (fpadd.fp_add, softmax_unit.fp_max) == before
+
+
+def test_formal_column_names_abstract_contracts() -> None:
+    spec = next(s for s in L3_SPECS if s.unit == "l3_rank")
+    bounded = {"unit": spec.unit, "passed": True, "cover": "timeout", "summary": "bounded at depth 6 (40 s budget)"}
+    assert formal_cell([{"name": f"contract-{spec.tag}-abstract", **bounded}], spec) == "bounded d=6 abstract"
+    assert formal_cell([{"name": f"contract-{spec.tag}", **bounded}], spec) == "bounded d=6"
+    assert formal_cell([], spec) == "not covered"
