@@ -2,9 +2,9 @@
 the GEMM module's controller checked to route each K tile's operands (``gemm-routing``, bounded).
 
 Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): gemm-routing 14 of 14, a whole transaction (24 + 6 s); GEMM module (abstract)
-31 of 49 (91 + 6 s; all 49 alone in ~50 s); stack (abstract) 8 of 49 (41 + 32 s); softmax unit (abstract) 32
-of 72 and 25 of 52 without normalization (41 + 13 s each); activation unit proved (59 + 41 s)."""
+docs/guide.md has every unit): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module (abstract)
+29 of 49 (121 + 10 s); stack (abstract) 8 of 49 (41 + 20 s); softmax unit (abstract) 33 of 72 and 27 of 52
+without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from hw.pipeline import delay
 MAX_LATENCY = maxtree.cycle_model(2).latency  # one comparator
 
 
-def _free(free: list[Signal], m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args) -> Value:
+def _free(free: list[Signal], m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args: Value) -> Value:
     """A free value for ``args``' result, the previous cycle's one again while ``args`` are unchanged (as any
     function: a unit that holds its operands holds its result), then ``latency`` stages under ``en``."""
     value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
@@ -46,19 +46,21 @@ def free_arithmetic() -> Iterator[list[Signal]]:
     ``hw`` module (``from hw.arith.maxtree import fp_max``) is replaced there too."""
     free: list[Signal] = []
 
-    def add(m, en, a, b, fmt, name="add"):
+    def add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "add") -> Value:
         return _free(free, m, en, fmt, fpadd.LATENCY, name, a, b)
 
-    def mul(m, en, a, b, fmt_in, fmt_out, name="mul"):
+    def mul(
+        m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat, name: str = "mul"
+    ) -> Value:
         return _free(free, m, en, fmt_out, fpmul.LATENCY, name, a, b)
 
-    def exp(m, en, x, fmt, name="exp"):
+    def exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") -> Value:
         return _free(free, m, en, fmt, fpexp.LATENCY, name, x)
 
-    def recip(m, en, x, fmt, name="recip"):
+    def recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "recip") -> Value:
         return _free(free, m, en, fmt, fprecip.LATENCY, name, x)
 
-    def fmax(m, en, a, b, fmt, name="max"):
+    def fmax(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "max") -> Value:
         return _free(free, m, en, fmt, MAX_LATENCY, name, a, b)
 
     stand_ins = {

@@ -6,11 +6,11 @@ bits, the rest zero: the full 11 x 11 product is past the solver in the budget);
 path (``dot-path-data``, bounded) checked to reduce each operation's lanes into one result, its products' sum.
 
 Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): dot path 20 of 20, two operations and both results (81 + 18 s); lane
-equivalences proved (15 + 8 and 12 + 9 s); multiplier contract 17 of 29 at 1 bit per step (41 + 10 s), proved
-at 4 bits (77 + 33 s); GEMV unit 10 of 168 (41 + 20 s), core 8 of 168 (41 + 22 s): past the solver (the bit-
+docs/guide.md has every unit): dot path 20 of 20, two operations and both results (40 + 10 s); lane
+equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
+4 bits (63 + 23 s); GEMV unit 13 of 168 (41 + 11 s), core 9 of 168 (41 + 24 s): past the solver (the bit-
 serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper); activation unit
-(abstract) 17 of 74 (41 + 16 s)."""
+(abstract) 20 of 74 (41 + 6 s)."""
 
 from __future__ import annotations
 

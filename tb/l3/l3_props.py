@@ -4,11 +4,10 @@ pattern), with its partial-burst error flag, and the softmax unit's chunk collec
 at their boundary with the scores in order (``collector-data-chunk4``, bounded).
 
 Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): collector depth 12 of 12, two chunks (49 + 10 s); re-layout mapping and flags 7
-and 13 of 7 and 13 (~8 s each); adder unit proved (20 + 22 s); bank PU (abstract) 19 of 19 in score mode (30 +
-3 s), 16 of 19 in context mode (41 + 5 s); softmax unit chunk 4 (abstract) 35 of 67 (91 + 46 s; 51 alone in 60
-s), chunk 16 (abstract) 31 of 115 (41 + 41 s); rank (abstract) 8 of 275 (91 + 85 s: Yosys takes ~30 s of
-each)."""
+docs/guide.md has every unit): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7 and 13
+of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41 + 7 s);
+softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s); rank
+(abstract) 8 of 275 (61 + 56 s: Yosys takes ~30 s of each)."""
 
 from __future__ import annotations
 
