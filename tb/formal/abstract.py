@@ -27,41 +27,48 @@ from hw.pipeline import delay
 MAX_LATENCY = maxtree.cycle_model(2).latency  # one comparator
 
 
-def _free(free: list[Signal], m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args: Value) -> Value:
-    """A free value for ``args``' result, the previous cycle's one again while ``args`` are unchanged (as any
-    function: a unit that holds its operands holds its result), then ``latency`` stages under ``en``."""
+def _free(
+    free: list[Signal], functional: bool, m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args: Value
+) -> Value:
+    """A free value for ``args``' result, then ``latency`` stages under ``en``. ``functional``: the previous
+    cycle's value again while ``args`` are unchanged (as any function: a unit that holds its operands holds
+    its result)."""
     value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
+    free.append(value)
+    if not functional:
+        return delay(m, en, value, latency, f"{name}_abs")
     args_v = Cat(*args)
     last_args, have = Signal(len(args_v), name=f"{name}_last_args"), Signal(name=f"{name}_have")
     result = Mux(have & (args_v == last_args), last, value)
     m.d.sync += [last.eq(result), last_args.eq(args_v), have.eq(1)]
-    free.append(value)
     return delay(m, en, result, latency, f"{name}_abs")
 
 
 @contextmanager
-def free_arithmetic() -> Iterator[list[Signal]]:
+def free_arithmetic(functional: bool = True) -> Iterator[list[Signal]]:
     """While active, units elaborated get free values for their FP arithmetic; yields the list the free
     inputs are appended to (the ports to give the model checker). A function imported by name into an
-    ``hw`` module (``from hw.arith.maxtree import fp_max``) is replaced there too."""
+    ``hw`` module (``from hw.arith.maxtree import fp_max``) is replaced there too. ``functional=False``: the
+    values free every cycle (more traces, so a pass says more, and a smaller model; a unit whose output
+    rests on held operands then fails spuriously)."""
     free: list[Signal] = []
 
     def add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "add") -> Value:
-        return _free(free, m, en, fmt, fpadd.LATENCY, name, a, b)
+        return _free(free, functional, m, en, fmt, fpadd.LATENCY, name, a, b)
 
     def mul(
         m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat, name: str = "mul"
     ) -> Value:
-        return _free(free, m, en, fmt_out, fpmul.LATENCY, name, a, b)
+        return _free(free, functional, m, en, fmt_out, fpmul.LATENCY, name, a, b)
 
     def exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") -> Value:
-        return _free(free, m, en, fmt, fpexp.LATENCY, name, x)
+        return _free(free, functional, m, en, fmt, fpexp.LATENCY, name, x)
 
     def recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "recip") -> Value:
-        return _free(free, m, en, fmt, fprecip.LATENCY, name, x)
+        return _free(free, functional, m, en, fmt, fprecip.LATENCY, name, x)
 
     def fmax(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "max") -> Value:
-        return _free(free, m, en, fmt, MAX_LATENCY, name, a, b)
+        return _free(free, functional, m, en, fmt, MAX_LATENCY, name, a, b)
 
     stand_ins = {
         (fpadd, "fp_add"): add,

@@ -133,13 +133,15 @@ def contract_spec(
     slow: bool = True,
     timeout: int = 40,
     abstract: bool = False,
+    functional: bool = True,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
     and the next input is taken within an II). ``depth`` defaults to reset + that bound + one beat, so the
     check spans an item accepted, its result leaving and the next item accepted. ``abstract``: the unit's FP
     arithmetic replaced by free values through its pipeline stages (tb/formal/abstract.py: for units whose
-    full datapath is past Yosys and the solver in the budget; the contract is about control)."""
+    full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
+    of their operands unless not ``functional``."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
     model = mod.cycle_model(**tb.params)
@@ -151,7 +153,7 @@ def contract_spec(
         if not abstract:
             dut = unit(**tb.params)
             return stream_contract(dut, response), ports(dut)
-        with free_arithmetic() as free:
+        with free_arithmetic(functional) as free:
             dut = unit(**tb.params)
             top = elaborate(stream_contract(dut, response))
         return top, [*ports(dut), *free]
