@@ -83,7 +83,8 @@ def test_rtl_mutant_fails_a_proof(mutant) -> None:
     print(f"mutant {mutant.name} fails {spec.name}: counterexample {result.trace}")
 
 
-def test_free_arithmetic_replaces_the_operators_while_active() -> None:
+@pytest.mark.parametrize("functional", [True, False])
+def test_free_arithmetic_replaces_the_operators_while_active(functional: bool) -> None:
     """Every FP operator a unit elaborates becomes one free input (the chunk-4 softmax unit: 3 comparators,
     4 subtracts, 4 exps and 3 adds of ChunkStats, 8 of the running fold, 4 of Normalize, the reciprocal);
     the originals are back afterwards, also where a unit imported one by name."""
@@ -91,7 +92,7 @@ def test_free_arithmetic_replaces_the_operators_while_active() -> None:
     from hw.l3 import softmax_unit
 
     before = (fpadd.fp_add, softmax_unit.fp_max)
-    with free_arithmetic() as free:
+    with free_arithmetic(functional) as free:
         assert fpadd.fp_add is not before[0] and softmax_unit.fp_max is not before[1]
         elaborate(softmax_unit.SoftmaxUnit(chunk=4, max_tokens=64))
     assert len(free) == 3 + 4 + 4 + 3 + 8 + 4 + 1
