@@ -1,11 +1,11 @@
 """Duplex formal properties: the stream contract of every Duplex unit at its testbench (reduced) sizes, and
 the GEMM module's controller checked to route each K tile's operands (``gemm-routing``, bounded).
 
-Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module (abstract)
-29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); stack (abstract) 8 of
-49 (41 + 20 s; with its values free every cycle, as now, 30 in 40 s alone); softmax unit (abstract) 33 of 72
-and 27 of 52 without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module
+(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); stack
+(abstract) 8 of 49 (41 + 20 s; with its values free every cycle, as now, 30 in 40 s alone); softmax unit
+(abstract) 33 of 72 and 27 of 52 without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ bits per step: every serial operand ``b``, and weights ``a`` at a reduced mantis
 bits, the rest zero: the full 11 x 11 product is past the solver in the budget); and the GEMV unit's dot
 path (``dot-path-data``, bounded) checked to reduce each operation's lanes into one result, its products' sum.
 
-Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): dot path 20 of 20, two operations and both results (40 + 10 s); lane
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): dot path 20 of 20, two operations and both results (40 + 10 s); lane
 equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
 4 bits (63 + 23 s); GEMV unit 13 of 168 (41 + 11 s), core 9 of 168 (41 + 24 s): past the solver (the bit-
 serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper); activation unit

@@ -3,12 +3,12 @@ unit's address mapping proved equal to ``golden.l3.relayout`` (every data, every
 pattern), with its partial-burst error flag, and the softmax unit's chunk collector checked to cut chunks
 at their boundary with the scores in order (``collector-data-chunk4``, bounded).
 
-Depth reached and seconds (check + cover) in the last `make formal` (2 workers, shared 2-core VM;
-docs/guide.md has every unit): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7 and 13
-of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41 + 7 s);
-softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s), since then
-with values free every cycle: all 67 in ~40 s and 62 of 115 in 40 s alone; rank (abstract) 8 of 275 (61 + 56
-s: Yosys takes ~30 s of each)."""
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7
+and 13 of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41
++ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s), since
+then with values free every cycle: all 67 in ~40 s and 62 of 115 in 40 s alone; rank (abstract) 8 of 275 (61 +
+56 s: Yosys takes ~30 s of each)."""
 
 from __future__ import annotations
 
