@@ -44,13 +44,15 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
 
 def formal_cell(results: list[dict], spec: runner.TbSpec) -> str:
     """The testbench's formal result from the last `make formal` (tb/formal/sby.py's result.json files): its
-    contract's, then "+eq" when its unit's other modules (equivalences) all hold, "FAIL" if any failed."""
-    own = [r for r in results if r["name"] == f"contract-{spec.tag}"]
+    contract's ("abstract": with its arithmetic free, tb/formal/abstract.py), then "+eq" when its unit's
+    other modules (equivalences, data properties) all hold, "FAIL" if any failed."""
+    own = [r for r in results if r["name"] in (f"contract-{spec.tag}", f"contract-{spec.tag}-abstract")]
     other = [r for r in results if r["unit"] == spec.unit and not r["name"].startswith("contract-")]
     if not all(r["passed"] for r in own + other):
         return "FAIL"
     cell = own[0]["summary"].replace("bounded at depth", "bounded d=").split(" (")[0] if own else "not covered"
-    return cell.replace("= ", "=") + (" +eq" if other else "")
+    abstract = " abstract" if own and own[0]["name"].endswith("-abstract") else ""
+    return cell.replace("= ", "=") + abstract + (" +eq" if other else "")
 
 
 def summary(junit: Path) -> int:

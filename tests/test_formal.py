@@ -9,10 +9,13 @@ import dataclasses
 import pytest
 
 from tb.arith.cases import SPECS as ARITH_SPECS
+from tb.cli import formal_cell
 from tb.formal import sby
+from tb.formal.abstract import elaborate, free_arithmetic
 from tb.formal.equiv import EQUIVS, mismatches
 from tb.formal.mutate import mutated
 from tb.formal.registry import all_props
+from tb.l3.cases import SPECS as L3_SPECS
 from tb.mutants import MUTANTS
 from tb.rtl_mutants import RTL_MUTANTS, RtlMutant
 
@@ -21,9 +24,9 @@ FAST_EQUIV = "equiv-fprecip-e5m2"  # 256 inputs: under a second
 # which property module is to catch each RTL mutant (tb/rtl_mutants.py)
 CATCHES = {
     "deca-prefix-sum": "expand-equiv-w8",
-    "hermes-gemv-lane-count": "contract-hermes_gemv-buffer_bytes1024-lanes4-multipliers2",
-    "l3-softmax-chunk": "contract-l3_softmax_unit-chunk4-max_tokens64",
-    "duplex-gemm-input": "contract-duplex_gemm_module-buffer_bytes256-lanes2-rows4",
+    "hermes-gemv-lane-count": "dot-path-data",
+    "l3-softmax-chunk": "collector-data-chunk4",
+    "duplex-gemm-input": "gemm-routing",
 }
 # a stream-protocol bug the random testbenches meet only under backpressure: the stream contract must catch it
 PIPELINE_MUTANT = RtlMutant(
@@ -36,15 +39,6 @@ PIPELINE_MUTANT = RtlMutant(
     module="hw.pipeline",
 )
 CATCHES[PIPELINE_MUTANT.name] = "contract-fpmul-fmt_inbf16"
-# mutants no proof catches yet: each corrupts data or beat counts within a transaction, which the generic
-# contract does not state and whose transaction (49-168 cycles) is past the depth the solver reaches in the
-# budget (13-20); a unit-level data property is the missing piece (strict: a catch turns the test red)
-NOT_CAUGHT = {"hermes-gemv-lane-count", "l3-softmax-chunk", "duplex-gemm-input"}
-
-
-def _mutant_marks(name: str) -> list:
-    missing = [pytest.mark.xfail(strict=True, reason="no data property catches it yet")] if name in NOT_CAUGHT else []
-    return _marks(PROPS[CATCHES[name]].slow) + missing
 
 
 def _marks(slow: bool) -> list:
@@ -76,7 +70,7 @@ def test_golden_mutant_fails_equivalence(name: str, monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     "mutant",
-    [pytest.param(m, marks=_mutant_marks(m.name)) for m in (*RTL_MUTANTS, PIPELINE_MUTANT)],
+    [pytest.param(m, marks=_marks(PROPS[CATCHES[m.name]].slow)) for m in (*RTL_MUTANTS, PIPELINE_MUTANT)],
     ids=lambda m: m.name,
 )
 def test_rtl_mutant_fails_a_proof(mutant) -> None:
@@ -87,3 +81,27 @@ def test_rtl_mutant_fails_a_proof(mutant) -> None:
     assert not result.passed, f"mutant {mutant.name} passed {spec.name} ({result.summary})"
     assert result.trace is not None and result.trace.exists(), f"mutant {mutant.name}: no counterexample trace"
     print(f"mutant {mutant.name} fails {spec.name}: counterexample {result.trace}")
+
+
+@pytest.mark.parametrize("functional", [True, False])
+def test_free_arithmetic_replaces_the_operators_while_active(functional: bool) -> None:
+    """Every FP operator a unit elaborates becomes one free input (the chunk-4 softmax unit: 3 comparators,
+    4 subtracts, 4 exps and 3 adds of ChunkStats, 8 of the running fold, 4 of Normalize, the reciprocal);
+    the originals are back afterwards, also where a unit imported one by name."""
+    from hw.arith import fpadd
+    from hw.l3 import softmax_unit
+
+    before = (fpadd.fp_add, softmax_unit.fp_max)
+    with free_arithmetic(functional) as free:
+        assert fpadd.fp_add is not before[0] and softmax_unit.fp_max is not before[1]
+        elaborate(softmax_unit.SoftmaxUnit(chunk=4, max_tokens=64))
+    assert len(free) == 3 + 4 + 4 + 3 + 8 + 4 + 1
+    assert (fpadd.fp_add, softmax_unit.fp_max) == before
+
+
+def test_formal_column_names_abstract_contracts() -> None:
+    spec = next(s for s in L3_SPECS if s.unit == "l3_rank")
+    bounded = {"unit": spec.unit, "passed": True, "cover": "timeout", "summary": "bounded at depth 6 (40 s budget)"}
+    assert formal_cell([{"name": f"contract-{spec.tag}-abstract", **bounded}], spec) == "bounded d=6 abstract"
+    assert formal_cell([{"name": f"contract-{spec.tag}", **bounded}], spec) == "bounded d=6"
+    assert formal_cell([], spec) == "not covered"

@@ -1,10 +1,93 @@
-"""Duplex formal properties: the stream contract of every Duplex unit at its testbench (reduced) sizes."""
+"""Duplex formal properties: the stream contract of every Duplex unit at its testbench (reduced) sizes, and
+the GEMM module's controller checked to route each K tile's operands (``gemm-routing``, bounded).
+
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module
+(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); stack
+(abstract) 8 of 49 (41 + 20 s; with its values free every cycle, as now, 30 in 40 s alone); softmax unit
+(abstract) 33 of 72 and 27 of 52 without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
 
 from __future__ import annotations
 
-from hw.duplex.cycles import UNIT_ACTIVATION
-from tb.duplex.cases import SPECS
-from tb.formal.contract import contract_spec
+import importlib
 
-# the activation unit's contract closes by k-induction (~30 s); the others are bounded
-PROPS = [contract_spec(s, mode="prove", timeout=120) if s.unit == UNIT_ACTIVATION else contract_spec(s) for s in SPECS]
+from amaranth.hdl import Assert, Cover, Module, Mux, Signal, Value
+
+from golden.duplex_spec import DIM_BITS, REDUCED, Geometry, Op
+from hw.duplex.cycles import UNIT_ACTIVATION, UNIT_GEMM_MODULE, UNIT_STACK
+from tb.duplex.cases import SPECS
+from tb.formal.contract import contract_spec, ports
+from tb.formal.sby import FormalSpec
+from tb.runner import TbSpec
+
+# reset, DESC, 2 X beats and 4 W beats of a 4 x 4 x 2 GEMM (m, k, n), its 2 drain beats and 3 more: one
+# whole transaction at the reduced size (the MAC array not busy) and the next DESC
+ROUTING_DEPTH = 14
+
+
+def _contract(s: TbSpec) -> FormalSpec:
+    """The activation unit's contract closes by k-induction (~30 s); the others are bounded, with the FP
+    arithmetic free (tb/formal/abstract.py): the GEMM module's, with the values free every cycle, spans a
+    whole transaction (49 cycles in ~30 s; 29 as functions of their operands in 120 s, 17 with its datapath),
+    the stack's so reaches 30 of 49 in 40 s (8 as functions, 11 with its datapath); the softmax unit's needs
+    the functional values (it rests on held operands) and reaches 33 of 72 (21 with its datapath)."""
+    if s.unit == UNIT_ACTIVATION:
+        return contract_spec(s, mode="prove", timeout=120)
+    if s.unit in (UNIT_GEMM_MODULE, UNIT_STACK):  # their contracts hold with values free every cycle
+        return contract_spec(s, abstract=True, functional=False, timeout=120 if s.unit == UNIT_GEMM_MODULE else 40)
+    return contract_spec(s, abstract=True)
+
+
+def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:
+    """The GEMM module's controller (``hw.duplex.gemm_module.Controller``; golden.duplex.module_run's loop
+    order): a row block takes exactly k weight beats, the DESC's k (beat kk = W[:, kk]); while beat kk
+    issues, the MAC array gets that beat's weights, the input-buffer word group * k/rows + kk/rows and
+    element kk mod rows (X[token, kk] of the issuing token group), partial kk mod 2, and ``first`` for the
+    partial's first k. Every item sequence (malformed ones included), gap, sink and MAC-busy pattern."""
+    gemm = importlib.import_module("hw.duplex.gemm_module")  # looked up now: a mutant test swaps it
+    dut = gemm.Controller(g)
+    m = Module()
+    m.submodules.dut = dut
+    lr = g.rows.bit_length() - 1
+    k, beats, held = Signal(DIM_BITS), Signal(DIM_BITS + 1), Signal(DIM_BITS + 1)
+    fresh, w = Signal(), Signal(len(dut.w.as_value()))  # fresh: the next beat starts a row block
+    p = dut.i.payload
+    taken, drained = dut.i.valid & dut.i.ready, dut.drain.valid & dut.drain.ready
+    with m.If(taken & (p.op == Op.W)):
+        m.d.sync += w.eq(p.data[: len(w)])
+    with m.If(drained):
+        m.d.sync += fresh.eq(1)
+    with m.If(taken & (p.op == Op.DESC)):
+        m.d.sync += [k.eq(gemm.DESC(p.data[: gemm.DESC.size]).k), fresh.eq(1)]
+    starts = dut.issue & (dut.group == 0)  # a weight beat's first token group
+    kk = Mux(starts, Mux(fresh, 0, beats), held)  # the issuing beat's k
+    with m.If(starts):
+        m.d.sync += [beats.eq(kk + 1), held.eq(kk), fresh.eq(0)]
+    with m.If(dut.issue):
+        word = dut.group * (k >> lr) + (kk >> lr)
+        m.d.comb += [
+            Assert(kk < k, "beats_within_k"),
+            Assert(dut.w.as_value() == w, "weights"),
+            Assert(dut.r_addr == word[: len(dut.r_addr)], "x_word"),
+            Assert(dut.r_elem == kk[:lr], "x_element"),
+            Assert(dut.phase == kk[0], "partial"),
+            Assert(dut.first == (kk < 2), "first"),
+        ]
+    with m.If(dut.drain.valid & ~dut.drain.payload.error.as_value().any()):
+        m.d.comb += Assert(beats == k, "block_of_k_beats")
+    m.d.comb += Cover(drained & ~dut.drain.payload.last & (k > 1), "a_row_block_out")
+    return m, ports(dut)
+
+
+PROPS = [
+    FormalSpec(
+        "gemm-routing",
+        UNIT_GEMM_MODULE,
+        lambda: gemm_routing(REDUCED),
+        ROUTING_DEPTH,
+        "reset and a whole 4 x 4 x 2 GEMM at the reduced geometry (DESC, X, K tile, drain)",
+        slow=True,
+        timeout=120,
+    ),
+    *(_contract(s) for s in SPECS),
+]

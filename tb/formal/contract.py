@@ -19,10 +19,23 @@ import importlib
 import math
 from dataclasses import dataclass
 
-from amaranth.hdl import Assert, Assume, Cat, ClockDomain, ClockSignal, Cover, Module, ResetSignal, Signal, Value
+from amaranth.hdl import (
+    Assert,
+    Assume,
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    Cover,
+    Fragment,
+    Module,
+    ResetSignal,
+    Signal,
+    Value,
+)
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
+from tb.formal.abstract import elaborate, free_arithmetic
 from tb.formal.sby import FormalSpec
 from tb.runner import TbSpec
 
@@ -119,23 +132,35 @@ def contract_spec(
     mode: str = "bmc",
     slow: bool = True,
     timeout: int = 40,
+    abstract: bool = False,
+    functional: bool = True,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
     and the next input is taken within an II). ``depth`` defaults to reset + that bound + one beat, so the
-    check spans an item accepted, its result leaving and the next item accepted."""
+    check spans an item accepted, its result leaving and the next item accepted. ``abstract``: the unit's FP
+    arithmetic replaced by free values through its pipeline stages (tb/formal/abstract.py: for units whose
+    full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
+    of their operands unless not ``functional``."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
     model = mod.cycle_model(**tb.params)
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
 
-    def build() -> tuple[Module, list[Value]]:  # the module looked up now: a mutant test swaps it
-        dut = getattr(importlib.import_module(mod_name), cls)(**tb.params)
-        return stream_contract(dut, response), ports(dut)
+    def build() -> tuple[Module | Fragment, list[Value]]:  # the module looked up now: a mutant test swaps it
+        unit = getattr(importlib.import_module(mod_name), cls)
+        if not abstract:
+            dut = unit(**tb.params)
+            return stream_contract(dut, response), ports(dut)
+        with free_arithmetic(functional) as free:
+            dut = unit(**tb.params)
+            top = elaborate(stream_contract(dut, response))
+        return top, [*ports(dut), *free]
 
     why = (
         f"{depth} cycles: the reset, then at least one item accepted and its result out within the response "
         f"bound {response} (cycle model latency {model.latency} + II {model.ii:g})"
     )
-    return FormalSpec(f"contract-{tb.tag}", tb.unit, build, depth, why, mode, slow, timeout)
+    name = f"contract-{tb.tag}{'-abstract' if abstract else ''}"
+    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout)

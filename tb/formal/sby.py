@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import Elaboratable, Value
+from amaranth.hdl import Elaboratable, Fragment, Value
 
 from tb.runner import BUILD
 
@@ -36,7 +36,7 @@ class FormalSpec:
 
     name: str
     unit: str
-    build: Callable[[], tuple[Elaboratable, list[Value]]]
+    build: Callable[[], tuple[Elaboratable | Fragment, list[Value]]]
     depth: int
     why: str
     mode: str = "bmc"

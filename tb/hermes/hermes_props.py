@@ -2,21 +2,35 @@
 one bit-serial lane (hw/hermes/bitserial.py ``SerialLane``) proved to hold the exact product of its FP16
 operands' significands, with the product's sign, once its shift-add steps have run, at one and at four
 bits per step: every serial operand ``b``, and weights ``a`` at a reduced mantissa (A_MANTISSA free top
-bits, the rest zero: the full 11 x 11 product is past the solver in the budget)."""
+bits, the rest zero: the full 11 x 11 product is past the solver in the budget); and the GEMV unit's dot
+path (``dot-path-data``, bounded) checked to reduce each operation's lanes into one result, its products' sum.
+
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): dot path 20 of 20, two operations and both results (40 + 10 s); lane
+equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
+4 bits (63 + 23 s); GEMV unit 13 of 168 (41 + 11 s), core 9 of 168 (41 + 24 s): past the solver (the bit-
+serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper); activation unit
+(abstract) 20 of 74 (41 + 6 s; since then with values free every cycle: 27 in 40 s alone)."""
 
 from __future__ import annotations
 
 import importlib
 
-from amaranth.hdl import Assert, Assume, Module, ResetSignal, Signal, Value
+import numpy as np
+from amaranth.hdl import Array, Assert, Assume, Const, Cover, Module, Mux, ResetSignal, Signal, Value
 
-from golden.hermes_spec import serial_steps
-from hw.hermes.cycles import UNIT_BITSERIAL
+from golden.hermes_spec import REDUCED, Gemv, serial_steps
+from hw.arith import fpadd
+from hw.arith.tree import check_n
+from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_GEMV
+from hw.pipeline import delay
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
 A_MANTISSA = 3  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
+FP32_ONE = 0x3F800000
+DOT_DEPTH = 20  # reset, two operations of 4 lanes back to back and both results out (8 cycles after each)
 
 
 def _significand(bits: Value) -> Value:
@@ -48,7 +62,48 @@ def serial_lane_equiv(serial_bits: int) -> tuple[Module, list[Value]]:
     return m, ports(dut)
 
 
+def dot_path_data(g: Gemv) -> tuple[Module, list[Value]]:
+    """The GEMV unit's dot path (``hw.hermes.gemv.DotPath``: the multiplier tree per lane, the lane tree and
+    the row accumulator) for one-beat rows of batch 1: each operation's lanes, offered 0 .. lanes-1 on
+    consecutive cycles as the multiplier array offers them, give exactly one result, the products' tree
+    and accumulator latency after its last lane, equal to FP16 of the sum of its lanes x multipliers
+    products. Products are +0 or 1.0 (their sums are small integers: exact in FP32 and FP16 in any order,
+    so the golden formula is a count); every operation pattern, gaps between operations and reset."""
+    gemv = importlib.import_module("hw.hermes.gemv")  # looked up now: a mutant test swaps it
+    dut = gemv.DotPath(g)
+    m = Module()
+    m.submodules.dut = dut
+    at = Signal(range(g.lanes))  # the lane the next valid cycle must offer
+    ones = [dut.p[j] == FP32_ONE for j in range(g.multipliers)]
+    m.d.comb += [Assume(Value.cast(dut.p[j]).any() == ones[j]) for j in range(g.multipliers)]  # +0 or 1.0
+    m.d.comb += [Assume(dut.tag.first & dut.tag.lastk & (dut.tag.b == 0)), Assume(dut.lane == at)]
+    with m.If(at != 0):
+        m.d.comb += Assume(dut.valid)
+    count = Signal(range(g.lanes * g.multipliers + 1))  # this operation's 1.0 products so far
+    total = count + sum(ones)
+    with m.If(dut.valid):
+        m.d.sync += [at.eq(Mux(at == g.lanes - 1, 0, at + 1)), count.eq(Mux(at == g.lanes - 1, 0, total))]
+    ends = dut.valid & (at == g.lanes - 1)
+    lat = fpadd.LATENCY * (check_n(g.multipliers) + check_n(g.lanes) + 1)  # the two trees and the add
+    fp16 = Array(Const(int(np.float16(n).view(np.uint16)), 16) for n in range(g.lanes * g.multipliers + 1))
+    due, want = delay(m, Const(1), ends, lat, "due"), delay(m, Const(1), total, lat, "want")
+    m.d.comb += Assert(dut.out_valid == due, "one_result_per_operation")
+    with m.If(due):
+        m.d.comb += Assert(dut.y == fp16[want], "sum_of_products")
+    m.d.comb += Cover(dut.out_valid & (dut.y != 0), "a_result")
+    return m, ports(dut)
+
+
 PROPS = [
+    FormalSpec(
+        "dot-path-data",
+        UNIT_GEMV,
+        lambda: dot_path_data(REDUCED),
+        DOT_DEPTH,
+        "reset, two operations' lanes and both results out at the reduced geometry (2 multipliers x 4 lanes)",
+        slow=True,
+        timeout=120,
+    ),
     *(
         FormalSpec(
             f"bitserial-lane-equiv-{bits}bit",
@@ -62,9 +117,14 @@ PROPS = [
         )
         for bits in (1, 4)
     ),
-    # the 4-bit multiplier's contract closes by k-induction (~25 s); the others are bounded
+    # the 4-bit multiplier's contract closes by k-induction (~25 s); the others are bounded, the activation
+    # unit's with its FP arithmetic free every cycle (tb/formal/abstract.py: depth 27 in 40 s alone, against
+    # 17-20 as functions of the operands and 14 with its datapath; the
+    # GEMV unit and the core reach no deeper so, their bit-serial multipliers being the bulk)
     *(
-        contract_spec(s, mode="prove", timeout=120) if s.params.get("serial_bits") == 4 else contract_spec(s)
+        contract_spec(s, mode="prove", timeout=120)
+        if s.params.get("serial_bits") == 4
+        else contract_spec(s, abstract=s.unit == UNIT_ACTIVATION, functional=False)
         for s in SPECS
     ),
 ]

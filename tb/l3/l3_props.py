@@ -1,23 +1,50 @@
-"""L3 formal properties: the stream contract of every L3 unit at its testbench sizes, and the re-layout
+"""L3 formal properties: the stream contract of every L3 unit at its testbench sizes, the re-layout
 unit's address mapping proved equal to ``golden.l3.relayout`` (every data, every gap and backpressure
-pattern), with its partial-burst error flag."""
+pattern), with its partial-burst error flag, and the softmax unit's chunk collector checked to cut chunks
+at their boundary with the scores in order (``collector-data-chunk4``, bounded).
+
+Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
+docs/guide.md has the latest run): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7
+and 13 of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41
++ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s), since
+then with values free every cycle: all 67 in ~40 s and 62 of 115 in 40 s alone; rank (abstract) 8 of 275 (61 +
+56 s: Yosys takes ~30 s of each)."""
 
 from __future__ import annotations
 
 import importlib
 
-from amaranth.hdl import Assert, Assume, Cat, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Module, Mux, ResetSignal, Signal, Value
 
 import golden.l3
-from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, WINDOW_BEATS
-from hw.l3.cycles import UNIT_ADDER, UNIT_RANK, UNIT_RELAYOUT
+from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, ELEM_BITS, WINDOW_BEATS
+from golden.softmax import NEG_INF
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.l3.cases import SPECS
+from tb.runner import TbSpec
 
 PROVED = {UNIT_ADDER}  # k-induction closes at the contract's depth (the re-layout unit's does not)
+# contracts with the FP arithmetic free (tb/formal/abstract.py): deeper in the budget (the chunk-4 softmax
+# unit 51 of 67 cycles against 29 with its datapath, the bank PU 16 of 19 against 6); the rank and the
+# chunk-16 softmax unit get through Yosys only so
+ABSTRACT = {UNIT_BANK_PU, UNIT_SOFTMAX, UNIT_RANK}
+# ... with the values free every cycle (a smaller model; the bank PU, and so the rank, rests on held operands
+# and needs them as functions): the chunk-4 softmax unit then spans its whole transaction, 67 cycles in ~40 s
+# alone, the chunk-16 one reaches 62 of 115 in 40 s (31 as functions)
+FREE_EVERY_CYCLE = {UNIT_SOFTMAX}
+# budgets past the default 40 s: the chunk-4 softmax unit's transaction (67 cycles), the rank's front end
+# (Yosys alone takes ~30 s of it)
+TIMEOUT = {"l3_softmax_unit-chunk4-max_tokens64": 90, "l3_rank-banks4-d_head32-max_tokens64": 60}
+COLLECT_CHUNK, COUNT_BITS = 4, 8  # the chunk-4 softmax unit's collector; its count is wider in the unit
+COLLECT_DEPTH = 12  # reset + 2 x (4 scores + the chunk out) + 1: two chunks, one held under backpressure
 MAPPING_DEPTH = 7  # reset + 2 beats + latency 3 + 1: one window in and both its beats out
 RELAYOUT_DEPTH = 13  # reset + 8 beats in + latency 3 + 1: a whole burst written and its last beat out
+
+
+def _abstract(s: TbSpec) -> bool:
+    return s.unit in ABSTRACT
 
 
 def byte_sources(inverse: bool) -> dict[tuple[int, int], tuple[int, int]]:
@@ -72,7 +99,50 @@ def relayout_equiv(inverse: bool, flags: bool) -> tuple[Module, list[Value]]:
     return m, ports(dut)
 
 
+def collector_data(chunk: int) -> tuple[Module, list[Value]]:
+    """The softmax unit's chunk collector (``hw.l3.softmax_unit.Collector``; golden.l3.chunk_softmax's
+    chunking): a chunk leaves exactly after ``chunk`` scores or a head's last one (``o.valid`` iff a chunk
+    is owed), holding the chunk's scores in arrival order padded with -Inf and the head's ``last``; ``count``
+    is the scores taken since the last ``clear``. Every score, gap, backpressure and reset sequence; ``clear``
+    only outside pass 1 (the unit clears after pass 2)."""
+    dut = importlib.import_module("hw.l3.softmax_unit").Collector(chunk, COUNT_BITS)
+    m = Module()
+    m.submodules.dut = dut
+    m.d.comb += Assume(~(dut.clear & dut.pass1))
+    scores = Array(Signal(ELEM_BITS, name=f"score{k}", init=NEG_INF) for k in range(chunk))  # -Inf padded
+    n, count = Signal(range(chunk)), Signal(COUNT_BITS)
+    want, want_last, owed = [Signal(ELEM_BITS, name=f"want{k}") for k in range(chunk)], Signal(), Signal()
+    taken, moving = dut.i.valid & dut.i.ready, dut.o.valid & dut.o.ready
+    ends = dut.i.payload.last | (n == chunk - 1)
+    with m.If(moving):
+        m.d.sync += owed.eq(0)
+    with m.If(taken):
+        m.d.sync += [scores[n].eq(dut.i.payload.s), n.eq(Mux(ends, 0, n + 1)), count.eq(count + 1)]
+        with m.If(ends):  # the chunk out; the next one starts as all padding
+            m.d.sync += [owed.eq(1), want_last.eq(dut.i.payload.last)]
+            m.d.sync += [want[k].eq(Mux(n == k, dut.i.payload.s, scores[k])) for k in range(chunk)]
+            m.d.sync += [scores[k].eq(NEG_INF) for k in range(chunk)]
+    with m.If(dut.clear):
+        m.d.sync += count.eq(0)
+    m.d.comb += [Assert(dut.o.valid == owed, "chunk_boundary"), Assert(dut.count == count, "count")]
+    with m.If(dut.o.valid):
+        m.d.comb += Assert(dut.o.payload.last == want_last, "chunk_last")
+        m.d.comb += [Assert(dut.o.payload.s[k] == want[k], f"score{k}") for k in range(chunk)]
+    m.d.comb += Cover(moving & ~dut.o.payload.last & (count > chunk), "second_chunk_under_way")
+    return m, ports(dut)
+
+
 PROPS = [
+    FormalSpec(
+        f"collector-data-chunk{COLLECT_CHUNK}",
+        UNIT_SOFTMAX,
+        lambda: collector_data(COLLECT_CHUNK),
+        COLLECT_DEPTH,
+        f"reset and two chunks of {COLLECT_CHUNK} scores out (bounded: the collector's lane is internal, so "
+        "k-induction has no invariant tying it to the property's count)",
+        slow=True,
+        timeout=120,
+    ),
     *(
         FormalSpec(
             f"relayout-{'flags' if flags else 'mapping'}-{'inverse' if inv else 'forward'}",
@@ -87,11 +157,14 @@ PROPS = [
         for inv in (False, True)
         for flags in (False, True)
     ),
-    # not the chunk-16 softmax unit (the chunk-4 one scaled) nor the rank (bank PUs, adder and softmax units,
-    # each with its contract here): their models do not get through Yosys to a first step in the budget
     *(
-        contract_spec(s, mode="prove" if s.unit in PROVED else "bmc")
+        contract_spec(
+            s,
+            mode="prove" if s.unit in PROVED else "bmc",
+            abstract=_abstract(s),
+            functional=s.unit not in FREE_EVERY_CYCLE,
+            timeout=TIMEOUT.get(s.tag, 40),
+        )
         for s in SPECS
-        if s.params.get("chunk") != 16 and s.unit != UNIT_RANK
     ),
 ]

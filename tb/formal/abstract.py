@@ -1,0 +1,97 @@
+"""Data abstraction for control proofs: the FP datapath functions of ``hw.arith`` replaced by free values
+that pass through the same number of pipeline stages under the same enable.
+
+Every ``fp_add`` / ``fp_mul`` / ``fp_exp`` / ``fp_recip`` / ``fp_max`` becomes a free input delayed
+``LATENCY`` stages under the unit's enable (unchanged while its operands are: it stands for a function):
+every valid, ready and stall stays as in the unit, and the model checker chooses the data. The real
+datapath is one choice of the free values (its result entering the same stages), so every trace of the
+unit is a trace of the abstraction: a property that holds here holds for the unit (sound); a
+counterexample may be spurious (a value the arithmetic cannot produce) and is then to be read against the
+unit. Yosys and the solver then see the control only, which is what lets the stream contract of the
+largest units reach a transaction. The arithmetic has its own proofs (tb/arith).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
+
+from amaranth.hdl import Cat, Fragment, Module, Mux, Signal, Value
+
+from golden.fp import FloatFormat
+from hw.arith import fpadd, fpexp, fpmul, fprecip, maxtree
+from hw.pipeline import delay
+
+MAX_LATENCY = maxtree.cycle_model(2).latency  # one comparator
+
+
+def _free(
+    free: list[Signal], functional: bool, m: Module, en: Value, fmt: FloatFormat, latency: int, name: str, *args: Value
+) -> Value:
+    """A free value for ``args``' result, then ``latency`` stages under ``en``. ``functional``: the previous
+    cycle's value again while ``args`` are unchanged (as any function: a unit that holds its operands holds
+    its result)."""
+    value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
+    free.append(value)
+    if not functional:
+        return delay(m, en, value, latency, f"{name}_abs")
+    args_v = Cat(*args)
+    last_args, have = Signal(len(args_v), name=f"{name}_last_args"), Signal(name=f"{name}_have")
+    result = Mux(have & (args_v == last_args), last, value)
+    m.d.sync += [last.eq(result), last_args.eq(args_v), have.eq(1)]
+    return delay(m, en, result, latency, f"{name}_abs")
+
+
+@contextmanager
+def free_arithmetic(functional: bool = True) -> Iterator[list[Signal]]:
+    """While active, units elaborated get free values for their FP arithmetic; yields the list the free
+    inputs are appended to (the ports to give the model checker). A function imported by name into an
+    ``hw`` module (``from hw.arith.maxtree import fp_max``) is replaced there too. ``functional=False``: the
+    values free every cycle (more traces, so a pass says more, and a smaller model; a unit whose output
+    rests on held operands then fails spuriously)."""
+    free: list[Signal] = []
+
+    def add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "add") -> Value:
+        return _free(free, functional, m, en, fmt, fpadd.LATENCY, name, a, b)
+
+    def mul(
+        m: Module, en: Value, a: Value, b: Value, fmt_in: FloatFormat, fmt_out: FloatFormat, name: str = "mul"
+    ) -> Value:
+        return _free(free, functional, m, en, fmt_out, fpmul.LATENCY, name, a, b)
+
+    def exp(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "exp") -> Value:
+        return _free(free, functional, m, en, fmt, fpexp.LATENCY, name, x)
+
+    def recip(m: Module, en: Value, x: Value, fmt: FloatFormat, name: str = "recip") -> Value:
+        return _free(free, functional, m, en, fmt, fprecip.LATENCY, name, x)
+
+    def fmax(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "max") -> Value:
+        return _free(free, functional, m, en, fmt, MAX_LATENCY, name, a, b)
+
+    stand_ins = {
+        (fpadd, "fp_add"): add,
+        (fpmul, "fp_mul"): mul,
+        (fpexp, "fp_exp"): exp,
+        (fprecip, "fp_recip"): recip,
+        (maxtree, "fp_max"): fmax,
+    }
+    patches = [
+        mock.patch.object(module, fname, stand_in)
+        for (home, fname), stand_in in stand_ins.items()
+        for name, module in list(sys.modules.items())
+        if name.startswith("hw.") and getattr(module, fname, None) is getattr(home, fname)
+    ]
+    for p in patches:
+        p.start()
+    try:
+        yield free
+    finally:
+        for p in reversed(patches):
+            p.stop()
+
+
+def elaborate(top) -> Fragment:
+    """``top`` elaborated now (Amaranth elaborates lazily, at conversion): inside :func:`free_arithmetic`."""
+    return Fragment.get(top, None)
