@@ -50,6 +50,28 @@ def test_scheduler_overlaps_gpu_and_pim() -> None:
     assert sched == pytest.approx(96 * max(gpu, host)) and naive == pytest.approx(96 * (gpu + host))
 
 
+def test_r_pim_hides_its_transfers_behind_the_layer_without_ranksets(monkeypatch) -> None:
+    """§6.1: R-PIM's "CPU-GPU communication (e.g., KV transfer) is hidden by concurrent computation", and it has
+    no rankset extension (§5.1's is L3's): a layer of its single batch costs max(T_GPU + A, X)."""
+    tp, dp = paper.MODELS["gpt3-175b"]
+    hidden = L3System("gpt3-175b", tp, dp, attention="r-pim", scheduler=False)
+    serial = L3System("gpt3-175b", tp, dp, attention="r-pim", scheduler=False, overlap=False)
+    prefill, mixed = StageShape.prefill(1, 4096), StageShape.decode(8, 2000) + StageShape.prefill(1, 4096)
+    for shape in (prefill, mixed):
+        gpu, host = hidden.layer_parts(shape, False)
+        attn = hidden.attention_seconds(shape.decode_reqs, shape.decode_ctx)
+        xfer = serial.layer_parts(shape, False)[1] - attn  # the overlap-free host part is A + X
+        assert xfer > 0 and gpu + host == pytest.approx(max(gpu + attn, xfer))
+    # a prefill's KV offload is shorter than its FC layers: the stage costs the GPU's time alone
+    gpu, host = hidden.layer_parts(prefill, False)
+    assert host == 0 and hidden.stage_times(prefill) == pytest.approx(96 * gpu)
+    # a transfer longer than the computation is charged where it outlasts it: 1/1000 of the PCIe bandwidth
+    x = serial.layer_parts(prefill, False)[1]
+    monkeypatch.setattr(paper, "PCIE_EFFECTIVE", paper.PCIE_EFFECTIVE / 1000)
+    gpu, host = hidden.layer_parts(prefill, False)
+    assert host > 0 and gpu + host == pytest.approx(1000 * x)
+
+
 def test_more_ranksets_are_faster_and_pim_scales_with_context() -> None:
     t = [L3System("gpt-89b", 4, 2, HostConfig(rs)).attention_seconds(32, 32 * 6144) for rs in (2, 4, 16)]
     assert t[0] > t[1] > t[2]

@@ -14,6 +14,12 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
   rankset at a time. Without communication overlap the PIM waits for them: A + X for attention A on all
   ranks. With it (§5.1) a rankset receives its 1/ranksets share while the others compute, in steady state
   max(X, A + X / ranksets): the link is busy X, each rankset X / ranksets receiving plus A computing.
+* **R-PIM** (§6.1: "GPU with rank-level DIMM-PIM (R-PIM), which represents Hermes [70]. It leverages
+  prefilling-prioritized scheduling and single-batch methods. CPU-GPU communication (e.g., KV transfer) is
+  hidden by concurrent computation"): rank PUs at 1/8 of the bank PUs' bandwidth (``R_PIM_FACTOR``); single
+  batch, so per layer the GPU's work and the PIM's add up (``scheduler`` off); no rankset extension (§5.1's
+  is L3's), so with ``overlap`` the transfers run beside the layer's computation, max(T_GPU + A, X), and are
+  charged only where they outlast it. Prefill-prioritized is the serving policy's (Fig. 8: vLLM's).
 * **Scheduler** (§5.2-5.3): two sub-batches interleaved across the devices, so per layer the GPU's work and
   the PIM's overlap: max(T_GPU, T_PIM) instead of their sum (naive); prefill chunks (multiples of 16) sized
   by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM. :func:`train_predictors` fits the paper's runtime
@@ -86,7 +92,8 @@ class HostConfig:
 class L3System:
     """GPU + host attention for one DP replica. ``attention``: "l3" (bank-level PIM, the RTL's cycles),
     "r-pim" (rank-level PUs, Hermes-style: 1/8 of the bandwidth), "cpu" (NEO-style offloading at 406 GB/s);
-    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets; ``tfaw``:
+    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap (L3, CPU: across ranksets;
+    R-PIM: behind the layer's computation, §6.1); ``tfaw``:
     the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
 
     def __init__(
@@ -160,8 +167,11 @@ class L3System:
             paper.PCIE_EFFECTIVE * self.tp, paper.HOST_LINK_CAP
         )
         attn, xfer = self.attention_seconds(shape.decode_reqs, shape.decode_ctx), comm + offload
-        host = np.maximum(xfer, attn + xfer / self.host.ranksets) if self.overlap else attn + xfer
-        return gpu, host
+        if not self.overlap:
+            return gpu, attn + xfer
+        if self.attention == "r-pim":  # no ranksets: the transfer beside the layer's computation (docstring)
+            return gpu, np.maximum(attn, xfer - (0 if self.scheduler else gpu))
+        return gpu, np.maximum(xfer, attn + xfer / self.host.ranksets)
 
     def stage_times(self, shape: StageShape) -> Num:
         total: Num = 0.0
