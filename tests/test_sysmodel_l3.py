@@ -101,6 +101,30 @@ def test_predictors_report_relative_error() -> None:
     assert set(re) == {"PIM (linear)", "GPU (random forest)"} and all(0 <= v < 0.2 for v in re.values())
 
 
+def test_fig8_runs_l3_interleaved_and_the_baselines_on_the_kv_policys_iterations(monkeypatch) -> None:
+    """§5.2-5.3 give L3 its interleaving, §6.1 HBM-PIM and R-PIM prefill-prioritized scheduling: in Fig. 8, L3
+    runs ``interleave`` on the paged cache (``reserve`` already chunks by its budget), each baseline the policy
+    of the KV band's point; the ablation's naive design (no scheduler) runs vLLM's iterations."""
+    seen: set[tuple[str, str]] = set()
+
+    def record(make, model, trace, requests, scheduler="vllm"):
+        seen.add((make, scheduler))
+
+    monkeypatch.setattr(grids, "systems", lambda model: {n: n for n in ("L3", *grids.BASELINES)})
+    monkeypatch.setattr(grids, "serve", record)
+    monkeypatch.setattr(paper, "MODELS", {"gpt3-175b": (8, 1)})
+    monkeypatch.setattr(paper, "TRACES", ("openr1",))
+    for policy, l3 in (("vllm", "interleave"), ("reserve", "reserve")):
+        seen.clear()
+        grids.fig8(10, policy)
+        assert seen == {("L3", l3), *((b, policy) for b in grids.BASELINES)}
+    policies = []
+    monkeypatch.setattr(grids, "serve", lambda make, *a, scheduler: policies.append(scheduler))
+    for on in (True, False):
+        grids._l3_throughput(10, HostConfig(), scheduler=on)
+    assert policies == ["interleave", "vllm"]
+
+
 def test_fig8_lines_print_paper_model_and_ratio() -> None:
     rows = [
         {
