@@ -84,9 +84,9 @@ def test_fig11_trends_compare_the_fewest_ranksets_with_the_most() -> None:
 
 
 def test_the_r_pim_headline_cause_quotes_the_attention_ratio_and_its_ceiling() -> None:
-    """The R-PIM gap's named cause: R-PIM's attention time over L3's is 7.97 (1/R_PIM_FACTOR against the RTL's
-    cycles), and a decode stage of R-PIM's single batch (G + 7.97 A) over L3's max(G, A) peaks at G = A, at
-    8.97, below the paper's 9.2 at any GPU/PIM balance."""
+    """The R-PIM gap's named cause: R-PIM's attention time over L3's is 7.71 (1/R_PIM_FACTOR at the rank-level
+    reads' efficiency against the RTL's cycles at the all-bank stream's), and a decode stage of R-PIM's single
+    batch (G + 7.71 A) over L3's max(G, A) peaks at G = A, at 8.71, below the paper's 9.2 at any balance."""
     from sysmodel.l3.model import L3System
 
     tp, dp = paper.MODELS["gpt3-175b"]

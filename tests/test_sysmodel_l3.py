@@ -31,6 +31,16 @@ def test_dram_efficiency_is_measured_below_peak() -> None:
     assert faw / free == pytest.approx(model.dram_efficiency() / model.dram_efficiency(tfaw=True))
 
 
+def test_r_pim_reads_at_the_rank_level_efficiency() -> None:
+    """R-PIM's rank PUs read their rank as ordinary bank-interleaved bursts (the engine's rank-level mode): row
+    switches hide behind other banks' reads, so they lose less than the all-bank stream, and R-PIM's attention
+    is its KV over 25.6 GB/s per rank at that efficiency."""
+    assert model.dram_efficiency() < model.rank_level_efficiency() < 1
+    sys = L3System("gpt3-175b", 8, attention="r-pim")
+    kv = 32 * 4096 * 2 * sys.cfg.kv_dim * 2  # FP16 K and V
+    assert sys.attention_seconds(32, 32 * 4096) == pytest.approx(kv / (64 * 25.6e9 * model.rank_level_efficiency()))
+
+
 def test_bad_configs_name_the_field() -> None:
     with pytest.raises(ValueError, match="attention: 'gpu' not allowed"):
         L3System("gpt3-175b", 8, attention="gpu")

@@ -424,12 +424,13 @@ GAPS = {
     "policy the base held 5.4 and the ratio was 1.18 (within 10%)",
     "speedup over R-PIM": _POLICY + "; both designs hold their KV in the DIMMs, so the policy changes both "
     "batches. The rest: R-PIM runs as §6.1 describes it (prefill-prioritized, single batch: GPU + PIM time per "
-    "layer, transfers hidden) and L3 with its interleaving; R-PIM's rank-level PUs take 7.97x L3's time "
-    "(R_PIM_FACTOR's 1/8 of the bandwidth against the bank PUs' RTL cycles), so a decode stage's R-PIM over L3, "
-    "(G + 7.97 A) / max(G, A) for L3's GPU time G and attention A, is at most 8.97 (at G = A) whatever the "
-    "balance: the paper's 9.2 is above what the bandwidth and the single batch explain. On the largest cell "
-    "(OPT-66B, OpenR1: 96-token prompts, 12.2K-token outputs) L3's mean decode stage is PIM-bound (G = 1.7% of "
-    "A, measured) and the prefill L3 hides under the PIM adds ~2%: 8.18",
+    "layer, transfers hidden) and L3 with its interleaving; R-PIM's rank-level PUs take 7.71x L3's time "
+    "(R_PIM_FACTOR's 1/8 of the peak at ordinary reads' measured efficiency, 0.951, against the bank PUs' RTL "
+    "cycles at the all-bank stream's, 0.921), so a decode stage's R-PIM over L3, (G + 7.71 A) / max(G, A) for "
+    "L3's GPU time G and attention A, is at most 8.71 (at G = A) whatever the balance: the paper's 9.2 is above "
+    "what the bandwidth and the single batch explain. On the largest cell (OPT-66B, OpenR1: 96-token prompts, "
+    "12.2K-token outputs) L3's mean decode stage is PIM-bound (G = 1.7% of A, measured) and the prefill R-PIM "
+    "runs first while L3 hides it under the PIM adds ~3%: 7.93",
     "smallest speedup over HBM-PIM": "on LongBench (7.8K-token prompts, 88-token outputs) the stages are GPU-bound "
     "prefill; L3's scheduler adds prompt tokens only up to the decode batch's PIM time (§5.3 steps 3-4), which a "
     "few short decodes keep small, so GPT-175B's prompts run in small chunks over 3.6x the stages of whole prompts "

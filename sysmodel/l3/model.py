@@ -16,7 +16,8 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
   max(X, A + X / ranksets): the link is busy X, each rankset X / ranksets receiving plus A computing.
 * **R-PIM** (§6.1: "GPU with rank-level DIMM-PIM (R-PIM), which represents Hermes [70]. It leverages
   prefilling-prioritized scheduling and single-batch methods. CPU-GPU communication (e.g., KV transfer) is
-  hidden by concurrent computation"): rank PUs at 1/8 of the bank PUs' bandwidth (``R_PIM_FACTOR``); single
+  hidden by concurrent computation"): rank PUs at 1/8 of the bank PUs' peak (``R_PIM_FACTOR``: one rank's bus),
+  derated by :func:`rank_level_efficiency` (ordinary reads, not the all-bank stream's); single
   batch, so per layer the GPU's work and the PIM's add up (``scheduler`` off); no rankset extension (§5.1's
   is L3's), so with ``overlap`` the transfers run beside the layer's computation, max(T_GPU + A, X), and are
   charged only where they outlast it. Prefill-prioritized is the serving policy's (Fig. 8: vLLM's).
@@ -73,6 +74,16 @@ def dram_efficiency(tfaw: bool = False, nbytes: int = 32 << 20) -> float:
     (up to 8 REFs) as L3's rank-PU refresh manager does, issuing REFs between heads (§4.4)."""
     view = memory.pim_view(memory.DDR4_3200, "all_bank", tfaw)
     return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh="postpone").bandwidth / view.peak_bw()
+
+
+@lru_cache
+def rank_level_efficiency(nbytes: int = 32 << 20) -> float:
+    """Achieved / peak bandwidth of R-PIM's reads on DDR4-3200 from the engine: its rank PUs on the buffer chip
+    read their rank over its own bus as ordinary bank-interleaved bursts (the engine's ``rank_level`` mode, as
+    Hermes' NDP-DIMM), which hide row switches behind other banks' reads where the all-bank stream cannot;
+    standard refresh (the postponing refresh manager is L3's rank PU, §4.4)."""
+    view = memory.pim_view(memory.DDR4_3200, "rank_level")
+    return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
 
 
 @dataclass(frozen=True)
@@ -145,9 +156,9 @@ class L3System:
         kv_bytes = np.multiply(decode_ctx, 2 * cfg.kv_dim * KV_BYTES)
         if self.attention == "cpu":
             return kv_bytes / (paper.CPU_BW / self.dp * ATTACC.memory)
-        eff = dram_efficiency(self.tfaw)
         if self.attention == "r-pim":
-            return kv_bytes / (self.ranks * RANK_BW * paper.R_PIM_FACTOR * eff)
+            return kv_bytes / (self.ranks * RANK_BW * paper.R_PIM_FACTOR * rank_level_efficiency())
+        eff = dram_efficiency(self.tfaw)
         slope, fixed = head_cycles()
         heads = cfg.kv_heads
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
@@ -234,7 +245,10 @@ class L3System:
                 "hw/l3/rank.py",
                 "head cycles from the rank's cycle model, which the record above asserts cycle-exact",
             )
-        p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
+        if self.attention == "r-pim":
+            p.constant("DDR4-3200 rank-level efficiency", rank_level_efficiency(), "sysmodel.memory engine")
+        else:
+            p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.memory engine")
         for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
             p.constant(name, getattr(paper, name), "sysmodel/l3/paper.py")
         profile_provenance(p, self.gpu)
