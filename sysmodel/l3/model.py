@@ -23,10 +23,10 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
   charged only where they outlast it. Prefill-prioritized is the serving policy's (Fig. 8: vLLM's).
 * **Scheduler** (§5.2-5.3): two sub-batches interleaved across the devices, so per layer the GPU's work and
   the PIM's overlap: max(T_GPU, T_PIM) instead of their sum (naive); prefill chunks (multiples of 16) sized
-  by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM. :func:`train_predictors` fits the paper's runtime
-  predictors (linear for the PIM, random forest for the GPU) on profiles the model generates and reports
-  their relative error; the budget itself is solved on the model (named difference: the paper uses the
-  predictors at run time).
+  by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM (the engine's ``interleave`` policy applies them).
+  :func:`train_predictors` fits the paper's runtime predictors (linear for the PIM, random forest for the
+  GPU) on profiles the model generates and reports their relative error; the budget itself is solved on the
+  model (named difference: the paper uses the predictors at run time).
 * **Data parallelism** (Table 3): each of DP replicas serves 1/DP of the requests on 1/DP of the host.
 """
 
