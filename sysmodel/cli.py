@@ -385,7 +385,7 @@ def _scheduling(a: argparse.Namespace) -> dict:
     if unused and not pol.paged:
         raise ValueError(
             f"{', '.join(unused)}: scheduler {a.scheduler} reserves each request's whole KV cache; these set the "
-            "paged cache (vllm, orca, sarathi)"
+            "paged cache (vllm, orca, sarathi, interleave)"
         )
     return {
         "scheduler": a.scheduler,
@@ -660,7 +660,8 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
         "--scheduler",
         default="vllm",
         help="vllm (paged, preempting; the default), reserve (whole KV "
-        "reserved at admission, output lengths known), orca, orca-reserve, sarathi (sysmodel/engines/scheduling.py)",
+        "reserved at admission, output lengths known), orca, orca-reserve, sarathi, interleave (L3's: chunks "
+        "sized by the system) (sysmodel/engines/scheduling.py)",
     )
     p.add_argument(
         "--max-batched-tokens",
@@ -764,7 +765,7 @@ def _serve_args(sub: argparse._SubParsersAction) -> None:
         "--prefill-budget",
         type=positive_int,
         help="tokens per stage (chunked prefill: reserve counts "
-        "prompt tokens, sarathi prompt and decode tokens, default 512)",
+        "prompt tokens, sarathi prompt and decode tokens, default 512; interleave prompt tokens)",
     )
     p.add_argument(
         "--profile",

@@ -2,6 +2,7 @@
 against cases worked by hand on a system whose every stage takes one second (ConstantSystem)."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -33,9 +34,11 @@ def test_steps_that_fit_is_the_last_step_whose_new_blocks_are_free(kv, size, fre
 
 
 def test_registry() -> None:
-    assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "orca-reserve", "vllm", "sarathi"]
+    assert list(scheduling.SCHEDULERS) == ["reserve", "orca", "orca-reserve", "vllm", "sarathi", "interleave"]
     assert all(s.source for s in scheduling.SCHEDULERS.values())
-    with pytest.raises(ValueError, match="unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi"):
+    with pytest.raises(
+        ValueError, match="unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi, interleave"
+    ):
         simulate(trace([0], [1], [1]), ConstantSystem(1.0), scheduler="fifo")
 
 
@@ -115,6 +118,30 @@ def test_sarathi_budget_counts_decode_tokens() -> None:
     assert simulate(tr, ConstantSystem(1.0), scheduler="sarathi").meta["scheduler"] == "sarathi"  # budget 512
     with pytest.raises(ValueError, match="prefill_budget: not allowed with scheduler vllm"):
         simulate(tr, ConstantSystem(1.0), scheduler="vllm", prefill_budget=4)
+
+
+@dataclass
+class BudgetSystem(ConstantSystem):
+    """A constant-time system with its own prefill budget (L3's ``prefill_budget``), whatever the decodes."""
+
+    budget: int = 2
+
+    def prefill_budget(self, decode_reqs: int, decode_ctx: int) -> float:
+        return self.budget
+
+
+def test_interleave_chunks_prompts_by_the_systems_budget_beside_the_decodes() -> None:
+    """1 (prompt 4) arrives at 1.5 while 0 decodes. interleave: stage 2..3 runs 2 of 1's prompt tokens (the
+    system's budget) beside 0's decode, 0 finishes at 3, 1's last 2 tokens at 3..4. vLLM runs 1's prompt alone
+    (0 waits: [4, 3]); a budget given overrides the system's (4 tokens: both done at 3)."""
+    tr = trace([0, 1.5], [1, 4], [3, 1])
+    r = simulate(tr, BudgetSystem(1.0), scheduler="interleave")
+    np.testing.assert_array_equal(r.finish, [3, 4])
+    assert r.meta["preemptions"] == 0  # paged, as vllm
+    np.testing.assert_array_equal(simulate(tr, BudgetSystem(1.0), scheduler="vllm").finish, [4, 3])
+    np.testing.assert_array_equal(
+        simulate(tr, BudgetSystem(1.0), scheduler="interleave", prefill_budget=4).finish, [3, 3]
+    )
 
 
 def test_vllm_runs_new_prompts_alone() -> None:
@@ -297,7 +324,10 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--scheduler", "fifo"], "scheduler: unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi"),
+        (
+            ["--scheduler", "fifo"],
+            "scheduler: unknown 'fifo'; allowed: reserve, orca, orca-reserve, vllm, sarathi, interleave",
+        ),
         (["--preempt", "drop"], "--preempt: 'drop' not allowed; allowed: recompute, swap"),
         (["--watermark", "1.5"], "--watermark: 1.5 not allowed"),
         (["--block-size", "0"], "--block-size: '0' is not a whole number >= 1"),

@@ -32,6 +32,16 @@ def test_dram_efficiency_is_measured_below_peak() -> None:
     assert faw / free == pytest.approx(model.dram_efficiency() / model.dram_efficiency(tfaw=True))
 
 
+def test_r_pim_reads_at_the_rank_level_efficiency() -> None:
+    """R-PIM's rank PUs read their rank as ordinary bank-interleaved bursts (the engine's rank-level mode): row
+    switches hide behind other banks' reads, so they lose less than the all-bank stream, and R-PIM's attention
+    is its KV over 25.6 GB/s per rank at that efficiency."""
+    assert model.dram_efficiency() < model.rank_level_efficiency() < 1
+    sys = L3System("gpt3-175b", 8, attention="r-pim")
+    kv = 32 * 4096 * 2 * sys.cfg.kv_dim * 2  # FP16 K and V
+    assert sys.attention_seconds(32, 32 * 4096) == pytest.approx(kv / (64 * 25.6e9 * model.rank_level_efficiency()))
+
+
 def test_bad_configs_name_the_field() -> None:
     with pytest.raises(ValueError, match="attention: 'gpu' not allowed"):
         L3System("gpt3-175b", 8, attention="gpu")
@@ -49,6 +59,28 @@ def test_scheduler_overlaps_gpu_and_pim() -> None:
     naive = L3System("gpt3-175b", 8, scheduler=False).stage_times(shape)
     gpu, host = L3System("gpt3-175b", 8).layer_parts(shape, False)
     assert sched == pytest.approx(96 * max(gpu, host)) and naive == pytest.approx(96 * (gpu + host))
+
+
+def test_r_pim_hides_its_transfers_behind_the_layer_without_ranksets(monkeypatch) -> None:
+    """§6.1: R-PIM's "CPU-GPU communication (e.g., KV transfer) is hidden by concurrent computation", and it has
+    no rankset extension (§5.1's is L3's): a layer of its single batch costs max(T_GPU + A, X)."""
+    tp, dp = paper.MODELS["gpt3-175b"]
+    hidden = L3System("gpt3-175b", tp, dp, attention="r-pim", scheduler=False)
+    serial = L3System("gpt3-175b", tp, dp, attention="r-pim", scheduler=False, overlap=False)
+    prefill, mixed = StageShape.prefill(1, 4096), StageShape.decode(8, 2000) + StageShape.prefill(1, 4096)
+    for shape in (prefill, mixed):
+        gpu, host = hidden.layer_parts(shape, False)
+        attn = hidden.attention_seconds(shape.decode_reqs, shape.decode_ctx)
+        xfer = serial.layer_parts(shape, False)[1] - attn  # the overlap-free host part is A + X
+        assert xfer > 0 and gpu + host == pytest.approx(max(gpu + attn, xfer))
+    # a prefill's KV offload is shorter than its FC layers: the stage costs the GPU's time alone
+    gpu, host = hidden.layer_parts(prefill, False)
+    assert host == 0 and hidden.stage_times(prefill) == pytest.approx(96 * gpu)
+    # a transfer longer than the computation is charged where it outlasts it: 1/1000 of the PCIe bandwidth
+    x = serial.layer_parts(prefill, False)[1]
+    monkeypatch.setattr(paper, "PCIE_EFFECTIVE", paper.PCIE_EFFECTIVE / 1000)
+    gpu, host = hidden.layer_parts(prefill, False)
+    assert host > 0 and gpu + host == pytest.approx(1000 * x)
 
 
 def test_more_ranksets_are_faster_and_pim_scales_with_context() -> None:
@@ -78,6 +110,30 @@ def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
 def test_predictors_report_relative_error() -> None:
     re = model.train_predictors(samples=200)
     assert set(re) == {"PIM (linear)", "GPU (random forest)"} and all(0 <= v < 0.2 for v in re.values())
+
+
+def test_fig8_runs_l3_interleaved_and_the_baselines_on_the_kv_policys_iterations(monkeypatch) -> None:
+    """§5.2-5.3 give L3 its interleaving, §6.1 HBM-PIM and R-PIM prefill-prioritized scheduling: in Fig. 8, L3
+    runs ``interleave`` on the paged cache (``reserve`` already chunks by its budget), each baseline the policy
+    of the KV band's point; the ablation's naive design (no scheduler) runs vLLM's iterations."""
+    seen: set[tuple[str, str]] = set()
+
+    def record(make, model, trace, requests, scheduler="vllm"):
+        seen.add((make, scheduler))
+
+    monkeypatch.setattr(grids, "systems", lambda model, efficiency="attacc": {n: n for n in ("L3", *grids.BASELINES)})
+    monkeypatch.setattr(grids, "serve", record)
+    monkeypatch.setattr(paper, "MODELS", {"gpt3-175b": (8, 1)})
+    monkeypatch.setattr(paper, "TRACES", ("openr1",))
+    for policy, l3 in (("vllm", "interleave"), ("reserve", "reserve")):
+        seen.clear()
+        grids.fig8(10, policy)
+        assert seen == {("L3", l3), *((b, policy) for b in grids.BASELINES)}
+    policies = []
+    monkeypatch.setattr(grids, "serve", lambda make, *a, scheduler: policies.append(scheduler))
+    for on in (True, False):
+        grids._l3_throughput(10, HostConfig(), "attacc", scheduler=on)
+    assert policies == ["interleave", "vllm"]
 
 
 def test_fig8_lines_print_paper_model_and_ratio() -> None:

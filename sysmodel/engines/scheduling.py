@@ -29,6 +29,11 @@ gates admission (a waiting request is admitted only while the iteration has room
   tokens (Vidur's ``SarathiReplicaScheduler._get_next_batch``, microsoft/vidur 7d47513), so every admitted
   request starts its prefill in the iteration it is admitted in. Default budget 512 tokens (the paper's
   smaller setting).
+* ``interleave`` — L3's adaptive chunk-partitioned batch interleaving (L3 §5.2-5.3): paged KV (as ``vllm``),
+  prefill chunks in the same iteration as the running decodes, each iteration's chunk the system's own
+  ``prefill_budget(decode_reqs, decode_ctx)`` (the most prompt tokens whose GPU time hides under the PIM's
+  decode attention) unless ``prefill_budget`` is given; a system without one runs whole prompts (as
+  ``orca``). ``reserve`` chunks the same way on the reserved cache.
 
 The paged policies never look at a request's output length: a request is known to be done when it emits
 its last token. **Paged KV** (:class:`Blocks`): blocks of ``block_size`` tokens (default 16, vLLM's); a
@@ -181,6 +186,14 @@ class Sarathi(Scheduler):
 
     def admits(self, room: float, tokens: int, first: bool) -> bool:
         return room > 0  # its first chunk starts in this iteration
+
+
+@register
+class Interleave(Scheduler):
+    name = "interleave"
+    source = "L3 (§5.2-5.3): prefill chunks beside the decodes, sized by the system's own budget; paged KV"
+    chunked = True  # under a prefill_budget given, or the system's own
+    budget_option = "prefill_budget"
 
 
 def get_scheduler(name: str, **settings) -> Scheduler:

@@ -12,6 +12,10 @@ from sysmodel.designs.l3.model import HostConfig, L3System
 from sysmodel.engines.serving import Result, make_trace, simulate
 
 BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
+# L3's own iteration policy (§5.2-5.3: "adaptive chunk-partitioned batch interleaving", prefill chunks beside the
+# decodes, sized by L3System.prefill_budget) on each KV policy the baselines run; the baselines keep the policy
+# itself, prefill-prioritised under vLLM's, as §6.1 gives HBM-PIM and R-PIM ("prefilling-prioritized scheduling")
+L3_POLICY = {"vllm": "interleave", "reserve": "reserve"}  # reserve already chunks by the system's own budget
 
 
 def systems(model: str, host: HostConfig | None = None, efficiency: str = "attacc") -> dict:
@@ -45,13 +49,16 @@ def serve(make, model: str, trace: str, requests: int, seed: int = 1, scheduler:
 def fig8(requests: int, scheduler: str = "vllm", efficiency: str = "attacc") -> list[dict]:
     """Fig. 8's cells under one KV policy: ``vllm`` (paged, the default: the frameworks the paper names in §2,
     vLLM among them, page the KV cache) or ``reserve`` (each request's whole KV reserved at admission), the
-    alternative the paper's unstated baseline setup leaves open; and one GPU ``efficiency`` profile
-    (:data:`sysmodel.designs.l3.figures.GPU_PROFILES`)."""
+    alternative the paper's unstated baseline setup leaves open, L3 interleaving on it (``L3_POLICY``); and one GPU
+    ``efficiency`` profile (:data:`sysmodel.designs.l3.figures.GPU_PROFILES`)."""
     rows = []
     for model, (_tp, dp) in paper.MODELS.items():
         makers = systems(model, efficiency=efficiency)
         for trace in paper.TRACES:
-            res = {name: serve(make, model, trace, requests, scheduler=scheduler) for name, make in makers.items()}
+            res = {
+                name: serve(make, model, trace, requests, scheduler=L3_POLICY[scheduler] if name == "L3" else scheduler)
+                for name, make in makers.items()
+            }
             row: dict[str, object] = {"model": model, "trace": trace}
             for name, r in res.items():
                 row[name] = None if r is None else r.throughput * dp
@@ -63,10 +70,13 @@ def fig8(requests: int, scheduler: str = "vllm", efficiency: str = "attacc") -> 
 
 
 def _l3_throughput(requests: int, host: HostConfig, efficiency: str, **kw) -> float:
+    """GPT-175B on OpenR1 with every GPU at ``efficiency``; with L3's scheduler (``kw``'s, default on) its
+    interleaving, else vLLM's policy."""
     model = "gpt3-175b"
     tp, dp = paper.MODELS[model]
     eff = device_profile(efficiency, paper.GPU)
-    r = serve(lambda: L3System(model, tp, dp, host, eff=eff, **kw), model, "openr1", requests)
+    policy = L3_POLICY["vllm"] if kw.get("scheduler", True) else "vllm"
+    r = serve(lambda: L3System(model, tp, dp, host, eff=eff, **kw), model, "openr1", requests, scheduler=policy)
     return float("nan") if r is None else r.throughput * dp
 
 

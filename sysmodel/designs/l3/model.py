@@ -14,12 +14,19 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
   rankset at a time. Without communication overlap the PIM waits for them: A + X for attention A on all
   ranks. With it (§5.1) a rankset receives its 1/ranksets share while the others compute, in steady state
   max(X, A + X / ranksets): the link is busy X, each rankset X / ranksets receiving plus A computing.
+* **R-PIM** (§6.1: "GPU with rank-level DIMM-PIM (R-PIM), which represents Hermes [70]. It leverages
+  prefilling-prioritized scheduling and single-batch methods. CPU-GPU communication (e.g., KV transfer) is
+  hidden by concurrent computation"): rank PUs at 1/8 of the bank PUs' peak (``R_PIM_FACTOR``: one rank's bus),
+  derated by :func:`rank_level_efficiency` (ordinary reads, not the all-bank stream's); single
+  batch, so per layer the GPU's work and the PIM's add up (``scheduler`` off); no rankset extension (§5.1's
+  is L3's), so with ``overlap`` the transfers run beside the layer's computation, max(T_GPU + A, X), and are
+  charged only where they outlast it. Prefill-prioritized is the serving policy's (Fig. 8: vLLM's).
 * **Scheduler** (§5.2-5.3): two sub-batches interleaved across the devices, so per layer the GPU's work and
   the PIM's overlap: max(T_GPU, T_PIM) instead of their sum (naive); prefill chunks (multiples of 16) sized
-  by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM. :func:`train_predictors` fits the paper's runtime
-  predictors (linear for the PIM, random forest for the GPU) on profiles the model generates and reports
-  their relative error; the budget itself is solved on the model (named difference: the paper uses the
-  predictors at run time).
+  by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM (the engine's ``interleave`` policy applies them).
+  :func:`train_predictors` fits the paper's runtime predictors (linear for the PIM, random forest for the
+  GPU) on profiles the model generates and reports their relative error; the budget itself is solved on the
+  model (named difference: the paper uses the predictors at run time).
 * **Data parallelism** (Table 3): each of DP replicas serves 1/DP of the requests on 1/DP of the host.
 """
 
@@ -69,6 +76,16 @@ def dram_efficiency(tfaw: bool = False, nbytes: int = 32 << 20) -> float:
     return memory.simulate(view, memory.streaming_trace(view, nbytes), refresh="postpone").bandwidth / view.peak_bw()
 
 
+@lru_cache
+def rank_level_efficiency(nbytes: int = 32 << 20) -> float:
+    """Achieved / peak bandwidth of R-PIM's reads on DDR4-3200 from the engine: its rank PUs on the buffer chip
+    read their rank over its own bus as ordinary bank-interleaved bursts (the engine's ``rank_level`` mode, as
+    Hermes' NDP-DIMM), which hide row switches behind other banks' reads where the all-bank stream cannot;
+    standard refresh (the postponing refresh manager is L3's rank PU, §4.4)."""
+    view = memory.pim_view(memory.DDR4_3200, "rank_level")
+    return memory.simulate(view, memory.streaming_trace(view, nbytes)).bandwidth / view.peak_bw()
+
+
 @dataclass(frozen=True)
 class HostConfig:
     """The host side: ``ranksets`` x 16 ranks, ``capacity`` bytes (both for all DP replicas together)."""
@@ -86,7 +103,8 @@ class HostConfig:
 class L3System:
     """GPU + host attention for one DP replica. ``attention``: "l3" (bank-level PIM, the RTL's cycles),
     "r-pim" (rank-level PUs, Hermes-style: 1/8 of the bandwidth), "cpu" (NEO-style offloading at 406 GB/s);
-    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap across ranksets; ``tfaw``:
+    ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap (L3, CPU: across ranksets;
+    R-PIM: behind the layer's computation, §6.1); ``tfaw``:
     the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
 
     pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
@@ -140,9 +158,9 @@ class L3System:
         kv_bytes = np.multiply(decode_ctx, 2 * cfg.kv_dim * KV_BYTES)
         if self.attention == "cpu":
             return kv_bytes / (paper.CPU_BW / self.dp * ATTACC.memory)
-        eff = dram_efficiency(self.tfaw)
         if self.attention == "r-pim":
-            return kv_bytes / (self.ranks * RANK_BW * paper.R_PIM_FACTOR * eff)
+            return kv_bytes / (self.ranks * RANK_BW * paper.R_PIM_FACTOR * rank_level_efficiency())
+        eff = dram_efficiency(self.tfaw)
         slope, fixed = head_cycles()
         heads = cfg.kv_heads
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
@@ -162,8 +180,11 @@ class L3System:
             paper.PCIE_EFFECTIVE * self.tp, paper.HOST_LINK_CAP
         )
         attn, xfer = self.attention_seconds(shape.decode_reqs, shape.decode_ctx), comm + offload
-        host = np.maximum(xfer, attn + xfer / self.host.ranksets) if self.overlap else attn + xfer
-        return gpu, host
+        if not self.overlap:
+            return gpu, attn + xfer
+        if self.attention == "r-pim":  # no ranksets: the transfer beside the layer's computation (docstring)
+            return gpu, np.maximum(attn, xfer - (0 if self.scheduler else gpu))
+        return gpu, np.maximum(xfer, attn + xfer / self.host.ranksets)
 
     def stage_times(self, shape: StageShape) -> Num:
         total: Num = 0.0
@@ -226,7 +247,10 @@ class L3System:
                 "hw/l3/rank.py",
                 "head cycles from the rank's cycle model, which the record above asserts cycle-exact",
             )
-        p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.engines.memory engine")
+        if self.attention == "r-pim":
+            p.constant("DDR4-3200 rank-level efficiency", rank_level_efficiency(), "sysmodel.engines.memory engine")
+        else:
+            p.constant("DDR4-3200 all-bank efficiency", dram_efficiency(self.tfaw), "sysmodel.engines.memory engine")
         for name in ("PCIE_EFFECTIVE", "HOST_LINK_CAP", "CPU_BW", "R_PIM_FACTOR"):
             p.constant(name, getattr(paper, name), "sysmodel/designs/l3/paper.py")
         profile_provenance(p, self.gpu)

@@ -33,7 +33,9 @@ def fig8_lines(cells: Cells, rows: list[ledger.Row]) -> list[str]:
     lines = [
         "Throughput (output tokens/s, all DP replicas) and L3's speedup over each baseline. A system rejects "
         "the requests whose KV cache can never fit next to its weights (as vLLM does) and serves the rest; "
-        "OOM: the trace's mean request does not fit (the paper normalizes GPU-only's OOM cells to L3).",
+        "OOM: the trace's mean request does not fit (the paper normalizes GPU-only's OOM cells to L3). L3 runs "
+        "its own scheduler (prefill chunks beside the decodes, §5.2-5.3), the baselines vLLM's prefill-prioritized "
+        "iterations (§6.1 gives HBM-PIM and R-PIM prefill-prioritized scheduling).",
         "",
         caption(
             "L3 Fig. 8: L3's output tokens/s and its speedup over each baseline per model and trace (L3 "
@@ -78,7 +80,8 @@ def study_lines(got: dict[str, dict[str, float]], rows: list[ledger.Row]) -> lis
     """Figs. 9-10 (§6.2): the scalability and ablation claims' rows, and the tFAW switch's effect (``got``)."""
     lines = [
         "GPT-175B on OpenR1. Scalability over the base (512 GB, 2 ranksets); ablation over the naive design "
-        "(no sub-batch interleaving, no communication overlap), cumulative.",
+        "(no sub-batch interleaving: vLLM's prefill-prioritized iterations, GPU + PIM per layer; no communication "
+        "overlap), cumulative.",
         "",
         *results.head("L3 Figs. 9-10: scalability and ablation throughput ratios, paper vs model (GPT-175B, OpenR1)"),
     ]

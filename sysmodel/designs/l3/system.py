@@ -31,7 +31,7 @@ from sysmodel.systems import Param, register
         Param("capacity_gb", paper.HOST_BYTES / 1e9, "host DIMM capacity, GB", minimum=1),
         Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
         Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
-        Param("overlap", True, "communication overlap across ranksets"),
+        Param("overlap", True, "communication overlap (L3: across ranksets; R-PIM: behind the computation)"),
         *EFFICIENCY,
     ),
     records=tuple(PAPER_RECORDS.items()),
