@@ -173,7 +173,7 @@ def run_point(kind: str, p: dict) -> dict:
             return {**p, "feasible": False, "reason": str(e), "latency_ms": None, "tokens_per_s": None}
         t = float(decode_step(cfg, Engine(dev, _efficiency(q), gpus), batch, kv_len, wbytes))
         return {**p, "feasible": True, "reason": "", "latency_ms": t * 1e3, "tokens_per_s": batch / t}
-    from sysmodel.designs.deca import model as deca
+    from sysmodel.designs.deca import roof_surface as deca
 
     m = deca.SPR_HBM if q["machine"] == "SPR-HBM" else deca.SPR_DDR
     k = deca.Kernel(q["scheme"], q["density"])

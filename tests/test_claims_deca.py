@@ -11,7 +11,8 @@ import pytest
 
 from golden.deca_spec import TILE
 from sysmodel import ledger
-from sysmodel.designs.deca import claims, figures, model, paper
+from sysmodel.designs.deca import claims, figures, paper
+from sysmodel.designs.deca import roof_surface as model
 from sysmodel.designs.deca.claims import STATEMENTS
 from sysmodel.report import Context, report
 

@@ -12,7 +12,7 @@ from sysmodel.cli import main
 from sysmodel.cost.devices import FlashModel
 from sysmodel.cost.models import load_model
 from sysmodel.designs.flash import bench, paper
-from sysmodel.designs.flash import latency as lat
+from sysmodel.designs.flash import model as lat
 from sysmodel.designs.flash import predictor as pr
 from sysmodel.designs.flash.cache import NeuronCache, dense_active
 from sysmodel.designs.flash.store import FFN, HEADER, FlashReader, write

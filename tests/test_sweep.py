@@ -187,7 +187,7 @@ def test_a_points_defaults_are_the_schemas_and_equal_the_engines() -> None:
     import inspect
 
     from sysmodel.cost.stage import Engine, decode_step
-    from sysmodel.designs.deca import model as dm
+    from sysmodel.designs.deca import roof_surface as dm
     from sysmodel.systems import get
 
     step, point, deca = (

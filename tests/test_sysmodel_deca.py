@@ -6,8 +6,8 @@ from dataclasses import replace
 import pytest
 
 from sysmodel.cost import characterization
-from sysmodel.designs.deca import model as deca
 from sysmodel.designs.deca import paper
+from sysmodel.designs.deca import roof_surface as deca
 
 
 @pytest.mark.parametrize("row", deca.table2(), ids=lambda r: r["kernel"])
@@ -206,7 +206,7 @@ def test_compressed_gemm_speedups_and_cores_sweep() -> None:
     """Figs. 11-13: Optimal bounds DECA, DECA is never slower than Software-only, dense BF16 is the unit,
     the kernels come in increasing compression, and software-only TFLOPS grow with cores while DECA's
     saturate at the memory bound."""
-    from sysmodel.designs.deca import model as dm
+    from sysmodel.designs.deca import roof_surface as dm
 
     for m in (dm.SPR_DDR, dm.SPR_HBM):
         rows = dm.gemm_speedups(m)

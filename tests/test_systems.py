@@ -192,7 +192,7 @@ def test_duplex_energy_by_hand() -> None:
 def test_deca_energy_by_hand() -> None:
     """Compressed FC tiles (a BF8 tile at 30% density: 153.6 value bytes + a 64-byte mask) and the KV cache
     from HBM, the PE's measured cycles per tile as vOps at 22.1 pJ, FLOPs, SPR's static power."""
-    from sysmodel.designs.deca import model as dm
+    from sysmodel.designs.deca import roof_surface as dm
 
     s = systems.build("deca", "llama2-7b")
     shape, t = StageShape.decode(1, 500), 0.01
@@ -282,7 +282,7 @@ def test_flash_energy_by_hand() -> None:
     """A decode token: the window's increment of FFN bundles from NAND (107 pJ/bit), the resident part read and
     the increment copied in and out of LPDDR5 (4 pJ/bit), the KV cache, the resident FLOPs, the M1 Max's
     static power."""
-    from sysmodel.designs.flash import latency as lat
+    from sysmodel.designs.flash import model as lat
 
     s = systems.build("flash", "opt-6.7b")
     cfg = load_model("opt-6.7b")

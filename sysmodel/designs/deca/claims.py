@@ -18,7 +18,7 @@ from re import escape as q
 from typing import TYPE_CHECKING
 
 from sysmodel.designs.deca import figures, paper
-from sysmodel.designs.deca.model import DSE_POINTS, ETA_AVX, ETA_MEM, FIG14_SYSTEMS, SPR_DDR, SPR_HBM, Machine
+from sysmodel.designs.deca.roof_surface import DSE_POINTS, ETA_AVX, ETA_MEM, FIG14_SYSTEMS, SPR_DDR, SPR_HBM, Machine
 from sysmodel.ledger import Claim, Row, claim, evaluate, not_computed, within_tolerance
 
 if TYPE_CHECKING:
@@ -26,9 +26,12 @@ if TYPE_CHECKING:
 
 # recurring reasons
 _OTHER = "another system's measurement or property, not modelled"
-_DEF = "a definition the model implements (sysmodel/designs/deca/model.py, hw/deca/cycles.py), not a result to predict"
+_DEF = (
+    "a definition the model implements (sysmodel/designs/deca/roof_surface.py, hw/deca/cycles.py), not a result to "
+    "predict"
+)
 _SPEC = "a design parameter the RTL is built to (golden/deca_spec.py, hw/deca): an input, not a result"
-_ARCH = "an SPR architecture parameter the model takes as its input (model.Machine), not a result"
+_ARCH = "an SPR architecture parameter the model takes as its input (roof_surface.Machine), not a result"
 _CACHE = (
     "needs a cache hierarchy, prefetcher and core-DECA communication-latency model (L2/LLC latencies, MSHRs, page "
     "crossings) whose parameters the paper does not give; the kit has none"
@@ -145,7 +148,9 @@ STATEMENTS = (
         q("Optimal over Observed (Software-only), BF8_5%"),
     ),
     # --- §4 The Roof-Surface model ------------------------------------------------------------------------------
-    not_computed("§4.1", "VOS = f x c x SIMD units per core; MOS = f x c / 16 on SPR", _DEF + " (model.Machine)"),
+    not_computed(
+        "§4.1", "VOS = f x c x SIMD units per core; MOS = f x c / 16 on SPR", _DEF + " (roof_surface.Machine)"
+    ),
     not_computed("§4.1, Eq. 2", "FLOPS = 512 x N x min{MBW x AI_XM, VOS x AI_XV, MOS}", _DEF + " (roof_surface)"),
     claim(
         "§4.1, Fig. 4",

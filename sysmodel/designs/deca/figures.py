@@ -16,7 +16,7 @@ from sysmodel.cost.devices import get_device
 from sysmodel.cost.models import load_model
 from sysmodel.designs.baselines import device_profile, gpu_only
 from sysmodel.designs.deca import paper
-from sysmodel.designs.deca.model import (
+from sysmodel.designs.deca.roof_surface import (
     AVX_SCALE,
     DSE_POINTS,
     FIG14_SYSTEMS,

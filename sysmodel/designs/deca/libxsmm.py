@@ -21,7 +21,7 @@ Counts are dynamic instructions per 16 x 32 tile: ``all`` (everything the decomp
 vector, mask, load, store, prefetch, scalar and loop control) and ``vector`` (AVX-512 compute and mask
 instructions, the ones a SIMD unit executes). Neither is the Roof-Surface's VO directly: the paper's VO
 includes the core's bubbles (its footnote 1: dependencies between AVX operations and their latencies),
-which an instruction count cannot see; sysmodel.designs.deca.model turns ``all`` into VO with one constant.
+which an instruction count cannot see; sysmodel.designs.deca.roof_surface turns ``all`` into VO with one constant.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """DECA (MICRO '25) published numbers the model is checked against, each with its table or section.
-Data only: the model (sysmodel.designs.deca.model) and the report (sysmodel.designs.deca.report) import it; the
+Data only: the model (sysmodel.designs.deca.roof_surface) and the report (sysmodel.designs.deca.report) import it; the
 functions at the
 end give each number as a ledger claim (sysmodel.ledger) with where it stands."""
 

@@ -19,7 +19,7 @@ from sysmodel import ledger
 from sysmodel.cost import characterization
 from sysmodel.designs.deca import figures, libxsmm, paper
 from sysmodel.designs.deca.claims import gpu_cause
-from sysmodel.designs.deca.model import (
+from sysmodel.designs.deca.roof_surface import (
     AVX_SCALE,
     CALIBRATION_FAMILY,
     DSE_POINTS,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from sysmodel.cost.devices import FlashModel
 from sysmodel.cost.models import load_model
 from sysmodel.designs.flash import grids, paper
-from sysmodel.designs.flash import latency as lat
+from sysmodel.designs.flash import model as lat
 
 if TYPE_CHECKING:
     from sysmodel.report import Context

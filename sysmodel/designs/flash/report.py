@@ -13,7 +13,7 @@ from sysmodel import ledger
 from sysmodel.cost.devices import FlashModel
 from sysmodel.cost.models import load_model
 from sysmodel.designs.flash import bench, figures, paper
-from sysmodel.designs.flash import latency as lat
+from sysmodel.designs.flash import model as lat
 from sysmodel.designs.flash import predictor as pr
 from sysmodel.designs.flash.claims import GAPS, row_name
 from sysmodel.report import Context, caption, results

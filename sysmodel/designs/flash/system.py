@@ -1,5 +1,5 @@
 """LLM in a flash as a serving system (`flash`): a device whose DRAM holds only part of the weights, the
-FFN neurons loaded from flash per token (:class:`sysmodel.designs.flash.latency.FlashSystem`)."""
+FFN neurons loaded from flash per token (:class:`sysmodel.designs.flash.model.FlashSystem`)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,6 @@ from sysmodel.systems import Param, register
     ),
 )
 def _flash(model: str, backend: str, dram_gb: float):
-    from sysmodel.designs.flash.latency import FlashSystem
+    from sysmodel.designs.flash.model import FlashSystem
 
     return FlashSystem(model, backend, dram_gb)

@@ -279,7 +279,7 @@ class FlashSystem:
                 "naive_bw": b.naive_bw,
                 "sparse_factor": b.sparse_factor,
             },
-            "sysmodel/designs/flash/latency.py calibration()",
+            "sysmodel/designs/flash/model.py calibration()",
         )
         p.constant("increment", increment(self.cfg, b)[0], increment(self.cfg, b)[1])
         p.constant("window share", window_share(self.cfg)[0], window_share(self.cfg)[1])
