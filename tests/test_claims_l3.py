@@ -108,7 +108,7 @@ def test_fig8_is_computed_under_each_unstated_settings_alternative() -> None:
     figures.study_ratios.cache_clear()
     studies, study_alternatives = figures.study_ratios(_Grids())
     assert studies == {"name": "l3-studies", "fn": "studies", "args": (7, cells)}
-    for p in figures.GPU_PROFILES:  # each profile's studies on its own Fig. 8 cells
+    for p in figures.STUDY_PROFILES:  # each profile's studies on its own Fig. 8 cells
         assert study_alternatives[p] == {"name": f"l3-studies-{p}", "fn": "studies", "args": (7, alternatives[p], p)}
     figures.fig8_cells.cache_clear()
     figures.study_ratios.cache_clear()
