@@ -111,7 +111,7 @@ def test_efficiency_profiles_are_named_sourced_and_chosen_per_device_class() -> 
     class (GPU AttAcc's, CPU AttAcc's scaling factors), another by ``--set efficiency=NAME``."""
     from sysmodel import systems
     from sysmodel.cost.models import StageShape
-    from sysmodel.cost.stage import stage as cost
+    from sysmodel.cost import stage as cost
 
     assert all(p.source for p in cost.PROFILES.values())
     assert cost.efficiency("", get_device("a100-80g-sxm")) is ATTACC
