@@ -110,8 +110,8 @@ def test_efficiency_profiles_are_named_sourced_and_chosen_per_device_class() -> 
     """Issue 33 item 6: the achieved fractions of peak come from a named profile, the default per device
     class (GPU AttAcc's, CPU AttAcc's scaling factors), another by ``--set efficiency=NAME``."""
     from sysmodel import systems
-    from sysmodel.cost.models import StageShape
     from sysmodel.cost import stage as cost
+    from sysmodel.cost.models import StageShape
 
     assert all(p.source for p in cost.PROFILES.values())
     assert cost.efficiency("", get_device("a100-80g-sxm")) is ATTACC

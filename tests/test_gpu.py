@@ -11,10 +11,10 @@ import pytest
 
 from sysmodel import systems
 from sysmodel.cost import gpu, gpu_validation
+from sysmodel.cost import stage as cost
 from sysmodel.cost.devices import get_device
 from sysmodel.cost.models import StageShape, layer_ops, load_model
 from sysmodel.cost.stage import ATTACC, CALIBRATED, Engine
-from sysmodel.cost import stage as cost
 from sysmodel.designs.baselines import GpuOnly
 
 TOLERANCE = 0.10  # the bar: every iteration within 10% of the measured one
