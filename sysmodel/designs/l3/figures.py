@@ -34,7 +34,7 @@ GPU_DEFAULT = (
 GPU_PROFILES = ("calibrated", "peak")
 # The studies' band spans peak only: under calibrated, one of the seven GPT-175B runs (L3's interleaving, each
 # mixed stage's chunk searched on the per-kernel GPU laws) ran past 24 CPU-minutes without finishing (measured
-# 2026-11-27), so it is not computed; the calibrated profile's own Fig. 8 cells are
+# 2026-11-27), so it is not computed; Fig. 8's cells and Fig. 11's ratios are banded by both profiles
 STUDY_PROFILES = ("peak",)
 
 
