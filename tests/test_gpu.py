@@ -5,6 +5,7 @@ ever chosen by name; its constants are named with their sources."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -298,3 +299,22 @@ def test_stream_k_has_no_partial_wave_and_small_tiles_reuse_less() -> None:
     per_element = {t: gpu.tile_s_per_k(a100, fit, t) / (t[0] * t[1]) for t in ((64, 64), (128, 128))}
     assert per_element[64, 64] > per_element[128, 128]
     assert fit.gemm_operand_bw < 5120 * 1.41e9
+
+
+def test_few_row_gemms_run_as_matrix_vector_kernels() -> None:
+    """Llama-2-70B's gate-up GEMM at one token with 4-bit weights (DECA Table 7's A100): a matrix-vector kernel
+    streams the 250 MB of weights in 170 us at the fitted bandwidth, where the tile law would pad the one row to
+    a 64-row tile and take 340 us. The measured rows are FP16, where no GEMM of at most GEMV_MAX_ROWS rows was ever
+    compute-bound: every one is modelled the same with or without the matrix-vector schedule."""
+    a100, fit = get_device("a100-80g-pcie"), gpu.kernel_fit("a100")
+    n, k, w = 2 * 28672, 8192, 2 * 28672 * 8192 * 0.53125
+    streamed = fit.gemm_launch_s + (w + 2 * (n + k)) / (a100.mem_bw * fit.gemm_memory)
+    assert float(gpu.gemm_time(a100, fit, 1, n, k, w)) == pytest.approx(streamed)
+    tiles = replace(a100, vector_flops=0.0)
+    assert float(gpu.gemm_time(tiles, fit, 1, n, k, w)) > 1.9 * streamed
+    for fam in gpu.FAMILY_DEVICE:
+        s, dev = gpu.samples(fam, "gemm"), get_device(gpu.FAMILY_DEVICE[fam])
+        few = s.args[0] <= gpu.GEMV_MAX_ROWS
+        with_gemv = gpu.gemm_time(dev, gpu.kernel_fit(fam), *(a[few] for a in s.args))
+        without = gpu.gemm_time(replace(dev, vector_flops=0.0), gpu.kernel_fit(fam), *(a[few] for a in s.args))
+        assert few.sum() > 100 and np.array_equal(with_gemv, without)
