@@ -41,9 +41,11 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   alone), + a launch.
 * **All-reduce** (NCCL inside one NVLink/NVSwitch node, ring): ``ar_alpha_s`` + ``ar_alpha_step_s`` per
   device beyond two + 2 (d - 1) / d x bytes / ``ar_busbw``. Its per-call latency is measured (45-60 us at 2
-  A100s), not NCCL's own model (src/graph/tuning.cc: 4-10 us, growing with the ranks), and the measured
-  latency is not monotonic in the ranks (4 A100s: 16-26 us): no sourced mechanism found, so the law stays
-  alpha-beta and the width-4 rows' gap a named strict xfail in tests/test_gpu.py.
+  A100s), not NCCL's own model (src/graph/tuning.cc: 4-10 us, growing with the ranks). Vidur's small
+  all-reduces switch between a fast and a slow mode over runs of consecutive sizes (it swept them in order, 3
+  timed steps each), so the committed table's thinned sizes at 4 A100s (16-26 us) caught the fast mode while
+  all 63 rows from 16 kB to 1 MB have a median (42 us) like 2 and 8 workers' (47, 46): the width-4 rows' gap
+  is that sampling, a named strict xfail in tests/test_gpu.py.
 
 Every constant but the inputs below is a fit (:func:`kernel_fit`, scipy least squares on relative error)
 to the committed tables, per GPU family. Held out of every fit: the model CodeLlama-34B and tensor-parallel
