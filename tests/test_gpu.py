@@ -84,7 +84,9 @@ def test_rest_of_layer_decode_held_out_rows_within_10_percent_up_to_width_4(iter
 # Held-out rows the 20% guard leaves to the strict xfails below, each with its measured cause
 BEYOND_20 = {
     ("a100", "prefill", "llama3-8b", 256, 4): "24% under: its gate-up GEMM measures 117 us at 256 tokens "
-    "against 188 us at 512, below any tile schedule (every GEMM at 256 tokens measures 11-13% slow)",
+    "against 188 us at 512; the law's 72 us takes the longer of its compute (67 us) and memory (50 us) terms, "
+    "near the ridge, where measured GEMMs run a median 10% slower than that (test_gemm_law_is_under_only_near_the_"
+    "ridge)",
 }
 
 
@@ -105,13 +107,29 @@ def test_rest_of_layer_rows_beyond_20_percent(iterations) -> None:
     assert all(_rest_err(r, collectives=False) < 0.20 for r in named)
 
 
+def test_gemm_law_is_under_only_near_the_ridge() -> None:
+    """The GEMM law's error follows its compute / memory balance, not the row count: on both GPUs the measured
+    GEMMs whose two terms are within 0.8-1.6 of each other (256-512 rows: the A100's and H100's ridges) run a
+    median 10-11% slower than the longer term, those far from it (under 0.8, over 2.5) within 2%. The law takes
+    the longer term, as if loads and tensor-core work overlapped fully; near the ridge they do not."""
+    for r in gpu_validation.gemm_balance_errors():
+        if (r["low"], r["high"]) == (0.8, 1.6):
+            assert r["rows"] > 100 and r["median"] < -0.08, r
+        elif r["low"] in (0.0, 2.5):
+            assert r["rows"] > 1000 and abs(r["median"]) < 0.02, r
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="GEMM kernel choice: 4 of 64 A100 mixed rows, 10 of 256 A100 and 6 of 128 H100 prefill rows and 4 of "
-    "224 A100 decode rows (Meta-Llama-3-8B at width 8) are 10-24% off: at 256 tokens every GEMM measures a "
-    "median 11-13% slower than the fastest tile schedule on both GPUs (Meta-Llama-3-8B's gate-up at width 4: "
-    "117 us at 256 tokens, 188 us at 512), InternLM-20B's mixed rows at width 4 12% over, and a tiny GEMM "
-    "(3584 x 4096 per device) steps +80% from 64 to 112 rows: the library's choice there is none of the law's",
+    reason="GEMMs near the ridge: 4 of 64 A100 mixed rows, 10 of 256 A100 and 6 of 128 H100 prefill rows and 4 of "
+    "224 A100 decode rows (Meta-Llama-3-8B at width 8) are 10-24% off, the 256-token ones measuring 11-13% slower "
+    "than any tile schedule. Where the law's compute and memory terms are within 0.8-1.6 of each other the "
+    "measured GEMMs are a median 10-11% slower than the longer term on both GPUs, 2% elsewhere "
+    "(test_gemm_law_is_under_only_near_the_ridge): loads and tensor-core work do not fully overlap there. A "
+    "smooth roofline ((c^p + m^p)^(1/p), p fitted: 2.6 A100, 1.6 H100) took the A100's 256-row median from -13% "
+    "to -6% but put the H100's 512-row GEMMs 7% over and its held-out prefill median past 5%: no one overlap law "
+    "fits both. Also InternLM-20B's mixed rows at width 4 12% over, and a tiny GEMM (3584 x 4096 per device) "
+    "steps +80% from 64 to 112 rows: the library's choice there is none of the law's",
 )
 def test_rest_of_layer_every_held_out_row_within_10_percent(iterations) -> None:
     for key, errs in _rest_groups(iterations, collectives=False).items():

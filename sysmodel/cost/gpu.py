@@ -25,6 +25,9 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   row padded to a tile. On the measured FP16 rows it changes nothing (no GEMM of at most 64 rows is
   compute-bound there); with 4-bit weights the weights stream 3.8x faster and the tile law, padding one row to
   64, would be what binds: an extrapolation outside its data (DECA Table 7's A100 was 54 ms for it, 31 without).
+  The longer of compute and memory assumes they overlap fully; near the ridge (the terms within 0.8-1.6 of each
+  other: 256-512 rows) measured GEMMs run a median 10% slower than that on both GPUs, 2% elsewhere
+  (:func:`sysmodel.cost.gpu_validation.gemm_balance_errors`); a fitted smooth roofline fixed one GPU only.
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
@@ -182,17 +185,22 @@ def gemv_compute(dev: Device, m: np.ndarray, n: float, k: float) -> np.ndarray:
     return flops / dev.vector_flops if dev.vector_flops else np.full_like(m, np.inf)
 
 
-def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> Num:
-    """One GEMM [m, k] x [k, n] on one device: the fastest schedule (every tile shape in waves, stream-K and,
-    for a few rows, a matrix-vector kernel) against bytes moved, plus a launch."""
+def gemm_terms(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> tuple:
+    """(compute, memory) seconds of one GEMM [m, k] x [k, n] on one device: its fastest schedule (every tile
+    shape in waves, stream-K and, for a few rows, a matrix-vector kernel) and its bytes moved."""
     m = np.asarray(m, float)
     col = (-1,) + (1,) * m.ndim  # the tile shapes along a new first axis, broadcast against m
     shapes = tuple(np.reshape(side, col) for side in zip(*TILE_SHAPES, strict=True))
     waves = tile_compute(dev, fit, m, n, k, shapes).min(axis=0)
     compute = np.minimum(np.minimum(waves, stream_k_time(dev, fit, m, n, k)), gemv_compute(dev, m, n, k))
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
-    memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
-    return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
+    return compute, (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
+
+
+def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> Num:
+    """One GEMM on one device: the longer of its :func:`gemm_terms`, plus a launch."""
+    compute, memory = gemm_terms(dev, fit, m, n, k, weight_bytes)
+    return np.where(np.asarray(m) > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
 
 
 def elementwise_time(dev: Device, fit: KernelFit, nbytes: ArrayLike) -> Num:
