@@ -88,18 +88,15 @@ def _iteration_table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def _balance_table() -> list[str]:
-    from sysmodel.report import caption
-
-    lines = [
-        caption("GEMMs by the law's compute / memory ratio: modelled / measured - 1 (the law takes the longer term)"),
-        "| GPU | compute / memory | rows | median | lowest |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
-    for r in gpu_validation.gemm_balance_errors():
-        lines.append(
-            f"| {r['gpu']} | {r['low']:g}-{r['high']:g} | {r['rows']} | {r['median']:+.1%} | {r['min']:+.1%} |"
-        )
+def balance_lines(rows: list[dict] | None = None) -> list[str]:
+    """The GEMM law's error by its compute / memory ratio (Markdown, no caption) of ``rows`` (default: computed
+    now, :func:`sysmodel.cost.gpu_validation.gemm_balance_errors`): the report's and `make bench`'s."""
+    lines = ["| GPU | compute / memory | rows | median | lowest |", "| --- | --- | ---: | ---: | ---: |"]
+    for r in gpu_validation.gemm_balance_errors() if rows is None else rows:
+        if r["rows"]:
+            lines.append(
+                f"| {r['gpu']} | {r['low']:g}-{r['high']:g} | {r['rows']} | {r['median']:+.1%} | {r['min']:+.1%} |"
+            )
     return lines
 
 
@@ -173,7 +170,8 @@ def report_lines(ctx) -> list[str]:
         caption("The element-wise class by kernel (the residual add a flat kernel, the others vLLM row kernels)"),
         *class_error_lines(gpu_validation.class_errors("elementwise")),
         "",
-        *_balance_table(),
+        caption("GEMMs by the law's compute / memory ratio: modelled / measured - 1 (the law takes the longer term)"),
+        *balance_lines(),
         "",
         "A layer iteration is measured as the sum of its measured kernels (two all-reduces at width > 1). Attention "
         "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B, Llama-2-70B and "
