@@ -113,6 +113,18 @@ def test_a_gpu_bound_stage_runs_whole_prompts_unless_chunked_to_the_letter() -> 
     assert whole.prefill_budget(32, 32 * 8000) == chunk.prefill_budget(32, 32 * 8000) > paper.CHUNK_MULTIPLE
 
 
+def test_the_budgets_gpu_memo_is_exact() -> None:
+    """prefill_budget keeps each probe's GPU seconds by (decodes, tokens): the GPU's work has no decode context in
+    it, so a memo hit from another stage's context returns what a fresh search computes."""
+    sys = L3System("gpt3-175b", 8)
+    chunk = StageShape.prefill(1, 512)
+    short, long = (StageShape(tokens=40, decode_reqs=40, decode_ctx=40 * n) + chunk for n in (100, 9000))
+    assert sys.gpu_seconds(short, False) == sys.gpu_seconds(long, False)
+    warm = [sys.prefill_budget(40, 40 * n) for n in (9000, 6000, 12000)]
+    assert warm == [L3System("gpt3-175b", 8).prefill_budget(40, 40 * n) for n in (9000, 6000, 12000)]
+    assert sys._budget_gpu, "the searches did not use the memo"
+
+
 def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
     trace = make_trace("openthoughts", 24, seed=3)
     l3 = simulate(trace, L3System("gpt3-175b", 8))

@@ -201,7 +201,8 @@ STATEMENTS = (
         "§5.2",
         "only one request is chunked in a batch, and in most cases it is chunked only once",
         "the first half holds by construction of the kit's scheduler (only the last prefill of a sub-batch is "
-        "chunked); how often a request is chunked twice is not counted",
+        "chunked); how often a request is chunked twice is not counted, but the statement sets the default of the "
+        "unstated gpu_bound setting (sysmodel/designs/l3/model.py GPU_BOUND: whole prompts in a GPU-bound stage)",
     ),
     not_computed(
         "§5.3",

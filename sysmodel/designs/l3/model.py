@@ -142,6 +142,7 @@ class L3System:
         self.cfg, self.tp, self.dp, self.host = load_model(model), tp, dp, host
         self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
         self.gpu_bound = gpu_bound
+        self._budget_gpu: dict[tuple[int, int], float] = {}  # prefill_budget's GPU seconds by (decodes, tokens)
         self.gpu = Engine(get_device(paper.GPU), eff, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
             raise Infeasible(
@@ -180,11 +181,17 @@ class L3System:
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
         return cycles * TCK_S / eff / self.ranks
 
-    def layer_parts(self, shape: StageShape, moe: int) -> tuple[Num, Num]:
-        """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
+    def gpu_seconds(self, shape: StageShape, moe: int) -> Num:
+        """One layer's GPU work: every operator but decode attention, and the TP all-reduce; a function of the
+        stage's tokens and prefill alone (the decode context is the host's)."""
+        ops = [op for op in layer_ops(self.cfg, shape, moe) if op.name != "attn_decode"]
+        return sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(self.cfg, shape, self.gpu)
+
+    def layer_parts(self, shape: StageShape, moe: int, gpu: Num | None = None) -> tuple[Num, Num]:
+        """(GPU seconds, host-attention seconds with its critical transfers) of one layer; ``gpu``: the GPU
+        seconds where already known (:meth:`prefill_budget`'s memo)."""
         cfg = self.cfg
-        ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
-        gpu = sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
+        gpu = self.gpu_seconds(shape, moe) if gpu is None else gpu
         # q, k, v of each decode request to the host and its output back, over the TP GPUs' PCIe links
         comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / (
             paper.PCIE_EFFECTIVE * self.tp
@@ -282,8 +289,11 @@ class L3System:
         moe = layer_groups(self.cfg)[0][0]
 
         def fits(shape: StageShape) -> bool:
-            gpu, host = self.layer_parts(shape, moe)
-            return float(np.asarray(gpu).reshape(-1)[0]) <= float(np.asarray(host).reshape(-1)[0])
+            key = (decode_reqs, int(shape.tokens))  # the GPU's seconds do not depend on the decode context
+            if key not in self._budget_gpu:
+                self._budget_gpu[key] = float(np.asarray(self.gpu_seconds(shape, moe)).reshape(-1)[0])
+            gpu, host = self.layer_parts(shape, moe, self._budget_gpu[key])
+            return gpu <= float(np.asarray(host).reshape(-1)[0])
 
         if self.gpu_bound == "whole" and not fits(base):
             return math.inf
