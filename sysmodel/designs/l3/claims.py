@@ -435,7 +435,7 @@ GAPS = {
     "512 GB's batch, and a bandwidth-bound PIM's throughput does not grow with the batch",
     "Bw-Cap": "same: the model's 2-rankset base is PIM-bound, so 8x bandwidth with 8x batch scales nearly 8x",
     "Bw-only (16 ranksets)": "paging doubles the base's batch (5.4 -> 11.6 requests per stage, measured), which makes "
-    "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.1x; under the reserve "
+    "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.2x; under the reserve "
     "policy the base held 5.4 and the ratio was 1.18 (within 10%); " + _PROFILE,
     "speedup over R-PIM": _UNSTATED + "; both designs hold their KV in the DIMMs, so the policy changes both "
     "batches. The rest: R-PIM runs as §6.1 describes it (prefill-prioritized, single batch: GPU + PIM time per "
