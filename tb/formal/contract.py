@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from amaranth.hdl import (
@@ -90,9 +91,12 @@ def _held(m: Module, started: Value, past_rst: Value, p: StreamPort) -> None:
         m.d.comb += check(p.port.valid & (payload == pp), f"{p.name}_held")
 
 
-def stream_contract(dut: wiring.Component, response: int) -> Module:
+def stream_contract(
+    dut: wiring.Component, response: int, done: Callable[[wiring.Component], Value] | None = None
+) -> Module:
     """A module holding ``dut`` (as ``dut``) and the contract's properties; ``response``: the most cycles
-    with every input valid, every output ready and no handshake (the unit's cycle model bound)."""
+    with every input valid, every output ready and no handshake (the unit's cycle model bound); ``done``:
+    the unit's last output beat of a transaction that ran (covered: the depth spans a whole one)."""
     m = Module()
     m.submodules.dut = dut
     started = recording_domain(m)
@@ -122,6 +126,8 @@ def stream_contract(dut: wiring.Component, response: int) -> Module:
         m.d.sync += stall.eq(0)
     m.d.comb += Assert(stall <= response, "bounded_response")
     m.d.comb += Cover(started & ~rst & _any([s.valid & s.ready for s in outs]), "output_beat")
+    if done is not None:
+        m.d.comb += Cover(started & ~rst & done(dut), "transaction_done")
     return m
 
 
@@ -134,6 +140,9 @@ def contract_spec(
     timeout: int = 40,
     abstract: bool = False,
     functional: bool = True,
+    params: dict | None = None,
+    why: str | None = None,
+    done: Callable[[wiring.Component], Value] | None = None,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -141,24 +150,27 @@ def contract_spec(
     check spans an item accepted, its result leaving and the next item accepted. ``abstract``: the unit's FP
     arithmetic replaced by free values through its pipeline stages (tb/formal/abstract.py: for units whose
     full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
-    of their operands unless not ``functional``."""
+    of their operands unless not ``functional``. ``params``: the unit built at a smaller formal size than its
+    testbench's (the same code, shorter loops; reported under the testbench's row); ``why`` then says why
+    ``depth`` spans a transaction there, and ``done`` (covered) marks its end."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
-    model = mod.cycle_model(**tb.params)
+    params = params if params is not None else tb.params
+    model = mod.cycle_model(**params)
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
 
     def build() -> tuple[Module | Fragment, list[Value]]:  # the module looked up now: a mutant test swaps it
         unit = getattr(importlib.import_module(mod_name), cls)
         if not abstract:
-            dut = unit(**tb.params)
-            return stream_contract(dut, response), ports(dut)
+            dut = unit(**params)
+            return stream_contract(dut, response, done), ports(dut)
         with free_arithmetic(functional) as free:
-            dut = unit(**tb.params)
-            top = elaborate(stream_contract(dut, response))
+            dut = unit(**params)
+            top = elaborate(stream_contract(dut, response, done))
         return top, [*ports(dut), *free]
 
-    why = (
+    why = why or (
         f"{depth} cycles: the reset, then at least one item accepted and its result out within the response "
         f"bound {response} (cycle model latency {model.latency} + II {model.ii:g})"
     )

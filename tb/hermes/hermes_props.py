@@ -19,15 +19,23 @@ import importlib
 import numpy as np
 from amaranth.hdl import Array, Assert, Assume, Const, Cover, Module, Mux, ResetSignal, Signal, Value
 
-from golden.hermes_spec import REDUCED, Gemv, serial_steps
+from golden.hermes_spec import REDUCED, Gemv, Mode, serial_steps
 from hw.arith import fpadd
 from hw.arith.tree import check_n
+from hw.hermes import gemv
 from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_GEMV
 from hw.pipeline import delay
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
+# The GEMV unit's formal size: the smallest geometry hw.hermes.gemv.geometry accepts (two multipliers and
+# two lanes, the least its two add trees take; 6 bits per serial step: 2 steps, so an operation of 3
+# cycles, the least the accumulator's read-add-write allows) and the least buffer the spec allows (4 x
+# multipliers x lanes bytes). The control is the testbench size's code with shorter loops: only the counts
+# of lanes, steps, buffer words and the tree depths shrink.
+FORMAL_GEMV = gemv.geometry(multipliers=2, lanes=2, serial_bits=6, buffer_bytes=16)
+FORMAL_BATCH = FORMAL_GEMV.buffer_bytes // (2 * FORMAL_GEMV.beat)  # the longest one-beat DOT the buffer holds
 A_MANTISSA = 3  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
 FP32_ONE = 0x3F800000
 DOT_DEPTH = 20  # reset, two operations of 4 lanes back to back and both results out (8 cycles after each)
@@ -60,6 +68,50 @@ def serial_lane_equiv(serial_bits: int) -> tuple[Module, list[Value]]:
         m.d.comb += Assert(dut.raw.sig == _significand(a) * _significand(b), "exact_significand")
         m.d.comb += Assert(dut.raw.sign == (a[15] ^ b[15]), "sign")
     return m, ports(dut)
+
+
+def gemv_params(g: Gemv) -> dict:
+    return {
+        "multipliers": g.multipliers,
+        "lanes": g.lanes,
+        "serial_bits": g.serial_bits,
+        "buffer_bytes": g.buffer_bytes,
+    }
+
+
+def gemv_response(g: Gemv) -> int:
+    """The longest stretch with no handshake, every input valid and the output ready: a one-row DOT of the
+    largest batch the buffer holds, from its W beat to its result (every other stretch ends sooner in a
+    W beat, an X item, an error item or a result)."""
+    return gemv.txn_cycles(Mode.DOT, 1, 1, FORMAL_BATCH, g) - 1 - FORMAL_BATCH
+
+
+def ran(dut) -> Value:
+    """A transaction's last output taken, not an error item: the whole of one that ran."""
+    o = dut.o.payload.gemv if hasattr(dut.o.payload, "gemv") else dut.o.payload
+    return dut.o.valid & dut.o.ready & o.last & ~Value.cast(o.error).any()
+
+
+def gemv_contract(tb, g: Gemv, extra: dict | None = None) -> FormalSpec:
+    """The GEMV unit's (or the core's, ``extra`` its activation unit's parameters) stream contract at the
+    formal size ``g``, its FP arithmetic free (tb/formal/abstract.py: the data is the dot path's check)."""
+    txn = gemv.txn_cycles(Mode.DOT, 1, 1, FORMAL_BATCH, g)
+    why = (
+        f"{txn + 3} cycles: the reset, a one-row DOT of batch {FORMAL_BATCH} ({txn} cycles from its DESC to its "
+        f"result: the longest stretch without a handshake, {gemv_response(g)} cycles, inside it; its end covered), "
+        "and the next DESC"
+    )
+    return contract_spec(
+        tb,
+        txn + 3,
+        gemv_response(g),
+        abstract=True,
+        functional=False,
+        timeout=150,
+        params={**gemv_params(g), **(extra or {})},
+        why=why,
+        done=ran,
+    )
 
 
 def dot_path_data(g: Gemv) -> tuple[Module, list[Value]]:
@@ -124,6 +176,8 @@ PROPS = [
     *(
         contract_spec(s, mode="prove", timeout=120)
         if s.params.get("serial_bits") == 4
+        else gemv_contract(s, FORMAL_GEMV)
+        if s.unit == UNIT_GEMV
         else contract_spec(s, abstract=s.unit == UNIT_ACTIVATION, functional=False)
         for s in SPECS
     ),
