@@ -13,12 +13,49 @@ import importlib
 
 from amaranth.hdl import Assert, Module, Mux, Value
 
-from hw.deca.cycles import UNIT_PE
+from golden.deca_spec import CODE_BITS
+from hw.deca.cycles import UNIT_PE, lq, tile_cycles
+from hw.deca.pe import FILL_TO_OUT
 from tb.deca.cases import SPECS
 from tb.formal.contract import contract_spec
 from tb.formal.sby import FormalSpec
 
 EXPAND_W = 8  # the reduced window (the paper's W = 32): 8 lanes, every mask of 8 bits
+# The PE's formal size: the smallest W (8, hw.deca.pe.check_params) and the testbench's 4 big LUTs, a tile of two vOps
+# (2 x W elements: the same control as the 512-element AMX tile's with its vOp counts shortened) and
+# queues of 2 entries (the same FIFOs, less state).
+FORMAL_PE = {"w": 8, "lanes": 4, "tile": 16, "sqq_depth": 2, "mask_depth": 2, "scale_depth": 2}
+
+
+def pe_response(p: dict) -> int:
+    """The cycle model at the formal size for its slowest format (the fewest values per cycle, hw.deca.cycles):
+    a dense tile's dequantization cycles, then the pipeline fill and the drain of its chunks."""
+    vops, lq_ = p["tile"] // p["w"], min(lq(bits, p["lanes"], p["w"]) for bits in CODE_BITS)
+    return tile_cycles([p["w"]] * vops, lq_) + FILL_TO_OUT + vops - 1
+
+
+def tile_done(dut) -> Value:
+    """A tile's last chunk taken without an error flag: the whole of one tile that ran."""
+    return dut.o.valid & dut.o.ready & dut.o.payload.last & ~Value.cast(dut.o.payload.error).any()
+
+
+def pe_contract(tb) -> FormalSpec:
+    response = pe_response(FORMAL_PE)
+    why = (
+        f"{response + 3} cycles: the reset, a tile's descriptor and lines, its {response} cycles to its last chunk "
+        f"at the slowest format (covered for a tile without error flags), and the next descriptor"
+    )
+    return contract_spec(
+        tb,
+        response + 3,
+        response,
+        abstract=True,
+        functional=False,
+        timeout=150,
+        params=FORMAL_PE,
+        why=why,
+        done=tile_done,
+    )
 
 
 def expand_equiv() -> tuple[Module, list[Value]]:
@@ -47,5 +84,5 @@ PROPS = [
         slow=False,
         timeout=120,
     ),
-    *(contract_spec(s) for s in SPECS if s.params["w"] == 8),
+    *(pe_contract(s) for s in SPECS if s.params["w"] == 8),
 ]
