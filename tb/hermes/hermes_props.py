@@ -24,28 +24,35 @@ Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
 * GEMV unit: bounded at depth 22 of 22 (118 s check + 11 s cover): the reset, a one-row DOT of batch 2 (19
   cycles, its 16-cycle stretch without a handshake inside), the next DESC; a whole transaction that ran (a
   result with ``last``, no error) is covered at step 15.
-* Core: bounded at depth 20 of 30 (150 s budget; 18 s cover): a whole GEMV transaction through the core is
-  covered at step 15, but the longest stretch without a handshake is the activation unit's softmax (27
-  cycles for its one-beat row at the smallest legal size, 2 lanes x 4 bytes), so the response bound needs
-  depth 30, past the solver (~20 s a step at depth 19, growing). Composing the proof from the units' (each
-  contract separately, the core with contract-abiding stand-ins) needs the units to guarantee that every
-  transaction is answered (its ``last`` output within a bound after its ``last`` input) and that an idle
-  unit takes its next input; the contract states neither yet."""
+* Core, with its real GEMV unit at the formal size: bounded at depth 20 of 30 (150 s budget; ~20 s a step at
+  19, growing): the longest stretch without a handshake is the activation unit's softmax (27 cycles for
+  its one-beat row at the smallest legal size, 2 lanes x 4 bytes), so the response bound needs depth 30.
+  Hence assume-guarantee (:func:`core_contract`): the GEMV unit replaced by :class:`Guaranteed`, free
+  outputs under the GEMV contract and :func:`gemv_answers` (assumed; the GEMV check asserts both, to its
+  depth 22: what the core's result rests on), the core asserting the GEMV input rule the GEMV check
+  assumes (valid held, payload stable); the real activation unit. Bounded at depth 30 of 30 (~150 s check,
+  ~20 s cover; an activation transaction through the core covered at step 3): the reset, the softmax
+  stretch, the next item.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import numpy as np
-from amaranth.hdl import Array, Assert, Assume, Const, Cover, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import Array, Assert, Assume, Const, Cover, Fragment, Module, Mux, ResetSignal, Signal, Value
+from amaranth.lib import wiring
 
 from golden.hermes_spec import REDUCED, ActOp, Gemv, Mode, serial_steps
 from hw.arith import fpadd
 from hw.arith.tree import check_n
 from hw.hermes import gemv
+from hw.hermes.core import ACT
 from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV, act_max_scores, act_txn_cycles
 from hw.pipeline import delay
-from tb.formal.contract import contract_spec, ports, recording_domain
+from tb.formal.abstract import elaborate, free_arithmetic
+from tb.formal.contract import answers, behaves, contract_spec, held, ports, recording_domain, stream_contract
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
@@ -114,36 +121,98 @@ def ran(dut) -> Value:
     return dut.o.valid & dut.o.ready & o.last & ~Value.cast(o.error).any()
 
 
+ACCEPT = 1  # an idle GEMV unit takes its next item within a cycle (hw.hermes.gemv: DESC the cycle after)
+
+
+def gemv_answers(dut) -> Callable[[Module, Value, Value], None]:
+    """The GEMV unit's guarantees to the core's router (tb.formal.contract.answers), asserted: its last
+    output within the formal size's longest stretch of a ready sink after its last item."""
+    return lambda m, _started, _past_rst: answers(m, dut.i, dut.o, gemv_response(FORMAL_GEMV), ACCEPT, Assert)
+
+
+def softmax_ran(dut) -> Value:
+    """The core's output of the last beat of an activation transaction that ran (the real unit's)."""
+    o = dut.o.payload.act
+    return dut.o.valid & dut.o.ready & (dut.o.payload.unit == ACT) & o.last & ~Value.cast(o.error).any()
+
+
 def gemv_contract(tb, g: Gemv) -> FormalSpec:
-    """The GEMV unit's stream contract at the formal size ``g``, its FP arithmetic free
-    (tb/formal/abstract.py: the data is ``dot-path-data``'s)."""
+    """The GEMV unit's stream contract at the formal size ``g`` and what the core needs of it
+    (:func:`gemv_answers`), its FP arithmetic free (tb/formal/abstract.py: the data is ``dot-path-data``'s)."""
     txn = gemv.txn_cycles(Mode.DOT, 1, 1, FORMAL_BATCH, g)
     why = (
-        f"{txn + 3} cycles: the reset, a one-row DOT of batch {FORMAL_BATCH} ({txn} cycles from its DESC to its "
-        f"result: the longest stretch without a handshake, {gemv_response(g)} cycles, inside it; its end covered), "
-        "and the next DESC"
+        f"{txn + 2} cycles: the reset (step 0), a one-row DOT of batch {FORMAL_BATCH} (its DESC at step 1, its "
+        f"result at step {txn}: the longest stretch without a handshake, at most {gemv_response(g)} cycles, inside "
+        f"it; a whole transaction covered), and the next DESC (step {txn + 1})"
     )
     params = gemv_params(g)
     return contract_spec(
-        tb, txn + 3, gemv_response(g), abstract=True, functional=False, timeout=150, params=params, why=why, done=ran
+        tb,
+        txn + 2,
+        gemv_response(g),
+        abstract=True,
+        functional=False,
+        timeout=150,
+        params=params,
+        why=why,
+        done=ran,
+        extra=gemv_answers,
     )
+
+
+class Guaranteed(wiring.Component):
+    """A unit replaced by its contract (assume-guarantee): the same ports, its outputs (``i.ready``, ``o``)
+    free inputs of the model checker, appended to ``free``; :func:`assume_gemv` constrains them."""
+
+    def __init__(self, signature: wiring.Signature, free: list[Value]):
+        self.free = free
+        super().__init__(signature)
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        for value in (self.i.ready, self.o.valid, Value.cast(self.o.payload)):
+            free = Signal(len(value), name="guaranteed_free")
+            self.free.append(free)
+            m.d.comb += value.eq(free)
+        return m
+
+
+def assume_gemv(unit: Guaranteed, g: Gemv) -> Callable[[Module, Value, Value], None]:
+    """The GEMV unit's contract and :func:`gemv_answers`, assumed of its stand-in; asserted of the core, what
+    the GEMV unit's check assumes of its input (valid held and payload stable until ready)."""
+
+    def add(m: Module, started: Value, past_rst: Value) -> None:
+        held(m, started, past_rst, "gemv_in", unit.i, Assert)
+        behaves(m, started, past_rst, [unit.i], [unit.o], gemv_response(g), Assume, "gemv_")
+        answers(m, unit.i, unit.o, gemv_response(g), ACCEPT, Assume, "gemv_")
+
+    return add
 
 
 def core_contract(tb, g: Gemv) -> FormalSpec:
-    """The NDP core's stream contract with its GEMV unit at the formal size ``g`` and its activation unit at
-    the smallest legal one (:data:`FORMAL_ACT`), FP arithmetic free: the response bound is the longer of
-    the GEMV's stretch and a whole softmax of the longest row the activation buffer holds."""
+    """The NDP core's stream contract, its activation unit at the smallest legal size (:data:`FORMAL_ACT`, FP
+    arithmetic free) and its GEMV unit replaced by the GEMV contract at the formal size ``g`` (assume-
+    guarantee: the GEMV unit's own check asserts what is assumed here). The response bound: a whole
+    softmax of the longest row the activation buffer holds (longer than the GEMV's stretch)."""
     act = {"lanes": FORMAL_ACT["act_lanes"], "buffer_bytes": FORMAL_ACT["act_buffer_bytes"]}
     softmax = act_txn_cycles(ActOp.SOFTMAX, act_max_scores(**act), **act)
     response = max(gemv_response(g), softmax)
-    why = (
-        f"{response + 3} cycles: the reset, the longest stretch without a handshake ({response} cycles: a softmax "
-        f"of the activation unit's longest row, {softmax} cycles; the GEMV's, {gemv_response(g)}), the next item"
-    )
     params = {**gemv_params(g), **FORMAL_ACT}
-    return contract_spec(
-        tb, response + 3, response, abstract=True, functional=False, timeout=150, params=params, why=why, done=ran
+
+    def build() -> tuple[Fragment, list[Value]]:
+        with free_arithmetic(False) as free:
+            dut = importlib.import_module("hw.hermes.core").NdpCore(**params)  # looked up now: mutants swap it
+            dut.gemv._MustUse__silence = True  # built by the core, replaced before elaboration
+            dut.gemv = Guaranteed(dut.gemv.signature, free)
+            top = elaborate(stream_contract(dut, response, softmax_ran, assume_gemv(dut.gemv, g)))
+        return top, [*ports(dut), *free]
+
+    why = (
+        f"{response + 2} cycles: the reset (step 0), the longest transaction without a handshake in between (a "
+        f"softmax of the activation unit's longest row, steps 1 to {response}; the GEMV contract's stretch: "
+        f"{gemv_response(g)}), the next item (step {response + 1})"
     )
+    return FormalSpec(f"contract-{tb.tag}-abstract", tb.unit, build, response + 2, why, timeout=150)
 
 
 def dot_path_data(g: Gemv) -> tuple[Module, list[Value]]:
