@@ -32,7 +32,9 @@ Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
   depth 21: what the core's result rests on), the core asserting the GEMV input rule the GEMV check
   assumes (valid held, payload stable); the real activation unit. Bounded at depth 29 of 29 (an activation
   transaction through the core covered at step 3): the reset, the softmax
-  stretch, the next item (129 s check + 6 s cover, beside the GEMV's run).
+  stretch, the next item (129 s check + 6 s cover, beside the GEMV's run). The composition bites (measured
+  once): an answer bound of 8 instead of 16 fails the GEMV check's ``answered`` at step 13; a router that
+  takes items its GEMV unit does not (hw/hermes/core.py, ``i.ready`` 1) fails ``gemv_in_held`` at step 2.
 """
 
 from __future__ import annotations
