@@ -9,6 +9,10 @@ Assumed of the environment on every input stream, asserted of the unit on every 
 * bounded response: with every input valid and every output ready, some handshake happens at least every
   ``response`` cycles (the cycle model's bound: no state stalls forever).
 
+:func:`behaves` states these of a unit with Assert, or with Assume of a unit a proof replaces by its
+contract (assume-guarantee: the Hermes core's GEMV unit); :func:`answers` adds what a router in front of a
+unit needs (every transaction answered, an idle unit taking input).
+
 Reset is a free input: the checker may reset the unit at any cycle (it must at the first). The recording
 registers live in a reset-less ``fv`` domain on the same clock so a reset does not erase what they saw.
 """
