@@ -13,8 +13,8 @@ tile (its last chunk, without error flags, is covered: reached at step 9). Note:
 is always ready, so with every input valid the bounded-response assertion holds trivially; the depth is
 stated for the other properties and the covered tile.
 
-Measured 2026-11-27 on the shared 2-core VM (load ~8), alone: expansion proved (7 + 5 s); the PE's contract
-bounded at depth 13 of 13 (48 s check + 39 s cover; the whole tile at step 9)."""
+Measured 2026-11-27 on the shared 2-core VM: expansion proved (7 + 5 s); the PE's contract bounded at depth 13
+of 13 (21 s check + 17 s cover at load ~2; 48 + 39 s at load ~8; the whole tile at step 9)."""
 
 from __future__ import annotations
 

