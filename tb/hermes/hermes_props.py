@@ -23,7 +23,9 @@ Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
 
 * GEMV unit, with :func:`gemv_answers`: bounded at depth 21 of 21 (32 s check + 7 s cover at load ~2; 126 + 20 s
   at load ~7): the reset, a one-row DOT of batch 2 (steps 1-19, its stretch without a handshake inside), the next
-  DESC; a whole transaction that ran (a result with ``last``, no error) is covered at step 15.
+  DESC; a whole transaction that ran (a result with ``last``, no error) is covered at step 15. The response
+  bound is live at this depth: the stretch is 14 cycles (W beat at step 4, result at step 19), and a bound
+  of 13 instead of :func:`gemv_response`'s 16 fails ``bounded_response`` at step 20 (measured once).
 * Core, with its real GEMV unit at the formal size: bounded at depth 20 of 30 (150 s budget; ~20 s a step at
   19, growing): the longest stretch without a handshake is the activation unit's softmax (27 cycles for
   its one-beat row at the smallest legal size, 2 lanes x 4 bytes), so the response bound needs depth 30.
