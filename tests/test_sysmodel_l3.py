@@ -101,8 +101,8 @@ def test_prefill_budget_is_a_multiple_of_16_that_fits_under_the_pim() -> None:
 
 def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
     trace = make_trace("openthoughts", 24, seed=3)
-    l3 = simulate(trace, L3System("gpt3-175b", 8))
-    gpu = simulate(trace, grids.systems("gpt3-175b")["GPU-only"]())
+    l3 = simulate(trace, L3System("gpt3-175b", 8), stages=True)
+    gpu = simulate(trace, grids.systems("gpt3-175b")["GPU-only"](), stages=True)
     assert l3.throughput > 0 and l3.kv_capacity > 5 * gpu.kv_capacity
     assert np.average(l3.iter_decode, weights=l3.iter_time) > np.average(gpu.iter_decode, weights=gpu.iter_time)
 
