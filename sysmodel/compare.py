@@ -13,6 +13,7 @@ cross-design section), so a change of wording leaves the report's cached rows va
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from sysmodel import systems
 from sysmodel.cost.stage import Infeasible
@@ -67,6 +68,7 @@ def run(
     and are given to it (name, each engine's result) as soon as they end (``compare --trace-stages``)."""
     par = {"replicas": 1, "router": "round-robin", "pp": 1, "pp_link": None, **(parallel or {})}
     copies = par["replicas"] * par["pp"]
+    kw = {"max_batch": max_batch, "progress": show_progress, **par, **(scheduling or {})}
     rows, prov = [], {}
     settings = settings or {}
     bar = progress(len(names), "compare", show_progress)
@@ -78,18 +80,7 @@ def run(
             sys_ = entry.build(model, settings.get(name, []))
             row["hardware"] = sys_.hardware()
             area = sys_.area()
-            res, each = replicas.run(
-                trace,
-                sys_,
-                max_batch=max_batch,
-                progress=show_progress,
-                stages=stages is not None,
-                **par,
-                **(scheduling or {}),
-            )
-            if stages is not None:
-                stages(name, each)
-            s = res.summary()
+            s = _served(trace, sys_, stages and partial(stages, name), **kw)
             row.update(
                 {k: s[k] for _, k, _ in COLUMNS[2:8]},
                 feasible=True,
@@ -114,6 +105,15 @@ def run(
         bar.update()
     bar.close()
     return rows, prov
+
+
+def _served(trace: Trace, system, stages: Callable[[list[Result]], object] | None, **kw) -> dict:
+    """The summary of ``trace`` served on ``system`` (``kw``: :func:`sysmodel.engines.replicas.run`'s options);
+    with ``stages``, the run keeps its stages and each engine's result is given to it."""
+    res, each = replicas.run(trace, system, stages=stages is not None, **kw)
+    if stages is not None:
+        stages(each)
+    return res.summary()
 
 
 def pareto(rows: list[dict]) -> list[dict]:
