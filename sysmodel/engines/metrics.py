@@ -1,4 +1,5 @@
-"""What a serving run measured (:class:`Result`): per-request times, per-stage records, and the metrics
+"""What a serving run measured (:class:`Result`): per-request times, statistics streamed from its stages (per-stage
+records only when asked for), and the metrics
 derived from them — throughput (output tokens / makespan), T2FT (arrival -> first token), TBT (gap between a
 request's consecutive tokens: the duration of the stage that made it, or, after a stall — a preemption, a
 decode paused for a prompt — the whole gap) and E2E (arrival -> last token), with p50/p90/p99; scheduling
@@ -180,7 +181,8 @@ class Result:
 
     @property
     def joules_per_token(self) -> float:
-        """Energy of the whole run over its output tokens."""
+        """Energy of the whole run over its output tokens. The energy is summed exactly rounded (:class:`ExactSum`,
+        streamed as the stages end), not as ``np.sum`` of the stages' energies: the two differ in the last digits."""
         return float(self.energy.value / self.trace.output.sum())
 
     @property
