@@ -352,6 +352,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
             prefill_budget=a.prefill_budget,
             concurrency=a.concurrency,
             progress=a.dask is None,
+            stages=a.trace_stages,
             **par,
             **sched,
         )
@@ -435,11 +436,27 @@ def cmd_compare(a: argparse.Namespace) -> int:
     sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
-        rows, prov = compare.run(a.model, trace, names, settings, a.max_batch, scheduling=sched, parallel=par)
+        staged: list[Path] = []
+        if a.trace_stages:
+            from sysmodel.engines.metrics import write_stages
+
+            def keep(name: str, each: list) -> None:
+                staged.append(write_stages(each, out / f"stages-{name}.csv"))
+
+        rows, prov = compare.run(
+            a.model,
+            trace,
+            names,
+            settings,
+            a.max_batch,
+            scheduling=sched,
+            parallel=par,
+            stages=keep if a.trace_stages else None,
+        )
         run = _run_block(a, trace, a.qps, sched, par)
         copies = "".join(f", {n} {what}" for n, what in ((a.replicas, "replicas"), (a.pp, "pipeline stages")) if n > 1)
         title = f"{a.model} on {trace.name} ({plural(len(trace), 'request')}{copies})"
-        paths = compare_report.write(rows, prov, title, out, run)
+        paths = [*compare_report.write(rows, prov, title, out, run), *staged]
         replace_outputs(out, "compare", paths)
         print(title)
         print(runinfo.line(run))
@@ -793,6 +810,11 @@ def _compare_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", metavar="SYSTEM.KEY=VALUE", help="a system parameter (repeatable)")
     p.add_argument("--qps", type=positive_float, help="Poisson arrivals at this rate (default: all at t=0)")
     p.add_argument("--provenance", action="store_true", help="also print what fed each system's numbers")
+    p.add_argument(
+        "--trace-stages",
+        action="store_true",
+        help="also write every stage (iteration) of each system's engines: stages-SYSTEM.csv beside compare.csv",
+    )
 
 
 def _hermes_args(sub: argparse._SubParsersAction) -> None:

@@ -12,12 +12,15 @@ cross-design section), so a change of wording leaves the report's cached rows va
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from sysmodel import systems
 from sysmodel.cost.stage import Infeasible
 from sysmodel.designs.baselines import profile_of
 from sysmodel.engines import replicas
 from sysmodel.engines.pipeline import PipelineUnsupported
-from sysmodel.engines.serving import Trace
+from sysmodel.engines.serving import Result, Trace
 from sysmodel.progress import progress
 
 COLUMNS = (
@@ -56,13 +59,16 @@ def run(
     show_progress: bool = True,
     scheduling: dict | None = None,
     parallel: dict | None = None,
+    stages: Callable[[str, list[Result]], object] | None = None,
 ) -> tuple[list[dict], dict]:
     """(rows, provenance): each system's summary of serving ``trace``, or its reason for not running it (in
     its row and its provenance). ``parallel``: replicas, router, pp, pp_link (:func:`sysmodel.engines.replicas.run`);
     a system that cannot be pipelined gets its reason in its row. ``show_progress``: a bar over the systems
-    and, below it, each system's own run advancing."""
+    and, below it, each system's own run advancing. ``stages``: each feasible system's runs keep their stages
+    and are given to it (name, each engine's result) as soon as they end (``compare --trace-stages``)."""
     par = {"replicas": 1, "router": "round-robin", "pp": 1, "pp_link": None, **(parallel or {})}
     copies = par["replicas"] * par["pp"]
+    kw = {"max_batch": max_batch, "progress": show_progress, **par, **(scheduling or {})}
     rows, prov = [], {}
     settings = settings or {}
     bar = progress(len(names), "compare", show_progress)
@@ -74,8 +80,7 @@ def run(
             sys_ = entry.build(model, settings.get(name, []))
             row["hardware"] = sys_.hardware()
             area = sys_.area()
-            res = replicas.run(trace, sys_, max_batch=max_batch, progress=show_progress, **par, **(scheduling or {}))[0]
-            s = res.summary()
+            s = _served(trace, sys_, stages and partial(stages, name), **kw)
             row.update(
                 {k: s[k] for _, k, _ in COLUMNS[2:8]},
                 feasible=True,
@@ -100,6 +105,15 @@ def run(
         bar.update()
     bar.close()
     return rows, prov
+
+
+def _served(trace: Trace, system, stages: Callable[[list[Result]], object] | None, **kw) -> dict:
+    """The summary of ``trace`` served on ``system`` (``kw``: :func:`sysmodel.engines.replicas.run`'s options);
+    with ``stages``, the run keeps its stages and each engine's result is given to it."""
+    res, each = replicas.run(trace, system, stages=stages is not None, **kw)
+    if stages is not None:
+        stages(each)
+    return res.summary()
 
 
 def pareto(rows: list[dict]) -> list[dict]:

@@ -191,9 +191,9 @@ def bench_sysmodel() -> dict:
                 "system": gpu.name,
                 "requests": len(trace),
                 "output_tokens": int(trace.output.sum()),
-                "stages": len(res.iter_time),
+                "stages": res.stages,
                 "wall_s": round(wall, 3),
-                "stages_per_s": round(len(res.iter_time) / wall),
+                "stages_per_s": round(res.stages / wall),
             }
         )
         print(json.dumps(results[-1]))
@@ -373,22 +373,26 @@ def bench_hermes_memory(model: str = "llama2-13b", tokens: int = 12, prefill: in
 SCALE_COUNTS = (2_000, 10_000, 40_000, 200_000, 1_000_000)  # requests per run (issue 57's targets: 10^6)
 SCALE_REPLICAS = (1, 8)  # one engine; 8 replicas behind least-outstanding (issue 57)
 SCALE_TIMEOUT_S = 600.0  # a run over this is stopped and the larger counts skipped
+COMPARE_REQUESTS = 100_000  # `compare --systems all` at this many requests per system (issue 57: < 10 min)
 SCALE_PLOT = "bench_serving_scale.png"  # written next to BENCH.md
 
 
 def _scale_run(requests: int, replicas: int) -> None:
     """One run of :func:`bench_serving_scale`, in its own process so that its peak memory is its own: the
-    issue-57 workload (LLaMA-2-7B on the GPU system, Gaussian 512/256, Poisson at 20 QPS per replica)."""
+    issue-57 workload (LLaMA-2-7B on the GPU system, Gaussian 512/256, Poisson at 20 QPS per replica);
+    ``replicas`` 0: that trace on every registered system, one replica each (`compare --systems all`)."""
     import resource
 
-    from sysmodel import systems
+    from sysmodel import compare, systems
     from sysmodel.engines import replicas as reps
     from sysmodel.engines.serving import make_trace
 
-    trace = make_trace("gaussian", requests, 1, qps=20.0 * replicas, prompt=512, output=256)
-    system = systems.build("gpu", "llama2-7b")
+    trace = make_trace("gaussian", requests, 1, qps=20.0 * max(replicas, 1), prompt=512, output=256)
     t0 = time.perf_counter()
-    reps.serve(trace, system, replicas, "least-outstanding").summary()
+    if replicas:
+        reps.serve(trace, systems.build("gpu", "llama2-7b"), replicas, "least-outstanding").summary()
+    else:
+        compare.run("llama2-7b", trace, list(systems.entries()), show_progress=False)
     wall = time.perf_counter() - t0
     use = resource.getrusage(resource.RUSAGE_SELF)  # CPU time too: wall time on a shared machine is its load's
     print(json.dumps({"wall_s": wall, "cpu_s": use.ru_utime + use.ru_stime, "peak_bytes": use.ru_maxrss * 1024}))
@@ -404,34 +408,35 @@ def bench_serving_scale(
 
     when = f"{time.strftime('%Y-%m-%d')}, commit {commit()[:12]}"
     rows = []
-    for replicas in SCALE_REPLICAS:
-        for n in counts:
-            code = f"from tb.bench import _scale_run; _scale_run({n}, {replicas})"
-            try:
-                done = subprocess.run(
-                    [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=runner.ROOT
-                )
-            except subprocess.TimeoutExpired:
-                rows.append(
-                    {"what": "serving scale", "replicas": replicas, "requests": n, "over_s": timeout, "measured": when}
-                )
-                break
-            if done.returncode:
-                raise RuntimeError(f"bench_serving_scale: {n} requests on {replicas}: {done.stderr[-2000:]}")
-            m = json.loads(done.stdout.strip().splitlines()[-1])
-            rows.append(
-                {
-                    "what": "serving scale",
-                    "replicas": replicas,
-                    "requests": n,
-                    "wall_s": round(m["wall_s"], 2),
-                    "cpu_s": round(m["cpu_s"], 2),  # the whole process's, imports included
-                    "requests_per_s": round(n / m["wall_s"]),
-                    "peak_mb": round(m["peak_bytes"] / 1e6),
-                    "measured": when,
-                }
+    for replicas, n in [(r, n) for r in SCALE_REPLICAS for n in counts] + [(0, COMPARE_REQUESTS)]:
+        if rows and "over_s" in rows[-1] and rows[-1]["replicas"] == replicas:
+            continue  # a smaller count of these replicas ran over
+        code = f"from tb.bench import _scale_run; _scale_run({n}, {replicas})"
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=runner.ROOT
             )
-            print(json.dumps(rows[-1]))
+        except subprocess.TimeoutExpired:
+            rows.append(
+                {"what": "serving scale", "replicas": replicas, "requests": n, "over_s": timeout, "measured": when}
+            )
+            continue
+        if done.returncode:
+            raise RuntimeError(f"bench_serving_scale: {n} requests on {replicas}: {done.stderr[-2000:]}")
+        m = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(
+            {
+                "what": "serving scale",
+                "replicas": replicas,
+                "requests": n,
+                "wall_s": round(m["wall_s"], 2),
+                "cpu_s": round(m["cpu_s"], 2),  # the whole process's, imports included
+                "requests_per_s": round(n / m["wall_s"]),
+                "peak_mb": round(m["peak_bytes"] / 1e6),
+                "measured": when,
+            }
+        )
+        print(json.dumps(rows[-1]))
     if plot is not None:
         serving_scale_plot(rows, plot)
     return rows
@@ -441,19 +446,22 @@ def serving_scale_lines(rows: list[dict]) -> list[str]:
     """BENCH.md's table of :func:`bench_serving_scale` (the log-log plot beside it)."""
     lines = [
         "The serving engine at scale (issue 57): LLaMA-2-7B on the GPU system, Gaussian 512/256 at 20 QPS per "
-        "replica, one replica and 8 behind least-outstanding; each run its own process (peak RSS). Targets: "
-        f"10^6 requests on one replica in < 2 min and < 2 GB, on 8 replicas in < 5 min. Plot: `{SCALE_PLOT}`."
+        "replica, one replica and 8 behind least-outstanding, and `compare --systems all` (requests per system; "
+        "requests/s: requests per system over the run's wall time); each run its own process (peak RSS). Targets: "
+        f"10^6 requests on one replica in < 2 min and < 2 GB, on 8 replicas in < 5 min; {COMPARE_REQUESTS:,} per "
+        f"system through compare in < 10 min. Plot: `{SCALE_PLOT}`."
         f" Measured {rows[0]['measured']}; wall time carries the shared machine's load, CPU time is the run's.",
         "",
         "| replicas | requests | wall s | CPU s (process) | requests/s | peak MB |",
         "| ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
+        who = r["replicas"] or "compare: every system, one replica each"
         if "over_s" in r:
-            lines.append(f"| {r['replicas']} | {r['requests']:,} | over {r['over_s']:g} (stopped) | | | |")
+            lines.append(f"| {who} | {r['requests']:,} | over {r['over_s']:g} (stopped) | | | |")
         else:
             lines.append(
-                f"| {r['replicas']} | {r['requests']:,} | {r['wall_s']} | {r['cpu_s']} | {r['requests_per_s']:,} | "
+                f"| {who} | {r['requests']:,} | {r['wall_s']} | {r['cpu_s']} | {r['requests_per_s']:,} | "
                 f"{r['peak_mb']:,} |"
             )
     return lines
@@ -465,7 +473,7 @@ def serving_scale_plot(rows: list[dict], path: Path) -> Path:
 
     plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for replicas in sorted({r["replicas"] for r in rows}):
+    for replicas in sorted({r["replicas"] for r in rows} - {0}):  # 0: the compare row, one point
         pts = [r for r in rows if r["replicas"] == replicas and "wall_s" in r]
         label = f"{replicas} replica{'s' if replicas > 1 else ''}"
         a1.loglog([r["requests"] for r in pts], [r["requests_per_s"] for r in pts], marker="o", label=label)
@@ -542,7 +550,7 @@ def bench_targets() -> list[dict]:
         t_cdf = time.perf_counter() - t0
     out.append(
         {
-            "what": f"TBT CDF plot of a run of {len(res.iter_time):,} stages (serve --plot)",
+            "what": f"TBT CDF plot of a run of {res.stages:,} stages (serve --plot)",
             "measured": f"{t_cdf:.2f} s",
             "target": "< 0.5 s",
         }

@@ -24,7 +24,7 @@ def test_pipeline_latency_of_a_constant_system() -> None:
     def hop(tokens: int) -> float:
         return link.latency_s + tokens * HIDDEN * 2 / link.bw
 
-    r = simulate(Trace(np.zeros(1), np.array([8]), np.array([3]), "hand"), p, scheduler="vllm")
+    r = simulate(Trace(np.zeros(1), np.array([8]), np.array([3]), "hand"), p, scheduler="vllm", stages=True)
     first = 1 + 3 * hop(8)
     assert r.first_token[0] == pytest.approx(first, rel=1e-12)
     assert r.finish[0] == pytest.approx(first + 2 * (1 + 3 * hop(1)), rel=1e-12)
@@ -37,7 +37,7 @@ def test_pipeline_latency_of_a_constant_system() -> None:
 def test_virtual_engines_share_the_requests_and_the_cache() -> None:
     gpu = GpuOnly("llama2-70b", "a100-80g-sxm", 2)
     tr = Trace(np.zeros(8), np.full(8, 512), np.full(8, 64), "even")
-    r, each = replicas.run(tr, gpu, pp=4, scheduler="vllm")
+    r, each = replicas.run(tr, gpu, pp=4, scheduler="vllm", stages=True)
     assert r.meta["pp"] == 4 and r.meta["virtual_engines"] == 4 and r.meta["pp_link"] == "nvlink-a100"
     assert r.meta["requests_per_virtual_engine"] == [2, 2, 2, 2] and len(each) == 4
     assert r.system == f"{gpu.name}, PP 4"
@@ -47,7 +47,9 @@ def test_virtual_engines_share_the_requests_and_the_cache() -> None:
     np.testing.assert_array_equal(r.finish, np.tile(alone.finish, 4))  # four identical engines side by side
     assert (
         each[0].iter_time[-1]
-        > simulate(Trace(np.zeros(2), np.full(2, 512), np.full(2, 64)), gpu, scheduler="vllm").iter_time[-1]
+        > simulate(Trace(np.zeros(2), np.full(2, 512), np.full(2, 64)), gpu, scheduler="vllm", stages=True).iter_time[
+            -1
+        ]
     )  # the hops
 
 

@@ -16,20 +16,22 @@ def test_least_outstanding_balances_by_what_is_still_running() -> None:
     3.5, after 2 finished at 3.5) find replica 1 empty too. Round robin sends 2 to the busy replica 0, where
     it waits for the stage in progress (2..3) and finishes at 4."""
     sys_ = ConstantSystem(1.0)  # reserve: a prompt rides with the running decodes (vllm would stall them)
-    lo = replicas.serve(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")
+    lo = replicas.serve(TRACE, sys_, 2, "least-outstanding", scheduler="reserve", stages=True)
     np.testing.assert_array_equal(
         replicas.route(TRACE, sys_, 2, "least-outstanding", scheduler="reserve"), [0, 1, 1, 1]
     )
     np.testing.assert_array_equal(lo.finish, [10, 1.5, 3.5, 4.5])
     assert lo.meta["requests_per_replica"] == [1, 3] and lo.meta["router"] == "least-outstanding"
-    pooled, each = replicas.run(TRACE, sys_, 2, "least-outstanding", scheduler="reserve")  # KV plotted per replica
+    pooled, each = replicas.run(
+        TRACE, sys_, 2, "least-outstanding", scheduler="reserve", stages=True
+    )  # KV plotted per replica
     assert [len(r.trace) for r in each] == [1, 3] and len(pooled.iter_kv) == sum(len(r.iter_kv) for r in each)
     rr = replicas.serve(TRACE, sys_, 2, "round-robin", scheduler="reserve")
     np.testing.assert_array_equal(rr.finish, [10, 1.5, 4, 4.5])
     assert rr.e2e.mean() > lo.e2e.mean()
     assert lo.trace.output.sum() == 13 and lo.makespan == 10 and lo.system == "constant x 2 (least-outstanding)"
     assert len(lo.iter_time) == sum(
-        len(simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]), sys_, scheduler="reserve").iter_time)
+        simulate(Trace(TRACE.arrival[i], TRACE.prompt[i], TRACE.output[i]), sys_, scheduler="reserve").stages
         for i in ([0], [1, 2, 3])
     )
 
@@ -50,7 +52,13 @@ def test_paged_replicas_pool_their_metrics() -> None:
     sys_ = ConstantSystem(0.01, capacity=4 * 576)
     r = replicas.serve(tr, sys_, 2, "round-robin", scheduler="vllm", watermark=0.0)
     parts = [
-        simulate(Trace(tr.arrival[i::2], tr.prompt[i::2], tr.output[i::2]), sys_, scheduler="vllm", watermark=0.0)
+        simulate(
+            Trace(tr.arrival[i::2], tr.prompt[i::2], tr.output[i::2]),
+            sys_,
+            scheduler="vllm",
+            watermark=0.0,
+            stages=True,
+        )
         for i in (0, 1)
     ]
     assert r.meta["preemptions"] == sum(p.meta["preemptions"] for p in parts)

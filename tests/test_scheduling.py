@@ -237,7 +237,7 @@ def test_paged_admits_more_than_reserve_when_kv_binds() -> None:
 
 def test_metrics_scheduling_delay_kv_share_and_goodput() -> None:
     tr = trace([0, 0], [17, 17], [2, 2])
-    r = simulate(tr, ConstantSystem(1.0, capacity=64), scheduler="orca", block_size=16, watermark=0.25)
+    r = simulate(tr, ConstantSystem(1.0, capacity=64), scheduler="orca", block_size=16, watermark=0.25, stages=True)
     np.testing.assert_array_equal(r.scheduling_delay, [0, 2])
     assert len(r.iter_kv) == len(r.iter_time) and 0 < r.iter_kv.max() <= 1
     g = r.goodput(slo_tbt=1.0, slo_ttft=1.0)  # request 1 waits 3 s for its first token
@@ -371,6 +371,7 @@ def test_random_runs_keep_the_invariants(name, preempt, seed, n, block, watermar
         block_size=block,
         watermark=watermark,
         preempt=preempt,
+        stages=True,
     )
     assert not np.isnan(r.finish).any()
     assert (r.arrival <= r.admitted).all() and (r.admitted < r.first_token).all()

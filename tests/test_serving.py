@@ -25,7 +25,7 @@ def fixed(n: int, prompt: int = 64, output: int = 10) -> serving.Trace:
 def test_constant_stage_time_one_wave() -> None:
     """All N requests fit: one mixed stage then O-1 decode stages; every metric is a multiple of tau."""
     n, o = 20, 10
-    r = serving.simulate(fixed(n, output=o), ConstantSystem(TAU), max_batch=n)
+    r = serving.simulate(fixed(n, output=o), ConstantSystem(TAU), max_batch=n, stages=True)
     assert np.allclose(r.t2ft, TAU) and np.allclose(r.e2e, o * TAU)
     assert r.throughput == pytest.approx(n * o / (o * TAU))
     assert r.tbt_percentiles() == pytest.approx({50: TAU, 90: TAU, 99: TAU})
@@ -50,7 +50,7 @@ def test_chunked_prefill_stages() -> None:
 
 def test_tokens_never_exceed_the_request() -> None:
     tr = serving.make_trace("gaussian", 300, seed=3, qps=50, prompt=200, output=60)
-    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=32, prefill_budget=512, scheduler="reserve")
+    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=32, prefill_budget=512, scheduler="reserve", stages=True)
     # each request: its first token (prefill) plus one per decode stage it took part in
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     spans = r.req_iters[:, 1] - r.req_iters[:, 0]
@@ -85,14 +85,14 @@ def test_reject_drops_only_the_requests_that_never_fit() -> None:
 def test_littles_law_in_qps_mode() -> None:
     """Time-averaged requests in the system (sampled per stage) = arrival rate x mean E2E."""
     tr = serving.make_trace("gaussian", 2000, seed=5, qps=8, prompt=512, output=128)
-    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=64)
+    r = serving.simulate(tr, GpuOnly("llama2-7b"), max_batch=64, stages=True)
     span = r.finish.max()
     busy = float((r.iter_in_system * r.iter_time).sum())
     assert busy / span == pytest.approx(len(tr) / span * r.e2e.mean(), rel=0.03)
 
 
 def test_closed_loop_keeps_concurrency() -> None:
-    r = serving.simulate(fixed(50), ConstantSystem(TAU), concurrency=5)
+    r = serving.simulate(fixed(50), ConstantSystem(TAU), concurrency=5, stages=True)
     assert r.iter_in_system.max() == 5
     assert np.isclose(np.sort(r.arrival)[5:], np.sort(r.finish)[:45]).all()  # each arrival is a finish
 
@@ -100,11 +100,11 @@ def test_closed_loop_keeps_concurrency() -> None:
 def test_same_seed_same_result_and_vector_stretches_match_steps(monkeypatch) -> None:
     tr = serving.make_trace("dolphin", 60, seed=7, qps=0.5)
     sys_ = GpuOnly("llama2-13b", gpus=2)
-    a = serving.simulate(tr, sys_, max_batch=16)
+    a = serving.simulate(tr, sys_, max_batch=16, stages=True)
     b = serving.simulate(serving.make_trace("dolphin", 60, seed=7, qps=0.5), sys_, max_batch=16)
     assert np.array_equal(a.finish, b.finish) and a.summary() == b.summary()
     monkeypatch.setattr(engine, "MAX_STRETCH", 1)  # price every decode stage on its own
-    c = serving.simulate(tr, sys_, max_batch=16)
+    c = serving.simulate(tr, sys_, max_batch=16, stages=True)
     assert np.allclose(a.finish, c.finish, rtol=1e-9) and np.allclose(a.iter_time, c.iter_time, rtol=1e-12)
     other = serving.make_trace("dolphin", 60, seed=8, qps=0.5)
     assert not np.array_equal(other.output, tr.output)
@@ -220,7 +220,9 @@ def test_serve_cli_mistakes_are_one_line(argv, msg, capsys) -> None:
 def test_ten_thousand_requests_are_quick() -> None:
     """Not a timing test (make bench records speed): a big trace completes and conserves tokens."""
     tr = serving.make_trace("openthoughts", 2000, seed=1)
-    r = serving.simulate(tr, GpuOnly("llama2-7b", gpus=1), max_batch=128, scheduler="reserve")  # no recompute
+    r = serving.simulate(
+        tr, GpuOnly("llama2-7b", gpus=1), max_batch=128, scheduler="reserve", stages=True
+    )  # no recompute
     assert r.iter_decode.sum() + len(tr) == tr.output.sum()
     assert math.isfinite(r.throughput) and r.throughput > 0
 
@@ -230,8 +232,8 @@ def test_engine_advanced_in_pieces_is_the_engine_run_at_once() -> None:
     first arrival before it is given (as the router does), is the engine given every request at once."""
     tr = serving.make_trace("gaussian", 120, seed=9, qps=40, prompt=300, output=40)
     gpu = GpuOnly("llama2-7b")
-    whole = serving.simulate(tr, gpu, max_batch=16)
-    eng = engine.Engine(gpu, engine.get_scheduler("vllm"), 16, int(tr.output.max()), size=1)
+    whole = serving.simulate(tr, gpu, max_batch=16, stages=True)
+    eng = engine.Engine(gpu, engine.get_scheduler("vllm"), 16, int(tr.output.max()), size=1, stages=True)
     cuts = [0, *sorted(np.random.default_rng(0).choice(np.arange(1, 120), 25, replace=False).tolist()), 120]
     for a, b in zip(cuts, cuts[1:], strict=False):
         eng.advance(float(tr.arrival[a]))

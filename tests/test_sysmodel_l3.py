@@ -127,8 +127,8 @@ def test_the_budgets_gpu_memo_is_exact() -> None:
 
 def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
     trace = make_trace("openthoughts", 24, seed=3)
-    l3 = simulate(trace, L3System("gpt3-175b", 8))
-    gpu = simulate(trace, grids.systems("gpt3-175b")["GPU-only"]())
+    l3 = simulate(trace, L3System("gpt3-175b", 8), stages=True)
+    gpu = simulate(trace, grids.systems("gpt3-175b")["GPU-only"](), stages=True)
     assert l3.throughput > 0 and l3.kv_capacity > 5 * gpu.kv_capacity
     assert np.average(l3.iter_decode, weights=l3.iter_time) > np.average(gpu.iter_decode, weights=gpu.iter_time)
 

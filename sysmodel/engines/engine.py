@@ -40,7 +40,7 @@ import numpy as np
 from sysmodel.cost.devices import get_link
 from sysmodel.cost.models import StageShape
 from sysmodel.cost.stage import Infeasible
-from sysmodel.engines.metrics import Result
+from sysmodel.engines.metrics import Distinct, ExactSum, KvSeries, Result, range_max
 from sysmodel.engines.scheduling import BLOCK_SIZE, HOST_LINK, WATERMARK, Blocks, Scheduler, get_scheduler
 from sysmodel.engines.workload import Trace, make_trace
 from sysmodel.progress import serve_progress
@@ -74,20 +74,31 @@ class _Rows:
 
 
 class _Stages:
-    """The stages of a run as the engine produces them, turned into per-stage columns at the end. Single
+    """The stages of a run as the engine produces them, turned into per-stage columns a chunk at a time
+    (:meth:`take`: the engine streams each chunk into its statistics and drops it). Single
     stages are kept as rows; a decode-only stretch as one row (first stage, steps, requests, context at its
     first step, requests in the system, stalled tokens of its first step; KV share at its start and end) and
     its stage times, expanded in one vectorised pass — a paged run has thousands of short stretches. Energy
     is priced there too: a stage's energy depends on nothing after it, so one call per MAX_STRETCH stages
     replaces one per segment."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: int = 0) -> None:
         # single stages: (stage, decode, in system, stalled, tokens, decode_reqs, decode_ctx, prefill_kv),
         # (seconds, KV share, prefill_pairs); stretches: (stage, steps, requests, context, in system, stalled),
         # (KV0, KV1), and every stretch stage's seconds
         self.single, self.single_f = _Rows(8, np.int64), _Rows(3, float)
         self.stretch, self.stretch_f, self.stretch_dt = _Rows(6, np.int64), _Rows(2, float), _Rows(1, float)
-        self.n = 0
+        self.n = self.base = base  # stages recorded; the first one not yet taken
+
+    @property
+    def held(self) -> int:
+        return self.n - self.base
+
+    def take(self, system: System) -> tuple[int, dict[str, np.ndarray]]:
+        """(Index of the first stage held, :meth:`columns` of those held); they are dropped."""
+        base, col = self.base, self.columns(system)
+        self.__init__(self.n)
+        return base, col
 
     def stage(self, shape: StageShape, dt: float, in_sys: int, kv: float, stalled: int) -> None:
         d = shape.decode_reqs
@@ -102,8 +113,9 @@ class _Stages:
         self.n += len(dts)
 
     def columns(self, system: System) -> dict[str, np.ndarray]:
-        """Per-stage ``time``, ``decode`` tokens, requests ``in_system``, ``energy``, ``kv`` share, ``stalled``."""
-        n = self.n
+        """Per-stage ``time``, ``decode`` tokens, requests ``in_system``, ``energy``, ``kv`` share, ``stalled``
+        of the stages held."""
+        n, base = self.held, self.base
         col = {
             "time": np.zeros(n),
             "decode": np.zeros(n, np.int64),
@@ -113,7 +125,7 @@ class _Stages:
             "stalled": np.zeros(n, np.int64),
         }
         if self.single.n:
-            at = self.single.col(0)
+            at = self.single.col(0) - base
             for name, j in (("decode", 1), ("in_system", 2), ("stalled", 3)):
                 col[name][at] = self.single.col(j)
             col["time"][at], col["kv"][at] = self.single_f.col(0), self.single_f.col(1)
@@ -122,6 +134,7 @@ class _Stages:
             col["energy"][at] = self._price(system, shape, col["time"][at])
         if self.stretch.n:
             first, k, reqs, ctx0, in_sys = (self.stretch.col(j) for j in range(5))
+            first = first - base
             kv0, kv1 = self.stretch_f.col(0), self.stretch_f.col(1)
             step = np.arange(k.sum()) - np.repeat(np.cumsum(k) - k, k)  # step within its stretch
             at = np.repeat(first, k) + step
@@ -215,7 +228,7 @@ def _grown(table: np.ndarray | None, size: int) -> np.ndarray:
 class Engine:
     """One serving instance's state: its requests (local index = routing order), queues, KV cache and clock."""
 
-    COLUMNS = ("arrival", "need", "admitted", "first", "finish", "t_last", "max_gap")
+    COLUMNS = ("arrival", "need", "admitted", "first", "finish", "t_last", "max_gap", "stage_max")
     COUNTS = ("prompt", "out", "target", "done_pf", "gen", "kvtok", "out_blocks", "first_it", "last_it")
 
     def __init__(
@@ -226,6 +239,7 @@ class Engine:
         longest: int,
         size: int = 64,
         costs: StageCosts | None = None,
+        stages: bool = False,
     ) -> None:
         self.system, self.pol, self.max_batch, self.longest = system, pol, max_batch, longest
         self.per_tok, self.cap = system.kv_bytes_per_token, system.kv_capacity()
@@ -245,9 +259,12 @@ class Engine:
         self.swapped: deque[int] = deque()
         self.running: list[int] = []
         self._run_arr: np.ndarray | None = None  # ``running`` as an array, until it changes
-        self.stages = _Stages()
+        # stages: recorded, streamed a chunk at a time into TBT samples, energy, the KV series and each
+        # request's longest stage, and kept only with ``stages`` (a chunk of columns each)
+        self.stages, self.keep, self.kept = _Stages(), stages, []
+        self.tbt, self.stall_tbt, self.energy, self.kv = Distinct(), Distinct(), ExactSum(), KvSeries()
+        self.open: set[int] = set()  # requests with a first token whose longest stage can still grow
         self.costs = costs or StageCosts(system)  # engines of one system (replicas) share one memo
-        self.stalls: list[tuple[np.ndarray, np.ndarray]] = []  # (distinct gaps, tokens) of stalled tokens
         self.last_finished = 0  # requests the last iteration run finished (at its end, the engine's clock)
         self.pending: tuple | None = None  # a decode-only stretch waiting for its next arrival
         self.closed: int | None = None  # closed loop: requests released so far (arrivals set at finishes)
@@ -288,6 +305,8 @@ class Engine:
     def advance(self, until: float = math.inf) -> None:
         """Run the iterations that start before ``until`` (a request may still be routed here at ``until``)."""
         while self.finished < self.n:
+            if self.stages.held >= MAX_STRETCH:
+                self._flush()
             if self.pending is not None:
                 if not self._settle(until):
                     return
@@ -416,7 +435,7 @@ class Engine:
             g, who = gap[late], rs[late]
             # one gap shared by every stalled token (a prompt paused them all) needs no sort
             same = g[0] == g[1:]
-            self.stalls.append((g[:1].copy(), np.array([len(g)])) if same.all() else np.unique(g, return_counts=True))
+            self.stall_tbt.add(*((g[:1], np.array([len(g)])) if same.all() else np.unique(g, return_counts=True)))
             self.max_gap[who] = np.maximum(self.max_gap[who], g)  # requests distinct: no repeated index
         self.t_last[rs] = end
         return int(late.sum())
@@ -475,6 +494,7 @@ class Engine:
         self.first[fresh] = self.t
         self.t_last[fresh] = self.t
         self.first_it[fresh] = self.n_iter + 1
+        self.open.update(fresh.tolist())
         self.n_iter += 1
         self._finish(run[(gen[run] >= self.out[run]) & (done_pf[run] == target[run])])
 
@@ -524,17 +544,31 @@ class Engine:
             return self.kv_used + self.need[r] <= self.cap
         return self.blocks.can_admit(int(self.target[r]))
 
-    def _stall_samples(self) -> dict[str, np.ndarray]:
-        """The stalled tokens' gaps: distinct values and their counts."""
-        if not self.stalls:
-            return {}
-        gaps, inv = np.unique(np.concatenate([g for g, _ in self.stalls]), return_inverse=True)
-        counts = np.bincount(inv, weights=np.concatenate([c for _, c in self.stalls]), minlength=len(gaps))
-        return {"stall_gaps": gaps, "stall_counts": counts.astype(np.int64)}
+    def _flush(self) -> None:
+        """Stream the stages held into the run's statistics (and keep them with ``stages``)."""
+        base, col = self.stages.take(self.system)
+        if not len(col["time"]):
+            return
+        end = base + len(col["time"])
+        self.energy.add(col["energy"])
+        self.tbt.add(col["time"], col["decode"] - col["stalled"])
+        self.kv.add(col["time"], col["kv"])
+        if self.keep:
+            self.kept.append(col)
+        if self.open:  # each open request's longest stage among these: its range [first_it, last_it) cut to them
+            ids = np.fromiter(self.open, np.int64, len(self.open))
+            done = ~np.isnan(self.finish[ids])
+            a, b = np.maximum(self.first_it[ids], base), np.where(done, np.minimum(self.last_it[ids], end), end)
+            some = b > a
+            if some.any():
+                who, longest = ids[some], range_max(col["time"], a[some] - base, b[some] - base)
+                self.stage_max[who] = np.fmax(self.stage_max[who], longest)
+            self.open.difference_update(ids[done].tolist())
 
     def result(self, trace: Trace, meta: dict) -> Result:
         """The run's :class:`Result` (``trace``: this engine's requests, in their order here)."""
-        n, col = self.n, self.stages.columns(self.system)
+        self._flush()
+        n = self.n
         paged = {
             "block_size": self.pol.block_size,
             "watermark": self.pol.watermark,
@@ -543,6 +577,13 @@ class Engine:
             "recomputed_tokens": self.recomputed,
             "swapped_gb": self.swap_bytes / 1e9,
         }
+        gaps, counts = self.stall_tbt.table()
+        tbt = Distinct()
+        for part in (self.tbt, self.stall_tbt):
+            tbt.merge(part)
+        kept = {k: np.concatenate([c[k] for c in self.kept]) for k in self.kept[0]} if self.kept else {}
+        if self.keep and not kept:
+            kept = _Stages().columns(self.system)
         return Result(
             trace,
             self.system.name,
@@ -550,18 +591,20 @@ class Engine:
             self.first[:n],
             self.finish[:n],
             self.arrival[:n],
-            col["time"],
-            col["decode"],
-            col["in_system"],
-            col["energy"],
             np.stack([self.first_it[:n], self.last_it[:n]], axis=1),
             self.kv_peak,
             self.cap,
             {**meta, "scheduler": self.pol.name, **(paged if self.blocks is not None else {})},
-            iter_kv=col["kv"],
-            iter_stalled=col["stalled"],
-            **self._stall_samples(),
+            stages=self.stages.n,
+            energy=self.energy,
+            tbt=tbt,
+            tbt_count=self.stages.n + len(gaps),
+            stage_max=self.stage_max[:n],
             max_gap=self.max_gap[:n],
+            stall_gaps=gaps,
+            stall_counts=counts,
+            kv_series=self.kv,
+            **{f"iter_{k}": v for k, v in kept.items()},
         )
 
 
@@ -578,6 +621,7 @@ def simulate(
     watermark: float = WATERMARK,
     preempt: str = "recompute",
     max_batched_tokens: int | None = None,
+    stages: bool = False,
 ) -> Result:
     """Run ``trace`` on ``system`` (module docstring) under a scheduler policy of
     :data:`sysmodel.engines.scheduling.SCHEDULERS` (``block_size``, ``watermark``, ``preempt``: its paged cache).
@@ -585,7 +629,8 @@ def simulate(
     ignored). ``prefill_budget``: tokens per stage (``reserve``: prompt tokens, default the system's
     ``prefill_budget(decode_reqs, decode_ctx)`` if it has one, else unbounded; ``sarathi``: prompt and
     decode tokens, default 512; ``orca`` and ``orca-reserve`` run whole prompts). ``max_batched_tokens``
-    (``vllm`` only): prompt tokens one prefill iteration admits, default vLLM's 2048."""
+    (``vllm`` only): prompt tokens one prefill iteration admits, default vLLM's 2048. ``stages``: keep the
+    per-stage records in the result (``iter_*``; otherwise only what is streamed from them)."""
     pol = get_scheduler(
         scheduler,
         block_size=block_size,
@@ -598,7 +643,7 @@ def simulate(
     longest = int(trace.output.max())  # orca-reserve's max_tokens (scheduling.py)
     trace, rejected = admissible(trace, system, pol, oversize, longest)
     n, max_batch = len(trace), min(max_batch, getattr(system, "max_batch", max_batch))  # a hardware limit
-    eng = Engine(system, pol, max_batch, longest, n)
+    eng = Engine(system, pol, max_batch, longest, n, stages=stages)
     arrival = trace.arrival
     if concurrency is not None:  # closed loop: the first ``concurrency`` at 0, each later one at a finish
         arrival, eng.closed = np.where(np.arange(n) < concurrency, 0.0, np.inf), min(n, concurrency)

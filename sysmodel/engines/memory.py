@@ -726,6 +726,7 @@ def pattern_addrs(preset: DramPreset, pattern: str, n: int, stride_bursts: int =
     raise ValueError(f"pattern: unknown {pattern!r}; allowed: {', '.join(PATTERNS)}")
 
 
+@functools.cache  # a pure function of frozen settings, asked per stage shape by a design's cost model (Hermes)
 def analytical_bw(
     preset: DramPreset, pattern: str, stride_bursts: int = 1, queue: int = 32, refresh: bool = True
 ) -> float:

@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 
 from sysmodel.engines.engine import Engine, StageCosts, admissible, check_options, simulate
-from sysmodel.engines.metrics import Result
+from sysmodel.engines.metrics import ITER_FIELDS, Distinct, ExactSum, Result
 from sysmodel.engines.pipeline import Pipelined, default_link
 from sysmodel.engines.scheduling import get_scheduler
 from sysmodel.engines.workload import Trace
@@ -156,6 +156,7 @@ def _loop(
     progress: bool = False,
     oversize: str = "error",
     scheduler: str = "vllm",
+    stages: bool = False,
     **settings,
 ) -> tuple[list[Replica], Trace, dict, int]:
     """The event loop: every engine advanced to each arrival, which ``router`` then places; (replicas, the
@@ -167,7 +168,10 @@ def _loop(
     trace, rejected = admissible(trace, sys_, pol, oversize, longest)
     max_batch = min(max_batch, getattr(sys_, "max_batch", max_batch))
     costs = StageCosts(sys_)
-    reps = [Replica([Engine(sys_, pol, max_batch, longest, costs=costs) for _ in range(pp)]) for _ in range(replicas)]
+    reps = [
+        Replica([Engine(sys_, pol, max_batch, longest, costs=costs, stages=stages) for _ in range(pp)])
+        for _ in range(replicas)
+    ]
     bar = serve_progress(trace.arrival, f"serve {sys_.name} x {replicas}", progress)
     for rep in reps:
         for e in rep.engines:
@@ -229,19 +233,20 @@ def _merge(
     trace: Trace, name: str, runs: list[tuple[np.ndarray, Result]], replicas: int, router: str, counts: list[int]
 ) -> Result:
     n = len(trace)
-    per = {k: np.full(n, np.nan) for k in ("admitted", "first_token", "finish", "arrival")}
+    per = {k: np.full(n, np.nan) for k in ("admitted", "first_token", "finish", "arrival", "stage_max")}
     req_iters, max_gap = np.zeros((n, 2), np.int64), np.zeros(n)
-    offset = 0
+    offset, tbt, energy = 0, Distinct(), ExactSum()
     for idx, r in runs:
         for k in per:
             per[k][idx] = getattr(r, k)
         req_iters[idx] = r.req_iters + offset
         max_gap[idx] = r.max_gap if r.max_gap is not None else 0.0
-        offset += len(r.iter_time)
-
-    def cat(field: str) -> np.ndarray:
-        return np.concatenate([getattr(r, field) for _, r in runs])
-
+        offset += r.stages
+        tbt.merge(r.tbt)
+        energy.add(r.energy.terms)
+    kept = {}
+    if all(r.iter_time is not None for _, r in runs):  # every engine kept its stages
+        kept = {k: np.concatenate([getattr(r, k) for _, r in runs]) for k in ITER_FIELDS}
     meta = {**runs[0][1].meta, "replicas": replicas, "router": router, "requests_per_replica": counts}
     for k in ("preemptions", "recomputed_tokens", "swapped_gb", "rejected"):
         if k in meta:
@@ -253,17 +258,17 @@ def _merge(
         per["first_token"],
         per["finish"],
         per["arrival"],
-        cat("iter_time"),
-        cat("iter_decode"),
-        cat("iter_in_system"),
-        cat("iter_energy"),
         req_iters,
         max(r.kv_peak for _, r in runs),
         runs[0][1].kv_capacity,
         meta,
-        iter_kv=cat("iter_kv"),
-        iter_stalled=cat("iter_stalled"),
-        stall_gaps=cat("stall_gaps"),
-        stall_counts=cat("stall_counts"),
+        stages=offset,
+        energy=energy,
+        tbt=tbt,
+        tbt_count=sum(r.tbt_count for _, r in runs),
+        stage_max=per["stage_max"],
         max_gap=max_gap,
+        stall_gaps=np.concatenate([r.stall_gaps for _, r in runs]),
+        stall_counts=np.concatenate([r.stall_counts for _, r in runs]),
+        **kept,
     )

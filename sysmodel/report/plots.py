@@ -217,13 +217,17 @@ def plot_tbt_cdf(results: list[Result], path: Path, labels: list[str] | None = N
 
 
 def plot_kv(results: list[Result], path: Path, labels: list[str] | None = None) -> Path:
-    """KV cache utilisation (share of the capacity held) over the run, one line per run."""
+    """KV cache utilisation (share of the capacity held) over the run, one line per run: at every stage when
+    the run kept its stages, else at the bounded sample it streamed (every stage up to KV_POINTS of them)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for i, r in enumerate(results):
-        assert r.iter_kv is not None  # simulate() records it on every run
-        start = r.arrival.min() + np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]])
-        ax.plot(start, r.iter_kv * 100, lw=0.8, label=labels[i] if labels else r.system, **series_style(i))
+        if r.iter_kv is not None and r.iter_time is not None:
+            start, kv = np.concatenate([[0.0], np.cumsum(r.iter_time)[:-1]]), r.iter_kv
+        else:
+            assert r.kv_series is not None  # every engine's result streams one
+            start, kv = r.kv_series.start, r.kv_series.kv
+        ax.plot(r.arrival.min() + start, kv * 100, lw=0.8, label=labels[i] if labels else r.system, **series_style(i))
     ax.set_xlabel("time (s)")
     ax.set_ylabel("KV cache held (% of capacity)")
     ax.set_title(f"KV utilisation, {results[0].trace.name.split('@')[0]} ({results[0].meta['scheduler']})")

@@ -44,7 +44,7 @@ def serve(make, model: str, trace: str, requests: int, seed: int = 1, scheduler:
         sys = make()
         if (tr.prompt + tr.output).mean() * sys.kv_bytes_per_token > sys.kv_capacity():
             return None
-        return simulate(tr, sys, oversize="reject", scheduler=scheduler)
+        return simulate(tr, sys, oversize="reject", scheduler=scheduler, stages=True)  # fig8's batch: per stage
     except Infeasible:
         return None
 
