@@ -105,3 +105,5 @@ def test_formal_column_names_abstract_contracts() -> None:
     assert formal_cell([{"name": f"contract-{spec.tag}-abstract", **bounded}], spec) == "bounded d=6 abstract"
     assert formal_cell([{"name": f"contract-{spec.tag}", **bounded}], spec) == "bounded d=6"
     assert formal_cell([], spec) == "not covered"
+    sized = {**bounded, "name": f"contract-{spec.tag}-abstract", "size": "max_tokens=4"}
+    assert formal_cell([sized], spec) == "bounded d=6 abstract at max_tokens=4"

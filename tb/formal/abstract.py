@@ -35,8 +35,8 @@ def _free(
     its result)."""
     value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
     free.append(value)
-    if not functional:
-        return delay(m, en, value, latency, f"{name}_abs")
+    if not functional:  # one stage holding the free value under a stall has every trace that `latency` have
+        return delay(m, en, value, min(latency, 1), f"{name}_abs")
     args_v = Cat(*args)
     last_args, have = Signal(len(args_v), name=f"{name}_last_args"), Signal(name=f"{name}_have")
     result = Mux(have & (args_v == last_args), last, value)

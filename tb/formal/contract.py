@@ -134,6 +134,7 @@ def contract_spec(
     timeout: int = 40,
     abstract: bool = False,
     functional: bool = True,
+    params: dict | None = None,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -141,26 +142,34 @@ def contract_spec(
     check spans an item accepted, its result leaving and the next item accepted. ``abstract``: the unit's FP
     arithmetic replaced by free values through its pipeline stages (tb/formal/abstract.py: for units whose
     full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
-    of their operands unless not ``functional``."""
+    of their operands unless not ``functional``. ``params``: a formal size, overriding testbench parameters
+    (the same control code with shorter loops, so the check spans a transaction: the property module says
+    why the contract there is the unit's)."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
-    model = mod.cycle_model(**tb.params)
+    params = {**tb.params, **(params or {})}
+    model = mod.cycle_model(**params)
+    given = response is not None
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
 
     def build() -> tuple[Module | Fragment, list[Value]]:  # the module looked up now: a mutant test swaps it
         unit = getattr(importlib.import_module(mod_name), cls)
         if not abstract:
-            dut = unit(**tb.params)
+            dut = unit(**params)
             return stream_contract(dut, response), ports(dut)
         with free_arithmetic(functional) as free:
-            dut = unit(**tb.params)
+            dut = unit(**params)
             top = elaborate(stream_contract(dut, response))
         return top, [*ports(dut), *free]
 
+    changed = {k: v for k, v in params.items() if tb.params.get(k) != v}
+    size = ",".join(f"{k}={v}" for k, v in changed.items())
+    bound = "" if given else f" (cycle model latency {model.latency} + II {model.ii:g})"
+    at = f" at {size}" if size else ""
     why = (
-        f"{depth} cycles: the reset, then at least one item accepted and its result out within the response "
-        f"bound {response} (cycle model latency {model.latency} + II {model.ii:g})"
+        f"{depth} cycles{at}: the reset, then at least one item accepted and its result out within the response "
+        f"bound {response}{bound}"
     )
     name = f"contract-{tb.tag}{'-abstract' if abstract else ''}"
-    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout)
+    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout, size)

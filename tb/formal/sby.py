@@ -32,7 +32,8 @@ class FormalSpec:
     """A property module: ``build`` returns the design with its Assert/Assume/Cover statements and its ports.
     ``mode``: ``bmc`` (every input sequence up to ``depth`` cycles) or ``prove`` (k-induction at ``depth``:
     unbounded when it closes). ``why``: why ``depth`` covers at least one full transaction. ``unit``: the
-    testbench unit name (tb/registry.py) the result is reported under. ``slow``: beyond `make test`'s budget."""
+    testbench unit name (tb/registry.py) the result is reported under. ``slow``: beyond `make test`'s budget.
+    ``size``: the unit's parameters where the check runs at a smaller size than the testbench's ("" if not)."""
 
     name: str
     unit: str
@@ -42,6 +43,7 @@ class FormalSpec:
     mode: str = "bmc"
     slow: bool = True
     timeout: int = 40  # seconds per task: `make formal`'s 15-minute budget over ~40 modules on 2 cores
+    size: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -127,7 +129,8 @@ def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
     passed, summary = _summary(spec, check, work / f"{spec.name}_check")
     covered = {"PASS": "reached", "TIMEOUT": "timeout"}.get(cover, "unreachable")
     result = FormalResult(spec.name, passed, covered, summary, traces[0] if traces else None)
-    (work / "result.json").write_text(json.dumps({"name": spec.name, "unit": spec.unit, **result.as_dict()}))
+    size = {"size": spec.size} if spec.size else {}
+    (work / "result.json").write_text(json.dumps({"name": spec.name, "unit": spec.unit, **result.as_dict(), **size}))
     return result
 
 

@@ -19,7 +19,7 @@ from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Module, Mux, ResetSi
 import golden.l3
 from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, ELEM_BITS, WINDOW_BEATS
 from golden.softmax import NEG_INF
-from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX, su_head_cycles
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.l3.cases import SPECS
@@ -34,9 +34,21 @@ ABSTRACT = {UNIT_BANK_PU, UNIT_SOFTMAX, UNIT_RANK}
 # and needs them as functions): the chunk-4 softmax unit then spans its whole transaction, 67 cycles in ~40 s
 # alone, the chunk-16 one reaches 62 of 115 in 40 s (31 as functions)
 FREE_EVERY_CYCLE = {UNIT_SOFTMAX}
-# budgets past the default 40 s: the chunk-4 softmax unit's transaction (67 cycles), the rank's front end
-# (Yosys alone takes ~30 s of it)
-TIMEOUT = {"l3_softmax_unit-chunk4-max_tokens64": 90, "l3_rank-banks4-d_head32-max_tokens64": 60}
+# Formal sizes (tb/formal/contract.py ``params``): the smallest legal buffers, the same control code with its
+# loop bounds shrunk. The chunk-16 softmax unit: a buffer of one chunk, so its longest head is one whole chunk
+# (every collector lane, the full ChunkStats pipeline, the fold, the reciprocal and pass 2) and a longer one is
+# the LEN_OVER error path; the rank: 4 tokens (a multiple of its 4 banks and 4 V groups: one K and V column)
+SIZE = {
+    "l3_softmax_unit-chunk16-max_tokens256": {"max_tokens": 16},
+    "l3_rank-banks4-d_head32-max_tokens64": {"max_tokens": 4},
+}
+# budgets past the default 40 s: the chunk-4 softmax unit's transaction (67 cycles), the chunk-16 one's, the
+# rank's front end (Yosys alone takes ~30 s of it)
+TIMEOUT = {
+    "l3_softmax_unit-chunk4-max_tokens64": 90,
+    "l3_softmax_unit-chunk16-max_tokens256": 120,
+    "l3_rank-banks4-d_head32-max_tokens64": 60,
+}
 COLLECT_CHUNK, COUNT_BITS = 4, 8  # the chunk-4 softmax unit's collector; its count is wider in the unit
 COLLECT_DEPTH = 12  # reset + 2 x (4 scores + the chunk out) + 1: two chunks, one held under backpressure
 MAPPING_DEPTH = 7  # reset + 2 beats + latency 3 + 1: one window in and both its beats out
@@ -45,6 +57,16 @@ RELAYOUT_DEPTH = 13  # reset + 8 beats in + latency 3 + 1: a whole burst written
 
 def _abstract(s: TbSpec) -> bool:
     return s.unit in ABSTRACT
+
+
+def _response(s: TbSpec) -> int | None:
+    """The chunk-16 softmax unit's response bound at its SIZE: the longest head's cycles, first score to last
+    probability (hw.l3.cycles.su_head_cycles; an over-long head's error item comes sooner); others: the
+    cycle model's default."""
+    size = SIZE.get(s.tag)
+    if s.unit != UNIT_SOFTMAX or size is None:
+        return None
+    return su_head_cycles(size["max_tokens"], s.params["chunk"], size["max_tokens"])
 
 
 def byte_sources(inverse: bool) -> dict[tuple[int, int], tuple[int, int]]:
@@ -160,10 +182,12 @@ PROPS = [
     *(
         contract_spec(
             s,
+            response=_response(s),
             mode="prove" if s.unit in PROVED else "bmc",
             abstract=_abstract(s),
             functional=s.unit not in FREE_EVERY_CYCLE,
             timeout=TIMEOUT.get(s.tag, 40),
+            params=SIZE.get(s.tag),
         )
         for s in SPECS
     ),
