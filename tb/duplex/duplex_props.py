@@ -55,9 +55,9 @@ def _contract(s: TbSpec) -> FormalSpec:
     if s.unit == UNIT_GEMM_MODULE:
         return contract_spec(s, abstract=True, functional=False, timeout=120)
     if s.unit == UNIT_STACK:
-        return contract_spec(s, abstract=True, functional=False, timeout=120, params=STACK_SIZE)
+        return contract_spec(s, abstract=True, functional=False, params=STACK_SIZE, engine="abc")
     response = softmax_response(s.params.get("normalize", True))
-    return contract_spec(s, response=response, abstract=True, params=SOFTMAX_SIZE)
+    return contract_spec(s, response=response, abstract=True, params=SOFTMAX_SIZE, engine="abc")
 
 
 def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:

@@ -135,6 +135,7 @@ def contract_spec(
     abstract: bool = False,
     functional: bool = True,
     params: dict | None = None,
+    engine: str = "smtbmc",
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -144,7 +145,7 @@ def contract_spec(
     full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
     of their operands unless not ``functional``. ``params``: a formal size, overriding testbench parameters
     (the same control code with shorter loops, so the check spans a transaction: the property module says
-    why the contract there is the unit's)."""
+    why the contract there is the unit's). ``engine``: the check's (tb/formal/sby.py)."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
     params = {**tb.params, **(params or {})}
@@ -172,4 +173,4 @@ def contract_spec(
         f"bound {response}{bound}"
     )
     name = f"contract-{tb.tag}{'-abstract' if abstract else ''}"
-    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout, size)
+    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout, size, engine)

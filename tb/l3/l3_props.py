@@ -46,7 +46,7 @@ SIZE = {
 # rank's front end (Yosys alone takes ~30 s of it)
 TIMEOUT = {
     "l3_softmax_unit-chunk4-max_tokens64": 90,
-    "l3_softmax_unit-chunk16-max_tokens256": 120,
+    "l3_softmax_unit-chunk16-max_tokens256": 60,
     "l3_rank-banks4-d_head32-max_tokens64": 60,
 }
 COLLECT_CHUNK, COUNT_BITS = 4, 8  # the chunk-4 softmax unit's collector; its count is wider in the unit
@@ -188,6 +188,7 @@ PROPS = [
             functional=s.unit not in FREE_EVERY_CYCLE,
             timeout=TIMEOUT.get(s.tag, 40),
             params=SIZE.get(s.tag),
+            engine="abc" if s.tag in SIZE else "smtbmc",
         )
         for s in SPECS
     ),
