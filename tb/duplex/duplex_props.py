@@ -3,9 +3,14 @@ the GEMM module's controller checked to route each K tile's operands (``gemm-rou
 
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module
-(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); stack
-(abstract) 8 of 49 (41 + 20 s; with its values free every cycle, as now, 30 in 40 s alone); softmax unit
-(abstract) 33 of 72 and 27 of 52 without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
+(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); activation
+unit proved (49 + 38 s). At a formal size (STACK_SIZE, SOFTMAX_SIZE: why below), by ABC's bmc3, run alone at
+9ea7fbd (one pytest process, load ~7 from other jobs): stack (abstract) 43 of 44 in its then 40 s budget (47
++ 5 s; all 44 in 22 s at load ~4: hence 90 s), a whole transaction being reset + the cycle model's 8 x 8 x 1
+GEMM's 32 cycles + its next DESC; softmax unit (abstract) 32 of 32 (5 + 3 s) and 23 of 23 without
+normalization (4 + 3 s), a whole transaction: reset, the longest (2-beat) row's 29 and 20 cycles and the
+next row's first beat. Before (testbench sizes, smtbmc): stack 8-30 of 49, softmax unit 33-37 of 72 and
+27-32 of 52."""
 
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ def _contract(s: TbSpec) -> FormalSpec:
     if s.unit == UNIT_GEMM_MODULE:
         return contract_spec(s, abstract=True, functional=False, timeout=120)
     if s.unit == UNIT_STACK:
-        return contract_spec(s, abstract=True, functional=False, params=STACK_SIZE, engine="abc")
+        return contract_spec(s, abstract=True, functional=False, timeout=90, params=STACK_SIZE, engine="abc")
     response = softmax_response(s.params.get("normalize", True))
     return contract_spec(s, response=response, abstract=True, params=SOFTMAX_SIZE, engine="abc")
 

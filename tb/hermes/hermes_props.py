@@ -9,8 +9,11 @@ Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 w
 docs/guide.md has the latest run): dot path 20 of 20, two operations and both results (40 + 10 s); lane
 equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
 4 bits (63 + 23 s); GEMV unit 13 of 168 (41 + 11 s), core 9 of 168 (41 + 24 s): past the solver (the bit-
-serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper); activation unit
-(abstract) 20 of 74 (41 + 6 s; since then with values free every cycle: 27 in 40 s alone)."""
+serial multipliers are the bulk; abstracting the FP arithmetic does not take them deeper). The activation
+unit (abstract) at its formal size (ACT_SIZE: why below), by ABC's bmc3, run alone at 9ea7fbd (load ~7 from
+other jobs): 33 of 33 (11 + 4 s), a whole transaction: reset, its longest one (a 2-beat softmax, 30 cycles)
+and the next one's first beat; at the testbench's size it reached 20-27 of 74 with smtbmc, and bmc3 did not
+finish 74 in 200 s."""
 
 from __future__ import annotations
 

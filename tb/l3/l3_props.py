@@ -6,9 +6,18 @@ at their boundary with the scores in order (``collector-data-chunk4``, bounded).
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7
 and 13 of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41
-+ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s), since
-then with values free every cycle: all 67 in ~40 s and 62 of 115 in 40 s alone; rank (abstract) 8 of 275 (61 +
-56 s: Yosys takes ~30 s of each)."""
++ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s; since then with values free every cycle: all 67
+in ~40 s alone). At a formal size (SIZE: why below), by ABC's bmc3, run alone at 9ea7fbd (load ~7 from other
+jobs): the chunk-16 softmax unit (abstract) 66 of 66 (26 + 18 s), a whole transaction: reset, its longest head
+(one chunk of 16, 63 cycles) and the next head's first score (at the testbench's size smtbmc reached 44-62 of
+115 and bmc3 did not finish 115 in 200 s); the rank (abstract) 49 of 275 (116 + 24 s; Yosys builds the
+bit-level model in ~40 s of it), short of a transaction: its smallest legal size (4 banks, d_head 32, 4 tokens:
+the geometry's and the buffers' lower bounds) is still 34,198 flip-flops and 284,303 AND gates bit-blasted, and
+its shortest head that runs is 119 cycles (K, V and Q writes of one burst each, 24 beats through the re-layout
+unit, then 92 cycles of RDs at tCCD_L, the adder unit, the softmax unit and the read-out), fixed by the
+paper's burst and timing; bmc3 reached 46 frames in 30 s and 53 in 150 s, smtbmc 22 in 150 s (8-10 at 64
+tokens). The rank is checked through its malformed commands (LEN_ZERO, LEN_OVER at the RUN, PARTIAL_BURST
+writes) and the writes and the run's start of every head; its sub-units' contracts are checked alone above."""
 
 from __future__ import annotations
 
