@@ -41,12 +41,14 @@ PROVED = {UNIT_ADDER}  # k-induction closes at the contract's depth (the re-layo
 ABSTRACT = {UNIT_BANK_PU, UNIT_SOFTMAX, UNIT_RANK}
 # ... with the values free every cycle (a smaller model; the bank PU, and so the rank, rests on held operands
 # and needs them as functions): the chunk-4 softmax unit then spans its whole transaction, 67 cycles in ~40 s
-# alone, the chunk-16 one reaches 62 of 115 in 40 s (31 as functions)
+# alone (the chunk-16 one at the testbench's size 62 of 115 in 40 s, 31 as functions: hence SIZE)
 FREE_EVERY_CYCLE = {UNIT_SOFTMAX}
 # Formal sizes (tb/formal/contract.py ``params``): the smallest legal buffers, the same control code with its
 # loop bounds shrunk. The chunk-16 softmax unit: a buffer of one chunk, so its longest head is one whole chunk
 # (every collector lane, the full ChunkStats pipeline, the fold, the reciprocal and pass 2) and a longer one is
-# the LEN_OVER error path; the rank: 4 tokens (a multiple of its 4 banks and 4 V groups: one K and V column)
+# the LEN_OVER error path (heads of several chunks, the fold across chunks and its stall when chunks come
+# faster than its 11-cycle update: the same code, which the chunk-4 unit's contract spans over 64 tokens); the
+# rank: 4 tokens (a multiple of its 4 banks and 4 V groups: one K and one V column per bank)
 SIZE = {
     "l3_softmax_unit-chunk16-max_tokens256": {"max_tokens": 16},
     "l3_rank-banks4-d_head32-max_tokens64": {"max_tokens": 4},
