@@ -6,8 +6,8 @@ docs/guide.md has the latest run): gemm-routing 14 of 14, a whole transaction (3
 (abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); activation
 unit proved (49 + 38 s). At a formal size (STACK_SIZE, SOFTMAX_SIZE: why below), by ABC's bmc3, run alone at
 9ea7fbd (one pytest process, load ~7 from other jobs): stack (abstract) 43 of 44 in its then 40 s budget (47
-+ 5 s; all 44 in 22 s at load ~4: hence 90 s), a whole transaction being reset + the cycle model's 8 x 8 x 1
-GEMM's 32 cycles + its next DESC; softmax unit (abstract) 32 of 32 (5 + 3 s) and 23 of 23 without
++ 5 s; hence 90 s), at 12cd2f7 44 of 44 (17 + 3 s), a whole transaction: reset, the cycle model's 8 x 8 x 1 GEMM's
+32 cycles and its next DESC; softmax unit (abstract) 32 of 32 (5 + 3 s) and 23 of 23 without
 normalization (4 + 3 s), a whole transaction: reset, the longest (2-beat) row's 29 and 20 cycles and the
 next row's first beat. Before (testbench sizes, smtbmc): stack 8-30 of 49, softmax unit 33-37 of 72 and
 27-32 of 52."""
