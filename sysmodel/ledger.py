@@ -228,7 +228,7 @@ def evaluate(
         within,
         (cause or "unexplained") if missed else "",
         c.note,
-        *_band(float(c), model, band),
+        *_band(c, model, band),
     )
 
 
@@ -246,12 +246,16 @@ def moved(model: float, alternatives: tuple[float, ...]) -> tuple[float, ...] | 
     return alternatives if any(abs(a / model - 1) > MOVES for a in alternatives if model) else None
 
 
-def _band(paper: float, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:
-    if not alternatives or math.isnan(paper):
+def _band(c: Claim, model: float, alternatives: tuple[float, ...] | None) -> tuple[float, float, str]:
+    """[low, high] over the point and its alternatives, and whether the paper lies inside: its value, or for a
+    direction it states without a number, a value on the stated side of 1."""
+    paper = float(c)
+    if not alternatives or (math.isnan(paper) and not c.ratio):
         return math.nan, math.nan, ""
     values = [model, *map(float, alternatives)]
     lo, hi = min(values), max(values)
-    return lo, hi, "yes" if lo <= paper <= hi else "no"
+    inside = (hi > 1 if c.above else lo < 1) if math.isnan(paper) else lo <= paper <= hi
+    return lo, hi, "yes" if inside else "no"
 
 
 def summary(rs: list[Row]) -> dict:

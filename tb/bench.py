@@ -298,13 +298,17 @@ def render_sysmodel(d: dict) -> list[str]:
 def bench_gpu() -> dict:
     """The calibrated GPU's error per kernel class and per element-wise kernel (issue 54); seconds to run
     alone (`make bench PART=gpu`)."""
-    from sysmodel.cost.gpu_validation import class_errors
+    from sysmodel.cost.gpu_validation import class_errors, gemm_balance_errors
 
-    return {"classes": class_errors(), "elementwise": class_errors("elementwise")}
+    return {
+        "classes": class_errors(),
+        "elementwise": class_errors("elementwise"),
+        "balance": gemm_balance_errors(),
+    }
 
 
 def render_gpu(d: dict) -> list[str]:
-    from sysmodel.report.gpu import class_error_lines
+    from sysmodel.report.gpu import balance_lines, class_error_lines
 
     return [
         "The calibrated GPU (sysmodel/cost/gpu.py) per kernel class against Vidur's public A100/H100 measurements, "
@@ -316,6 +320,11 @@ def render_gpu(d: dict) -> list[str]:
         "kernels):",
         "",
         *class_error_lines(d["elementwise"]),
+        "",
+        "GEMMs by the law's compute / memory ratio, modelled / measured - 1 (the law takes the longer term; near "
+        "the ridge, 0.8-1.6, loads and tensor-core work do not fully overlap):",
+        "",
+        *balance_lines(d["balance"]),
     ]
 
 

@@ -129,7 +129,7 @@ def test_fig11_statements_are_over_the_figures_three_models() -> None:
 def test_fig11_statements_are_banded_by_the_kv_and_refresh_policies() -> None:
     """The paper leaves the KV policy and Logic-PIM's refresh scheme unstated: the 1.36x is given at the
     defaults (paged KV, on-time refresh) with the reserve policy's and per-bank refresh's values spanning its
-    band (a direction without a number has no band to lie in)."""
+    band (a direction without a number lies inside where some value of its band points its way)."""
 
     def cells(duplex: float, et: float) -> list[dict]:
         return [_fig11_row(m, 100, 180, duplex, et, ls) for m in paper.FIG11_MODELS for ls in paper.LENGTHS]
@@ -138,7 +138,8 @@ def test_fig11_statements_are_banded_by_the_kv_and_refresh_policies() -> None:
     got = {r.quantity: r for r in claims.banded(point, reserve, refresh)}
     gain = got[paper.ET_OVER_DUPLEX_MAX.quantity]
     assert (gain.model_value, gain.band_low, gain.band_high) == pytest.approx((200 / 150, 1.1, 2.0))
-    assert math.isnan(got[paper.FIG11_DIRECTIONS["lowest"].quantity].band_low)
+    lowest = got[paper.FIG11_DIRECTIONS["lowest"].quantity]
+    assert lowest.band_low <= lowest.model_value <= lowest.band_high and lowest.in_band == "yes"
     assert figures.REFRESH_BAND in memory.REFRESH and figures.REFRESH_BAND != memory.DEFAULT_REFRESH
 
 

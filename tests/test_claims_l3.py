@@ -85,33 +85,57 @@ def test_fig11_trends_compare_the_fewest_ranksets_with_the_most() -> None:
 
 
 class _Grids:
-    """A report context that records the grids asked of it (name and arguments) instead of running them."""
+    """A report context that records the grids asked of it (name and arguments) instead of running them: one cell
+    per grid, as the grid's rows are."""
 
     requests = 7
 
     def grid(self, name: str, fn, *args):
-        return {"name": name, "fn": fn.__name__, "args": args}
+        return [{"name": name, "fn": fn.__name__, "args": args}]
 
 
 def test_fig8_is_computed_under_each_unstated_settings_alternative() -> None:
     """Issue 53 item 4: besides the reserve KV policy, Fig. 8's cells are rerun with every GPU at each
-    alternative efficiency profile (the default is AttAcc's, on which the paper's simulator builds)."""
+    alternative efficiency profile (the default is AttAcc's, on which the paper's simulator builds), and with L3
+    (alone: the baselines' cells are the default's) at each other prefill in GPU-bound stages."""
     from sysmodel.cost.stage import PROFILES
+    from sysmodel.designs.l3.model import GPU_BOUND
 
     figures.fig8_cells.cache_clear()
     cells, alternatives = figures.fig8_cells(_Grids())
-    assert cells == {"name": "l3-fig8", "fn": "fig8", "args": (7,)}
-    assert alternatives["reserve"]["args"] == (7, "reserve")
+    assert cells == [{"name": "l3-fig8", "fn": "fig8", "args": (7,)}]
+    assert alternatives["reserve"][0]["args"] == (7, "reserve")
     assert set(figures.GPU_PROFILES) <= set(PROFILES) and "attacc" not in figures.GPU_PROFILES
     for p in figures.GPU_PROFILES:
-        assert alternatives[p] == {"name": f"l3-fig8-{p}", "fn": "fig8", "args": (7, "vllm", p)}
+        assert alternatives[p] == [{"name": f"l3-fig8-{p}", "fn": "fig8", "args": (7, "vllm", p)}]
+    assert GPU_BOUND[1:] == ("chunk",)
+    assert alternatives["chunk"] == [
+        {"name": "l3-fig8-chunk", "fn": "fig8", "args": (7, "vllm", "attacc", "chunk", ("L3",))}
+    ]
     figures.study_ratios.cache_clear()
     studies, study_alternatives = figures.study_ratios(_Grids())
-    assert studies == {"name": "l3-studies", "fn": "studies", "args": (7, cells)}
+    assert studies == [{"name": "l3-studies", "fn": "studies", "args": (7, cells)}]
     for p in figures.STUDY_PROFILES:  # each profile's studies on its own Fig. 8 cells
-        assert study_alternatives[p] == {"name": f"l3-studies-{p}", "fn": "studies", "args": (7, alternatives[p], p)}
+        assert study_alternatives[p] == [{"name": f"l3-studies-{p}", "fn": "studies", "args": (7, alternatives[p], p)}]
     figures.fig8_cells.cache_clear()
     figures.study_ratios.cache_clear()
+
+
+def test_an_l3_alternative_keeps_the_baselines_cells_and_bands_the_floors() -> None:
+    """An alternative of L3's own setting reruns L3 only: its cells are the default's with L3's values replaced,
+    and L3's smallest speedups, directions without a paper number, are banded over it: LongBench's chunked
+    prompts (L3 below HBM-PIM) are the band's low end, the paper's direction inside it."""
+    cells = [
+        _cell("opt-66b", "dolphin", 100.0, 25.0, 50.0, 40.0),
+        _cell("gpt3-175b", "longbench", 47.5, 34.7, 39.6, 12.5),
+    ]
+    chunked = [cells[0], cells[1] | {"L3": 36.7, "L3 batch": 2.4}]
+    got = {r.quantity: r for r in claims.fig8_rows(cells, [chunked])}
+    hbm = got["smallest speedup over HBM-PIM"]
+    assert (hbm.band_low, hbm.model_value) == pytest.approx((36.7 / 39.6, 47.5 / 39.6))
+    assert hbm.direction_agrees == "yes" and hbm.in_band == "yes"
+    assert got["smallest batch size over HBM-PIM"].band_low == pytest.approx(2.4 / 4.0)
+    assert "0.93 of HBM-PIM" in claims.GAPS[hbm.quantity]
 
 
 def test_a_study_is_banded_only_where_a_gpu_profile_moves_it_by_more_than_5_percent() -> None:
@@ -139,20 +163,19 @@ def test_the_headline_band_spans_every_alternative() -> None:
 
 def test_fig11_range_is_banded_by_the_gpu_profiles() -> None:
     """The TBT ratios at 16 ranksets move by more than 5% between the GPU profiles (so they carry the band);
-    the point lies inside its band; the trends, directions without a paper number, carry none."""
+    the point lies inside its band; the trends, directions without a paper number, are banded too where a profile
+    moves them, the paper inside where some profile's ratio points its way."""
     point, alternatives = figures.tbt_ratios(), [figures.tbt_ratios(p) for p in figures.GPU_PROFILES]
     got = {r.quantity: r for r in claims.tbt_rows(point, alternatives)}
     for c in paper.TBT_16_RANKSETS:
         r = got[c.quantity]
         assert r.band_low <= r.model_value <= r.band_high and r.in_band in ("yes", "no")
         assert r.band_high / r.band_low > 1.05, "a band of a setting that moves the claim by 5% or less"
-    assert not got[paper.TBT_FEWEST.quantity].in_band and not got[paper.TBT_SCALING.quantity].in_band
+    for c in (paper.TBT_FEWEST, paper.TBT_SCALING):
+        r = got[c.quantity]
+        assert r.in_band == ("yes" if (r.band_high > 1 if c.above else r.band_low < 1) else "no")
+        assert r.band_low <= r.model_value <= r.band_high
     assert figures.GPU_DEFAULT in claims.GAPS[paper.TBT_16_RANKSETS[0].quantity]
-
-
-def test_the_r_pim_headline_cause_quotes_the_attention_ratio() -> None:
-    """The R-PIM gap's named cause: on an attention-bound cell the speedup stops at R-PIM's attention time over
-    L3's, 7.97 (1/R_PIM_FACTOR against the RTL's cycles), below the paper's 9.2."""
 
 
 def test_the_r_pim_headline_cause_quotes_the_attention_ratio_and_its_ceiling() -> None:
@@ -170,6 +193,19 @@ def test_the_r_pim_headline_cause_quotes_the_attention_ratio_and_its_ceiling() -
     ceiling = float(np.max((balance + ratio) / np.maximum(balance, 1)))
     assert ceiling == pytest.approx(1 + ratio, rel=1e-3) and ceiling < paper.HEADLINE["R-PIM"]
     assert f"at most {1 + ratio:.2f} (at G = A)" in claims.GAPS["speedup over R-PIM"]
+
+
+def test_r_pim_as_hermes_units_is_bandwidth_bound() -> None:
+    """R-PIM "represents Hermes" (§6.1): on L3's DIMMs, Hermes' measured GEMV unit keeps up with the K/V reads and
+    its activation unit's softmax adds under 1% even on a short head, so only the bandwidth bounds the headline;
+    the cause quotes both shares."""
+    units = figures.r_pim_units()
+    assert 0 < units["gemv"] < 1 and 0 < units["softmax"] < 0.01
+    assert figures.r_pim_units(8192)["softmax"] < units["softmax"]  # fixed cycles weigh less on longer heads
+    cause = claims.GAPS["speedup over R-PIM"]
+    assert (
+        f"takes {units['gemv']:.0%} of its K/V read" in cause and f"serial in Hermes, {units['softmax']:.1%}" in cause
+    )
 
 
 # --- claims(ctx): the paper's claims computed once, from the committed report cache (issue 53) ---

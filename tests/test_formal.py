@@ -131,3 +131,15 @@ def test_formal_column_names_abstract_contracts() -> None:
     assert formal_cell([], spec) == "not covered"
     sized = {**bounded, "name": f"contract-{spec.tag}-abstract", "size": "max_tokens=4"}
     assert formal_cell([sized], spec) == "bounded d=6 abstract at max_tokens=4"
+
+
+def test_core_contract_replaces_its_gemv_unit_by_the_gemv_contract() -> None:
+    """The core's composed check (tb/hermes/hermes_props.py) builds no GEMV unit: the stand-in's ready, valid
+    and payload are free inputs of the model checker (under the GEMV contract's assumptions)."""
+    from hw.hermes import gemv
+    from tb.hermes.hermes_props import FORMAL_GEMV
+
+    spec = next(p for n, p in PROPS.items() if n.startswith("contract-hermes_core"))
+    _top, port_values = spec.build()
+    free = [len(v) for v in port_values if getattr(v, "name", "") == "guaranteed_free"]
+    assert free == [1, 1, gemv.out_layout(FORMAL_GEMV).size]

@@ -5,6 +5,7 @@ ever chosen by name; its constants are named with their sources."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -83,7 +84,9 @@ def test_rest_of_layer_decode_held_out_rows_within_10_percent_up_to_width_4(iter
 # Held-out rows the 20% guard leaves to the strict xfails below, each with its measured cause
 BEYOND_20 = {
     ("a100", "prefill", "llama3-8b", 256, 4): "24% under: its gate-up GEMM measures 117 us at 256 tokens "
-    "against 188 us at 512, below any tile schedule (every GEMM at 256 tokens measures 11-13% slow)",
+    "against 188 us at 512; the law's 72 us takes the longer of its compute (67 us) and memory (50 us) terms, "
+    "near the ridge, where measured GEMMs run a median 10% slower than that (test_gemm_law_is_under_only_near_the_"
+    "ridge)",
 }
 
 
@@ -104,13 +107,29 @@ def test_rest_of_layer_rows_beyond_20_percent(iterations) -> None:
     assert all(_rest_err(r, collectives=False) < 0.20 for r in named)
 
 
+def test_gemm_law_is_under_only_near_the_ridge() -> None:
+    """The GEMM law's error follows its compute / memory balance, not the row count: on both GPUs the measured
+    GEMMs whose two terms are within 0.8-1.6 of each other (256-512 rows: the A100's and H100's ridges) run a
+    median 10-11% slower than the longer term, those far from it (under 0.8, over 2.5) within 2%. The law takes
+    the longer term, as if loads and tensor-core work overlapped fully; near the ridge they do not."""
+    for r in gpu_validation.gemm_balance_errors():
+        if (r["low"], r["high"]) == (0.8, 1.6):
+            assert r["rows"] > 100 and r["median"] < -0.08, r
+        elif r["low"] in (0.0, 2.5):
+            assert r["rows"] > 1000 and abs(r["median"]) < 0.02, r
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="GEMM kernel choice: 4 of 64 A100 mixed rows, 10 of 256 A100 and 6 of 128 H100 prefill rows and 4 of "
-    "224 A100 decode rows (Meta-Llama-3-8B at width 8) are 10-24% off: at 256 tokens every GEMM measures a "
-    "median 11-13% slower than the fastest tile schedule on both GPUs (Meta-Llama-3-8B's gate-up at width 4: "
-    "117 us at 256 tokens, 188 us at 512), InternLM-20B's mixed rows at width 4 12% over, and a tiny GEMM "
-    "(3584 x 4096 per device) steps +80% from 64 to 112 rows: the library's choice there is none of the law's",
+    reason="GEMMs near the ridge: 4 of 64 A100 mixed rows, 10 of 256 A100 and 6 of 128 H100 prefill rows and 4 of "
+    "224 A100 decode rows (Meta-Llama-3-8B at width 8) are 10-24% off, the 256-token ones measuring 11-13% slower "
+    "than any tile schedule. Where the law's compute and memory terms are within 0.8-1.6 of each other the "
+    "measured GEMMs are a median 10-11% slower than the longer term on both GPUs, 2% elsewhere "
+    "(test_gemm_law_is_under_only_near_the_ridge): loads and tensor-core work do not fully overlap there. A "
+    "smooth roofline ((c^p + m^p)^(1/p), p fitted: 2.6 A100, 1.6 H100) took the A100's 256-row median from -13% "
+    "to -6% but put the H100's 512-row GEMMs 7% over and its held-out prefill median past 5%: no one overlap law "
+    "fits both. Also InternLM-20B's mixed rows at width 4 12% over, and a tiny GEMM (3584 x 4096 per device) "
+    "steps +80% from 64 to 112 rows: the library's choice there is none of the law's",
 )
 def test_rest_of_layer_every_held_out_row_within_10_percent(iterations) -> None:
     for key, errs in _rest_groups(iterations, collectives=False).items():
@@ -127,14 +146,15 @@ def test_rest_of_layer_with_all_reduces_on_held_out_rows(iterations) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="NCCL's small all-reduces are not monotonic in the worker count: on the A100 the held-out 4 workers "
-    "measure 16-26 us from 20 kB to 1 MB against 45-60 us at 2 and 25-35 us at 8 (with 60 us outliers at "
-    "neighbouring sizes at every width), so a latency law fitted on 2 and 8 workers is 30-150% over at 4. "
-    "NCCL's own selection model does not explain it: in src/graph/tuning.cc (ncclTopoTuneModel) every "
-    "algorithm's latency inside a node grows with the ranks (ring and tree: base + 2 (ranks - 1) x a per-hop "
-    "NVLink latency; LL ring 3.6 + 0.47 us per hop: 4.5, 6.4 and 10.2 us at 2, 4 and 8), each below every "
-    "measured time (16-60 us). With the all-reduces in, 70 of 224 A100 and 23 of 112 H100 decode rows are "
-    "over 10%; without, 4 and 0",
+    reason="the measured small all-reduce is one of two modes, not a function of size or width: Vidur swept the "
+    "sizes in order (vidur/profiling/utils get_collectives_inputs), 3 timed steps each "
+    "(collectives/collectives_wrapper.py ACTIVE_STEPS), and on the A100 the 63 rows from 16 kB to 1 MB switch "
+    "between a fast (15-35 us) and a slow (~60 us) mode in runs of 16-27 consecutive sizes at each width. Over "
+    "all 63 the medians are 47, 42 and 46 us at 2, 4 and 8 workers (the law fitted on 2 and 8: 41-46 us at 4), "
+    "but the committed table's sizes nearest a 2^(k/2) grid caught mostly the fast runs at 4 workers (median 22 "
+    "us of 11 rows), so a row compared with its size's sample is 30-150% over there. NCCL's own model "
+    "(src/graph/tuning.cc: 4.5-10 us at 2-8 ranks) is below both modes. With the all-reduces in, 70 of 224 A100 "
+    "and 23 of 112 H100 decode rows are over 10%; without, 4 and 0",
 )
 def test_rest_of_layer_with_all_reduces_every_row_within_10_percent(iterations) -> None:
     for key, errs in _rest_groups(iterations, collectives=True).items():
@@ -298,3 +318,22 @@ def test_stream_k_has_no_partial_wave_and_small_tiles_reuse_less() -> None:
     per_element = {t: gpu.tile_s_per_k(a100, fit, t) / (t[0] * t[1]) for t in ((64, 64), (128, 128))}
     assert per_element[64, 64] > per_element[128, 128]
     assert fit.gemm_operand_bw < 5120 * 1.41e9
+
+
+def test_few_row_gemms_run_as_matrix_vector_kernels() -> None:
+    """Llama-2-70B's gate-up GEMM at one token with 4-bit weights (DECA Table 7's A100): a matrix-vector kernel
+    streams the 250 MB of weights in 170 us at the fitted bandwidth, where the tile law would pad the one row to
+    a 64-row tile and take 340 us. The measured rows are FP16, where no GEMM of at most GEMV_MAX_ROWS rows was ever
+    compute-bound: every one is modelled the same with or without the matrix-vector schedule."""
+    a100, fit = get_device("a100-80g-pcie"), gpu.kernel_fit("a100")
+    n, k, w = 2 * 28672, 8192, 2 * 28672 * 8192 * 0.53125
+    streamed = fit.gemm_launch_s + (w + 2 * (n + k)) / (a100.mem_bw * fit.gemm_memory)
+    assert float(gpu.gemm_time(a100, fit, 1, n, k, w)) == pytest.approx(streamed)
+    tiles = replace(a100, vector_flops=0.0)
+    assert float(gpu.gemm_time(tiles, fit, 1, n, k, w)) > 1.9 * streamed
+    for fam in gpu.FAMILY_DEVICE:
+        s, dev = gpu.samples(fam, "gemm"), get_device(gpu.FAMILY_DEVICE[fam])
+        few = s.args[0] <= gpu.GEMV_MAX_ROWS
+        with_gemv = gpu.gemm_time(dev, gpu.kernel_fit(fam), *(a[few] for a in s.args))
+        without = gpu.gemm_time(replace(dev, vector_flops=0.0), gpu.kernel_fit(fam), *(a[few] for a in s.args))
+        assert few.sum() > 100 and np.array_equal(with_gemv, without)

@@ -169,6 +169,18 @@ def test_a_band_spans_the_point_and_its_alternatives() -> None:
     assert (s["banded"], s["in_band"]) == (1, 1) and s["median_band"] == pytest.approx(math.log(7.0 / 3.2))
 
 
+def test_a_stated_direction_is_inside_its_band_where_an_alternative_points_its_way() -> None:
+    """A direction the paper states without a number ("L3 beats every baseline"): the band spans the point and
+    its alternatives, and the paper lies inside where some value of it is on the stated side of 1."""
+    above = ledger.Claim(math.nan, "p", "§1", "A over B", ratio=True, above=True)
+    row = ledger.evaluate(above, 0.93, "named", band=(1.2,))
+    assert (row.band_low, row.band_high, row.in_band, row.direction_agrees) == (0.93, 1.2, "yes", "no")
+    assert ledger.evaluate(above, 0.93, "named", band=(0.95,)).in_band == "no"
+    below = ledger.Claim(math.nan, "p", "§1", "B over A", ratio=True, above=False)
+    assert ledger.evaluate(below, 1.3, "named", band=(0.8,)).in_band == "yes"
+    assert ledger.evaluate(ledger.Claim(math.nan, "p", "§1", "x"), 2.0, band=(3.0,)).in_band == ""
+
+
 def test_only_a_setting_that_moves_the_claim_by_more_than_5_percent_bands_it() -> None:
     assert ledger.moved(2.0, (2.05, 1.98)) is None
     assert ledger.moved(2.0, (2.05, 2.2)) == (2.05, 2.2)  # one alternative moves it 10%: the band spans both

@@ -47,6 +47,8 @@ def test_bad_configs_name_the_field() -> None:
         L3System("gpt3-175b", 8, attention="gpu")
     with pytest.raises(ValueError, match="ranksets: 0 not allowed"):
         HostConfig(ranksets=0)
+    with pytest.raises(ValueError, match="gpu_bound: 'half' not allowed; allowed: whole, chunk"):
+        L3System("gpt3-175b", 8, gpu_bound="half")
     with pytest.raises(Infeasible, match="head dimension 80"):
         L3System("phi-2", 1)
     with pytest.raises(Infeasible, match="weights do not fit"):
@@ -99,6 +101,30 @@ def test_prefill_budget_is_a_multiple_of_16_that_fits_under_the_pim() -> None:
     )
 
 
+def test_a_gpu_bound_stage_runs_whole_prompts_unless_chunked_to_the_letter() -> None:
+    """§5.3's step 3 stops adding prompts once T_GPU > T_PIM; where two short decodes' GPU time already exceeds
+    their PIM time, the default (``whole``) runs prompts whole, as with no decode waiting, and ``chunk`` (steps
+    3-4 to the letter) chunks to one multiple of 16. A PIM-bound batch gets the same chunk under both."""
+    whole, chunk = (L3System("gpt3-175b", 8, gpu_bound=g) for g in model.GPU_BOUND)
+    assert whole.gpu_bound == "whole"
+    gpu, host = whole.layer_parts(StageShape.decode(2, 2 * 100), False)
+    assert gpu > host, "two 100-token decodes are not GPU-bound: the toy point misses the case"
+    assert math.isinf(whole.prefill_budget(2, 2 * 100)) and chunk.prefill_budget(2, 2 * 100) == paper.CHUNK_MULTIPLE
+    assert whole.prefill_budget(32, 32 * 8000) == chunk.prefill_budget(32, 32 * 8000) > paper.CHUNK_MULTIPLE
+
+
+def test_the_budgets_gpu_memo_is_exact() -> None:
+    """prefill_budget keeps each probe's GPU seconds by (decodes, tokens): the GPU's work has no decode context in
+    it, so a memo hit from another stage's context returns what a fresh search computes."""
+    sys = L3System("gpt3-175b", 8)
+    chunk = StageShape.prefill(1, 512)
+    short, long = (StageShape(tokens=40, decode_reqs=40, decode_ctx=40 * n) + chunk for n in (100, 9000))
+    assert sys.gpu_seconds(short, False) == sys.gpu_seconds(long, False)
+    warm = [sys.prefill_budget(40, 40 * n) for n in (9000, 6000, 12000)]
+    assert warm == [L3System("gpt3-175b", 8).prefill_budget(40, 40 * n) for n in (9000, 6000, 12000)]
+    assert sys._budget_gpu, "the searches did not use the memo"
+
+
 def test_l3_serves_a_trace_and_holds_more_than_the_gpu() -> None:
     trace = make_trace("openthoughts", 24, seed=3)
     l3 = simulate(trace, L3System("gpt3-175b", 8))
@@ -121,7 +147,7 @@ def test_fig8_runs_l3_interleaved_and_the_baselines_on_the_kv_policys_iterations
     def record(make, model, trace, requests, scheduler="vllm"):
         seen.add((make, scheduler))
 
-    monkeypatch.setattr(grids, "systems", lambda model, efficiency="attacc": {n: n for n in ("L3", *grids.BASELINES)})
+    monkeypatch.setattr(grids, "systems", lambda model, **kw: {n: n for n in ("L3", *grids.BASELINES)})
     monkeypatch.setattr(grids, "serve", record)
     monkeypatch.setattr(paper, "MODELS", {"gpt3-175b": (8, 1)})
     monkeypatch.setattr(paper, "TRACES", ("openr1",))
@@ -129,6 +155,9 @@ def test_fig8_runs_l3_interleaved_and_the_baselines_on_the_kv_policys_iterations
         seen.clear()
         grids.fig8(10, policy)
         assert seen == {("L3", l3), *((b, policy) for b in grids.BASELINES)}
+    seen.clear()
+    grids.fig8(10, "vllm", "attacc", "chunk", ("L3",))  # an alternative of L3's alone reruns L3 only
+    assert seen == {("L3", "interleave")}
     policies = []
     monkeypatch.setattr(grids, "serve", lambda make, *a, scheduler: policies.append(scheduler))
     for on in (True, False):

@@ -23,7 +23,7 @@ from hw.deca.queues import SqqReadSignature, TileReadSignature
 from hw.deca.tout import ERR
 
 
-def vop_layout(w: int) -> data.StructLayout:
+def vop_layout(w: int, tile: int = TILE) -> data.StructLayout:
     """One vOp for the expansion stage: ``vals`` (the window's values, dense-packed from lane 0),
     ``mask`` (its mask word; all ones dense, zero for a bad descriptor), ``scale`` (its group's BF16
     scale), ``scaled`` (multiply), ``vop`` (index within the tile), ``err`` (the tile's flags so far; final
@@ -34,7 +34,7 @@ def vop_layout(w: int) -> data.StructLayout:
             "mask": w,
             "scale": VALUE_BITS,
             "scaled": 1,
-            "vop": range(TILE // w),
+            "vop": range(tile // w),
             "err": ERR,
         }
     )
@@ -50,8 +50,8 @@ class Dequantize(wiring.Component):
     ``o``: Out(stream of :func:`vop_layout`) — one entry per vOp.
     """
 
-    def __init__(self, w: int = W, lanes: int = LANES):
-        self.w, self.lanes, self.nv = w, lanes, TILE // w
+    def __init__(self, w: int = W, lanes: int = LANES, tile: int = TILE):
+        self.w, self.lanes, self.nv = w, lanes, tile // w
         self.lookups = min(w, 4 * lanes)
         super().__init__(
             {
@@ -60,7 +60,7 @@ class Dequantize(wiring.Component):
                 "maskq": In(TileReadSignature(w)),
                 "scaleq": In(TileReadSignature(VALUE_BITS)),
                 "lut": Out(LookupSignature(self.lookups)),
-                "o": Out(stream.Signature(vop_layout(w))),
+                "o": Out(stream.Signature(vop_layout(w, tile))),
             }
         )
 

@@ -51,11 +51,13 @@ from hw.deca.tout import TOut, chunk_out
 FILL_TO_OUT = PIPE_DEPTH + 1  # + the TOut write; the first chunk is offered the cycle after
 
 
-def check_params(w: int, lanes: int) -> None:
+def check_params(w: int, lanes: int, tile: int = TILE) -> None:
     if w not in W_CHOICES:
         raise ValueError(f"w: {w} not allowed; allowed {', '.join(map(str, W_CHOICES))}")
     if lanes not in LANE_CHOICES:
         raise ValueError(f"lanes: {lanes} not allowed; a power of two from 1 to {LANE_CHOICES[-1]}")
+    if tile & (tile - 1) or not 2 * w <= tile <= TILE:
+        raise ValueError(f"tile: {tile} not allowed; a power of two from 2 * w = {2 * w} to {TILE}")
 
 
 def cycle_model(w: int = W, lanes: int = LANES, bits: int = 8, density: float = 1.0, **_params) -> CycleModel:
@@ -68,7 +70,9 @@ def cycle_model(w: int = W, lanes: int = LANES, bits: int = 8, density: float = 
 
 class DecaPE(wiring.Component):
     """W output lanes per vOp, L big LUTs; queue depths default to Table 3 (SQQ 32 x 64 B, bitmask queue
-    16 x 4 B, scale-factor queue 32 x 2 B). Members: the ports listed in the module docstring."""
+    16 x 4 B, scale-factor queue 32 x 2 B); ``tile`` elements per tile default to the AMX tile's 512 (a
+    smaller one: the same control with fewer vOps, for the formal check). Members: the ports listed in the
+    module docstring."""
 
     def __init__(
         self,
@@ -77,9 +81,10 @@ class DecaPE(wiring.Component):
         sqq_depth: int = SQQ_DEPTH,
         mask_depth: int = MASK_DEPTH,
         scale_depth: int = SCALE_DEPTH,
+        tile: int = TILE,
     ):
-        check_params(w, lanes)
-        self.w, self.lanes = w, lanes
+        check_params(w, lanes, tile)
+        self.w, self.lanes, self.tile = w, lanes, tile
         self.sqq_depth, self.mask_depth, self.scale_depth = sqq_depth, mask_depth, scale_depth
         super().__init__(
             {
@@ -97,10 +102,10 @@ class DecaPE(wiring.Component):
         m.submodules.sqq = sqq = SqqAligner(self.sqq_depth)
         m.submodules.maskq = maskq = TileQueue(self.w, self.mask_depth)
         m.submodules.scaleq = scaleq = TileQueue(VALUE_BITS, self.scale_depth)
-        m.submodules.dequant = dq = Dequantize(self.w, self.lanes)
+        m.submodules.dequant = dq = Dequantize(self.w, self.lanes, self.tile)
         m.submodules.luts = luts = LutArray(self.lanes, dq.lookups)
-        m.submodules.scale_stage = sc = ScaleStage(self.w)
-        m.submodules.tout = tout = TOut(self.w)
+        m.submodules.scale_stage = sc = ScaleStage(self.w, self.tile)
+        m.submodules.tout = tout = TOut(self.w, self.tile)
         for port, sub in (
             (self.sqq, sqq.i),
             (self.mask, maskq.i),

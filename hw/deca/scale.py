@@ -27,18 +27,20 @@ class ScaleStage(wiring.Component):
     """Members: ``i`` In(stream of :func:`~hw.deca.dequant.vop_layout`) — one vOp per entry;
     ``o`` Out(stream of :func:`~hw.deca.tout.chunk_in`) — its W output lanes for TOut."""
 
-    def __init__(self, w: int = W):
-        self.w = w
-        super().__init__({"i": In(stream.Signature(vop_layout(w))), "o": Out(stream.Signature(chunk_in(w)))})
+    def __init__(self, w: int = W, tile: int = TILE):
+        self.w, self.tile = w, tile
+        super().__init__(
+            {"i": In(stream.Signature(vop_layout(w, tile))), "o": Out(stream.Signature(chunk_in(w, tile)))}
+        )
 
     def elaborate(self, platform) -> Module:
         m = Module()
         w = self.w
         lanes = data.ArrayLayout(VALUE_BITS, w)
-        meta = data.StructLayout({"scale": VALUE_BITS, "scaled": 1, "vop": range(TILE // w), "err": ERR})
+        meta = data.StructLayout({"scale": VALUE_BITS, "scaled": 1, "vop": range(self.tile // w), "err": ERR})
         m.submodules.expand = expand = Expand(w)
         en = PipelineCtl(m, self.i, self.o, PIPE_DEPTH).en
-        sd = data.View(vop_layout(w), stage(m, en, self.i.payload.as_value(), "sd"))
+        sd = data.View(vop_layout(w, self.tile), stage(m, en, self.i.payload.as_value(), "sd"))
         m.d.comb += [expand.mask.eq(sd.mask), expand.sd.eq(sd.vals)]
         dd = data.View(lanes, stage(m, en, expand.dd.as_value(), "dd"))
         sd_meta = Signal(meta)  # what travels with the lanes

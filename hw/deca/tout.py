@@ -16,9 +16,9 @@ from golden.deca_spec import ERR_FIELDS, TILE, VALUE_BITS, W
 ERR = data.StructLayout(ERR_FIELDS)  # golden.deca_spec.Err, one bit per flag
 
 
-def chunk_in(w: int) -> data.StructLayout:
+def chunk_in(w: int, tile: int = TILE) -> data.StructLayout:
     """What the scaling stage writes: W BF16 lanes, their vOp index and the tile's flags so far."""
-    return data.StructLayout({"data": data.ArrayLayout(VALUE_BITS, w), "vop": range(TILE // w), "err": ERR})
+    return data.StructLayout({"data": data.ArrayLayout(VALUE_BITS, w), "vop": range(tile // w), "err": ERR})
 
 
 def chunk_out(w: int) -> data.StructLayout:
@@ -29,9 +29,9 @@ def chunk_out(w: int) -> data.StructLayout:
 class TOut(wiring.Component):
     """Members: ``i`` In(stream of :func:`chunk_in`); ``o`` Out(stream of :func:`chunk_out`)."""
 
-    def __init__(self, w: int = W):
-        self.w, self.nv = w, TILE // w
-        super().__init__({"i": In(stream.Signature(chunk_in(w))), "o": Out(stream.Signature(chunk_out(w)))})
+    def __init__(self, w: int = W, tile: int = TILE):
+        self.w, self.nv = w, tile // w
+        super().__init__({"i": In(stream.Signature(chunk_in(w, tile))), "o": Out(stream.Signature(chunk_out(w)))})
 
     def elaborate(self, platform) -> Module:
         m = Module()

@@ -30,10 +30,11 @@ def cycle_model(
     buffer_bytes: int = FULL.buffer_bytes,
     act_lanes: int = ACT_LANES,
     act_buffer_bytes: int = ACT_BUFFER_BYTES,
+    serial_bits: int = FULL.serial_bits,
     **_params,
 ) -> CycleModel:
     """The GEMV unit's, for its timing transaction."""
-    return gemv.cycle_model(multipliers=multipliers, lanes=lanes, buffer_bytes=buffer_bytes)
+    return gemv.cycle_model(multipliers=multipliers, lanes=lanes, serial_bits=serial_bits, buffer_bytes=buffer_bytes)
 
 
 def in_layout(g, act_lanes: int) -> data.StructLayout:
@@ -56,8 +57,9 @@ class NdpCore(wiring.Component):
         buffer_bytes: int = FULL.buffer_bytes,
         act_lanes: int = ACT_LANES,
         act_buffer_bytes: int = ACT_BUFFER_BYTES,
+        serial_bits: int = FULL.serial_bits,
     ):
-        self.gemv = gemv.GemvUnit(multipliers, lanes, buffer_bytes=buffer_bytes)
+        self.gemv = gemv.GemvUnit(multipliers, lanes, serial_bits, buffer_bytes)
         self.act = activation.ActivationUnit(act_lanes, act_buffer_bytes)
         g = self.gemv.g
         super().__init__(

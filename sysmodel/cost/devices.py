@@ -30,6 +30,7 @@ class Device:
     link: str | None = None
     memory: str = "hbm2e"
     tdp_w: float = 0.0
+    vector_flops: float = 0.0  # FP32 FLOP/s of the CUDA cores (non-tensor): matrix-vector kernels run there
 
     @property
     def interconnect(self) -> str:
@@ -72,11 +73,13 @@ DEVICES = {
             1008e9,
             24e9,
             "NVIDIA Ada (AD102) whitepaper: FP16 tensor 165.2 TFLOPS dense "
-            "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI",
+            "(FP32 accumulate), 1008 GB/s GDDR6X, 24 GB, 128 SMs, 450 W; Hermes §VI"
+            "; FP32 82.6 TFLOPS non-tensor (Ada whitepaper)",
             sms=128,
             link="pcie4x16",
             memory="gddr6x",
             tdp_w=450,
+            vector_flops=82.6e12,
         ),
         Device(
             "rtx4090-hermes",
@@ -84,22 +87,26 @@ DEVICES = {
             936e9,
             24e9,
             "the RTX 4090 as Hermes prints it: 936 GB/s (§IV-A1), 330 "
-            "tensor TFLOPS FP16 (§V-A); the real part: rtx4090",
+            "tensor TFLOPS FP16 (§V-A); the real part: rtx4090"
+            "; FP32 82.6 TFLOPS non-tensor (the real part's, Ada whitepaper)",
             sms=128,
             link="pcie4x16",
             memory="gddr6x",
             tdp_w=450,
+            vector_flops=82.6e12,
         ),
         Device(
             "t4-hermes",
             65e12,
             320e9,
             16e9,
-            "Tesla T4 as Hermes §V-E2 prints it: 16 GB, 320 GB/s, 65 tensor TOPS FP16; 70 W (NVIDIA datasheet)",
+            "Tesla T4 as Hermes §V-E2 prints it: 16 GB, 320 GB/s, 65 tensor TOPS FP16; 70 W (NVIDIA datasheet)"
+            "; FP32 8.1 TFLOPS (T4 datasheet)",
             sms=40,
             link="pcie4x16",
             memory="gddr6",
             tdp_w=70,
+            vector_flops=8.1e12,
         ),
         Device(
             "rtx3090-hermes",
@@ -107,52 +114,58 @@ DEVICES = {
             936e9,
             24e9,
             "RTX 3090 as Hermes §V-E2 prints it: 'almost the same graphic memory "
-            "and bandwidth as RTX 4090' (24 GB, 936 GB/s), 142 tensor TOPS FP16; 350 W (NVIDIA datasheet)",
+            "and bandwidth as RTX 4090' (24 GB, 936 GB/s), 142 tensor TOPS FP16; 350 W (NVIDIA datasheet)"
+            "; FP32 35.6 TFLOPS non-tensor (Ampere GA102 whitepaper)",
             sms=82,
             link="pcie4x16",
             memory="gddr6x",
             tdp_w=350,
+            vector_flops=35.6e12,
         ),
         Device(
             "rtx6000-ada",
             364e12,
             960e9,
             48e9,
-            "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W",
+            "DECA Table 7 (960 GB/s, 364 TFLOPS); NVIDIA datasheet 300 W; FP32 91.1 TFLOPS (datasheet)",
             sms=142,
             link="pcie4x16",
             memory="gddr6",
             tdp_w=300,
+            vector_flops=91.1e12,
         ),
         Device(
             "a100-80g-pcie",
             312e12,
             1935e9,
             80e9,
-            "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet (300 W)",
+            "DECA Table 7 (1935 GB/s, 312 TFLOPS); NVIDIA A100 datasheet (300 W); FP32 19.5 TFLOPS (datasheet)",
             sms=108,
             link="pcie4x16",
             tdp_w=300,
+            vector_flops=19.5e12,
         ),
         Device(
             "a100-40g-sxm",
             312e12,
             1555e9,
             40e9,
-            "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s, 400 W); Hermes §V-F",
+            "NVIDIA A100 datasheet (40 GB HBM2, 1555 GB/s, 400 W); Hermes §V-F; FP32 19.5 TFLOPS",
             sms=108,
             link="nvlink-a100",
             tdp_w=400,
+            vector_flops=19.5e12,
         ),
         Device(
             "a100-80g-sxm",
             312e12,
             2039e9,
             80e9,
-            "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs, 400 W); L3 §6.1",
+            "NVIDIA A100 datasheet (2039 GB/s HBM2e, 108 SMs, 400 W); L3 §6.1; FP32 19.5 TFLOPS",
             sms=108,
             link="nvlink-a100",
             tdp_w=400,
+            vector_flops=19.5e12,
         ),
         Device(
             "a100-hbm3",
@@ -160,11 +173,12 @@ DEVICES = {
             3352e9,
             80 * GIB,
             "AttAcc simulator src/config.py 'A100a' (A100 with HBM3): 312 "
-            "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3; 400 W as the A100 SXM",
+            "TFLOPS, 3352 GB/s, 80 GiB, 108 SMs, NVLink3; 400 W as the A100 SXM; FP32 19.5 TFLOPS as the A100",
             sms=108,
             link="nvlink-a100",
             memory="hbm3",
             tdp_w=400,
+            vector_flops=19.5e12,
         ),
         Device(
             "h100-sxm",
@@ -172,21 +186,24 @@ DEVICES = {
             3352e9,
             80 * GIB,
             "AttAcc simulator src/config.py 'H100' (DGX-H100 whitepaper): "
-            "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4, 700 W; Duplex's xPU (notes §2.8)",
+            "989.4 TFLOPS, 3352 GB/s, 80 GiB, 132 SMs, NVLink4, 700 W; Duplex's xPU (notes §2.8)"
+            "; FP32 67 TFLOPS (H100 datasheet, SXM)",
             sms=132,
             link="nvlink-h100",
             memory="hbm3",
             tdp_w=700,
+            vector_flops=67e12,
         ),
         Device(
             "h100-pcie",
             989e12,
             2000e9,
             80e9,
-            "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W",
+            "DECA Table 7 (2000 GB/s, 989 TFLOPS); NVIDIA datasheet 350 W; FP32 51 TFLOPS (H100 datasheet, PCIe)",
             sms=114,
             link="pcie5x16",
             tdp_w=350,
+            vector_flops=51e12,
         ),
         Device(
             "spr-ddr5",

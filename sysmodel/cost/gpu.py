@@ -19,7 +19,15 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   longer of its compute and its operand reads; Osama et al., "Stream-K", PPoPP 2023, in CUTLASS as
   examples/47_ampere_gemm_universal_streamk). Without the operand term the H100's mixed batches (776-848
   rows, just past a multiple of 128) were 12-20% under, and without stream-K the A100's. The earlier law's
-  16- and 32-row tiles are gone: with their operand reads they never won on any measured row.
+  16- and 32-row tiles are gone: with their operand reads they never won on any measured row. A GEMM of at
+  most GEMV_MAX_ROWS rows may also run as a matrix-vector kernel (llama.cpp's mul_mat_vec_q; cuBLAS has gemv
+  kernels too): each weight read once and multiplied with every row on the CUDA cores at ``vector_flops``, no
+  row padded to a tile. On the measured FP16 rows it changes nothing (no GEMM of at most 64 rows is
+  compute-bound there); with 4-bit weights the weights stream 3.8x faster and the tile law, padding one row to
+  64, would be what binds: an extrapolation outside its data (DECA Table 7's A100 was 54 ms for it, 31 without).
+  The longer of compute and memory assumes they overlap fully; near the ridge (the terms within 0.8-1.6 of each
+  other: 256-512 rows) measured GEMMs run a median 10% slower than that on both GPUs, 2% elsewhere
+  (:func:`sysmodel.cost.gpu_validation.gemm_balance_errors`); a fitted smooth roofline fixed one GPU only.
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
@@ -36,9 +44,11 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   alone), + a launch.
 * **All-reduce** (NCCL inside one NVLink/NVSwitch node, ring): ``ar_alpha_s`` + ``ar_alpha_step_s`` per
   device beyond two + 2 (d - 1) / d x bytes / ``ar_busbw``. Its per-call latency is measured (45-60 us at 2
-  A100s), not NCCL's own model (src/graph/tuning.cc: 4-10 us, growing with the ranks), and the measured
-  latency is not monotonic in the ranks (4 A100s: 16-26 us): no sourced mechanism found, so the law stays
-  alpha-beta and the width-4 rows' gap a named strict xfail in tests/test_gpu.py.
+  A100s), not NCCL's own model (src/graph/tuning.cc: 4-10 us, growing with the ranks). Vidur's small
+  all-reduces switch between a fast and a slow mode over runs of consecutive sizes (it swept them in order, 3
+  timed steps each), so the committed table's thinned sizes at 4 A100s (16-26 us) caught the fast mode while
+  all 63 rows from 16 kB to 1 MB have a median (42 us) like 2 and 8 workers' (47, 46): the width-4 rows' gap
+  is that sampling, a named strict xfail in tests/test_gpu.py.
 
 Every constant but the inputs below is a fit (:func:`kernel_fit`, scipy least squares on relative error)
 to the committed tables, per GPU family. Held out of every fit: the model CodeLlama-34B and tensor-parallel
@@ -87,6 +97,9 @@ VALIDATION_ONLY = ("llama3-8b", "llama3-70b")
 TILE_SIDES = (64, 128, 256)
 TILE_SHAPES = tuple((m, n) for m in TILE_SIDES for n in TILE_SIDES)
 STREAM_K_TILE = (128, 128)  # CUTLASS examples/47_ampere_gemm_universal_streamk: stream-K on 128x128x32 tiles
+# Matrix-vector kernels serve GEMMs of at most this many rows: llama.cpp's mul_mat_vec_q (ggml/src/ggml-cuda/
+# mmvq.cuh, MMVQ_MAX_BATCH_SIZE), the kernel of the W4A16 GPU latencies DECA's Table 7 cites
+GEMV_MAX_ROWS = 8
 SKINNY_M = 64  # observed: every profiled GEMM slows by ~20% from M = 64 to 72 (the library switches kernels)
 SPLIT_K_MIN = 256  # CUTLASS docs, "Efficient GEMM in CUDA", split-K: K cut into slices of at least this depth
 THREADS_PER_SM = 2048  # CUDA C++ Programming Guide, compute capabilities 8.0 and 9.0: resident threads per SM
@@ -164,17 +177,30 @@ def stream_k_time(dev: Device, fit: KernelFit, m: np.ndarray, n: float, k: float
     return tiles * k / dev.sms * tile_s_per_k(dev, fit, STREAM_K_TILE)
 
 
-def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> Num:
-    """One GEMM [m, k] x [k, n] on one device: the fastest tiled schedule (every tile shape in waves, and
-    stream-K) against bytes moved, plus a launch."""
+def gemv_compute(dev: Device, m: np.ndarray, n: float, k: float) -> np.ndarray:
+    """Seconds of a matrix-vector kernel's multiply-adds: each of ``m`` <= GEMV_MAX_ROWS rows against every
+    weight on the CUDA cores at their peak, no row padded to a tile (infinite past GEMV_MAX_ROWS, or on a
+    device without a vector peak)."""
+    flops = np.where(m <= GEMV_MAX_ROWS, 2.0 * m * n * k, np.inf)
+    return flops / dev.vector_flops if dev.vector_flops else np.full_like(m, np.inf)
+
+
+def gemm_terms(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> tuple:
+    """(compute, memory) seconds of one GEMM [m, k] x [k, n] on one device: its fastest schedule (every tile
+    shape in waves, stream-K and, for a few rows, a matrix-vector kernel) and its bytes moved."""
     m = np.asarray(m, float)
     col = (-1,) + (1,) * m.ndim  # the tile shapes along a new first axis, broadcast against m
     shapes = tuple(np.reshape(side, col) for side in zip(*TILE_SHAPES, strict=True))
     waves = tile_compute(dev, fit, m, n, k, shapes).min(axis=0)
-    compute = np.minimum(waves, stream_k_time(dev, fit, m, n, k))
+    compute = np.minimum(np.minimum(waves, stream_k_time(dev, fit, m, n, k)), gemv_compute(dev, m, n, k))
     eff = np.where(m <= SKINNY_M, fit.gemm_memory, fit.gemm_memory_wide)
-    memory = (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
-    return np.where(m > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
+    return compute, (np.asarray(weight_bytes) + 2.0 * m * (k + n)) / (dev.mem_bw * eff)
+
+
+def gemm_time(dev: Device, fit: KernelFit, m: ArrayLike, n: float, k: float, weight_bytes: ArrayLike) -> Num:
+    """One GEMM on one device: the longer of its :func:`gemm_terms`, plus a launch."""
+    compute, memory = gemm_terms(dev, fit, m, n, k, weight_bytes)
+    return np.where(np.asarray(m) > 0, fit.gemm_launch_s + np.maximum(compute, memory), 0.0)
 
 
 def elementwise_time(dev: Device, fit: KernelFit, nbytes: ArrayLike) -> Num:
@@ -489,6 +515,7 @@ INPUTS = {
         "min(row, 1024) threads (rotary: min(query pairs, 512))",
     ),
     "SPLIT_K_MIN": (SPLIT_K_MIN, "CUTLASS docs, split-K: the shallowest K slice"),
+    "GEMV_MAX_ROWS": (GEMV_MAX_ROWS, "llama.cpp ggml-cuda/mmvq.cuh MMVQ_MAX_BATCH_SIZE: matrix-vector kernels"),
     "SKINNY_M": (SKINNY_M, f"observed in {SOURCES['kernels']}: every GEMM steps up from 64 to 72 rows"),
     "DECODE_SLOTS_PER_SM": (DECODE_SLOTS_PER_SM, f"observed in {SOURCES['attention']}: the step at 55 requests"),
 }

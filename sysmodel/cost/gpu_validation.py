@@ -15,7 +15,7 @@ Two views, both computed here and rendered by :mod:`sysmodel.report.gpu`:
 
 from __future__ import annotations
 
-from itertools import product
+from itertools import pairwise, product
 
 import numpy as np
 
@@ -121,4 +121,24 @@ def iterations() -> list[dict]:
                     "attacc_s": float(stage_time(cfg, shape, attacc)),
                 }
             )
+    return out
+
+
+# Bounds of the GEMM law's compute / memory ratio that :func:`gemm_balance_errors` groups rows by
+BALANCE_BINS = (0.0, 0.8, 1.6, 2.5, np.inf)
+
+
+def gemm_balance_errors() -> list[dict]:
+    """Per GPU family and bin of the GEMM law's compute / memory ratio (:data:`BALANCE_BINS`): rows and the
+    median and largest modelled / measured - 1 of every measured GEMM (fitted and held out)."""
+    out = []
+    for fam in gpu.FAMILY_DEVICE:
+        s, dev, fit = gpu.samples(fam, "gemm"), DEVICES[gpu.FAMILY_DEVICE[fam]], gpu.kernel_fit(fam)
+        compute, memory = gpu.gemm_terms(dev, fit, *s.args)
+        err, ratio = s.predict(dev, fit, "gemm") / s.measured - 1, compute / memory
+        for lo, hi in pairwise(BALANCE_BINS):
+            part = (ratio >= lo) & (ratio < hi)
+            row = {"gpu": fam, "low": lo, "high": hi, "rows": int(part.sum())}
+            row |= {"median": float(np.median(err[part])), "min": float(err[part].min())} if part.any() else {}
+            out.append(row)
     return out

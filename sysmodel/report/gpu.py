@@ -88,6 +88,18 @@ def _iteration_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def balance_lines(rows: list[dict] | None = None) -> list[str]:
+    """The GEMM law's error by its compute / memory ratio (Markdown, no caption) of ``rows`` (default: computed
+    now, :func:`sysmodel.cost.gpu_validation.gemm_balance_errors`): the report's and `make bench`'s."""
+    lines = ["| GPU | compute / memory | rows | median | lowest |", "| --- | --- | ---: | ---: | ---: |"]
+    for r in gpu_validation.gemm_balance_errors() if rows is None else rows:
+        if r["rows"]:
+            lines.append(
+                f"| {r['gpu']} | {r['low']:g}-{r['high']:g} | {r['rows']} | {r['median']:+.1%} | {r['min']:+.1%} |"
+            )
+    return lines
+
+
 def _against_default(rows: list[dict]) -> list[str]:
     from sysmodel.report import caption
 
@@ -135,7 +147,8 @@ def report_lines(ctx) -> list[str]:
         "`--set efficiency=calibrated` (never a default: every paper section keeps its own method) runs a GPU's "
         "operators on per-kernel cost laws (sysmodel/cost/gpu.py): GEMMs as the fastest of CUTLASS's tile shapes, each "
         "tile "
-        "bound by its FLOPs or its operand reads, run in waves (split-K when SMs idle) or as stream-K, FlashAttention "
+        "bound by its FLOPs or its operand reads, run in waves (split-K when SMs idle) or as stream-K (up to "
+        f"{gpu.GEMV_MAX_ROWS} rows also as a matrix-vector kernel on the CUDA cores), FlashAttention "
         "prefill, paged decode attention, vLLM's row kernels (norms, activation, rotary: a thread block per token) and "
         "the flat residual add, NCCL all-reduces. The tile shapes, stream-K tile and split-K depth are inputs (the "
         "CUTLASS docs and generator, the stream-K example), the decode attention blocks per SM and the "
@@ -157,13 +170,17 @@ def report_lines(ctx) -> list[str]:
         caption("The element-wise class by kernel (the residual add a flat kernel, the others vLLM row kernels)"),
         *class_error_lines(gpu_validation.class_errors("elementwise")),
         "",
+        caption("GEMMs by the law's compute / memory ratio: modelled / measured - 1 (the law takes the longer term)"),
+        *balance_lines(),
+        "",
         "A layer iteration is measured as the sum of its measured kernels (two all-reduces at width > 1). Attention "
         "was measured for one shape (64 query / 8 KV heads, width 2, A100: CodeLlama-34B, Llama-2-70B and "
         "Meta-Llama-3-70B), so only those rows are whole layers; the rest leave attention out of both sides. Small "
-        "all-reduces alternate between about 20 and 60 us at neighbouring sizes in the measurements and are not "
-        "monotonic in the worker count (the A100's held-out 4 workers measure 16-26 us, below both 2 and 8), "
-        "which sets the spread of the decode rows at widths 4 and 8; NCCL's own latency model (src/graph/tuning.cc) "
-        "grows with the ranks and stays under 11 us, so it explains neither.",
+        "all-reduces switch between a fast (15-35 us) and a slow (~60 us) mode over runs of consecutive sizes in "
+        "the measurements (Vidur swept the sizes in order, 3 timed steps each); the table's thinned sizes caught "
+        "mostly the fast runs at the A100's held-out 4 workers (median 22 us) while all its 63 rows from 16 kB to "
+        "1 MB have a median of 42 us, as 2 and 8 workers' (47, 46): that sampling sets the spread of the decode "
+        "rows with all-reduces in. NCCL's own latency model (src/graph/tuning.cc) stays under 11 us, below both.",
         "",
         *_iteration_table(rows),
         "",

@@ -60,9 +60,11 @@ def _contract(s: TbSpec) -> FormalSpec:
     if s.unit == UNIT_GEMM_MODULE:
         return contract_spec(s, abstract=True, functional=False, timeout=120)
     if s.unit == UNIT_STACK:
-        return contract_spec(s, abstract=True, functional=False, timeout=90, params=STACK_SIZE, engine="abc")
+        return contract_spec(
+            s, abstract=True, functional=False, timeout=90, params={**s.params, **STACK_SIZE}, engine="abc"
+        )
     response = softmax_response(s.params.get("normalize", True))
-    return contract_spec(s, response=response, abstract=True, params=SOFTMAX_SIZE, engine="abc")
+    return contract_spec(s, response=response, abstract=True, params={**s.params, **SOFTMAX_SIZE}, engine="abc")
 
 
 def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:

@@ -9,6 +9,10 @@ Assumed of the environment on every input stream, asserted of the unit on every 
 * bounded response: with every input valid and every output ready, some handshake happens at least every
   ``response`` cycles (the cycle model's bound: no state stalls forever).
 
+:func:`behaves` states these of a unit with Assert, or with Assume of a unit a proof replaces by its
+contract (assume-guarantee: the Hermes core's GEMV unit); :func:`answers` adds what a router in front of a
+unit needs (every transaction answered, an idle unit taking input).
+
 Reset is a free input: the checker may reset the unit at any cycle (it must at the first). The recording
 registers live in a reset-less ``fv`` domain on the same clock so a reset does not erase what they saw.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from amaranth.hdl import (
@@ -28,6 +33,7 @@ from amaranth.hdl import (
     Cover,
     Fragment,
     Module,
+    Mux,
     ResetSignal,
     Signal,
     Value,
@@ -79,20 +85,74 @@ def recording_domain(m: Module) -> Signal:
     return started
 
 
-def _held(m: Module, started: Value, past_rst: Value, p: StreamPort) -> None:
-    """valid stays high and payload stable until ready: assumed of inputs, asserted of outputs."""
-    payload = Value.cast(p.port.payload)
-    pv, pr = Signal(name=f"{p.name}_past_valid"), Signal(name=f"{p.name}_past_ready")
-    pp = Signal(len(payload), name=f"{p.name}_past_payload")
-    m.d.fv += [pv.eq(p.port.valid), pr.eq(p.port.ready), pp.eq(payload)]
-    check = Assume if p.inbound else Assert
+def held(m: Module, started: Value, past_rst: Value, name: str, port, check) -> None:
+    """valid stays high and payload stable until ready: ``check`` is Assume of inputs, Assert of outputs."""
+    payload = Value.cast(port.payload)
+    pv, pr = Signal(name=f"{name}_past_valid"), Signal(name=f"{name}_past_ready")
+    pp = Signal(len(payload), name=f"{name}_past_payload")
+    m.d.fv += [pv.eq(port.valid), pr.eq(port.ready), pp.eq(payload)]
     with m.If(started & ~past_rst & pv & ~pr):
-        m.d.comb += check(p.port.valid & (payload == pp), f"{p.name}_held")
+        m.d.comb += check(port.valid & (payload == pp), f"{name}_held")
 
 
-def stream_contract(dut: wiring.Component, response: int) -> Module:
+def behaves(
+    m: Module, started: Value, past_rst: Value, ins: list, outs: list, response: int, check, prefix: str = ""
+) -> None:
+    """What the contract asks of a unit with input streams ``ins`` and output streams ``outs``: held outputs,
+    idle after a reset, no output before an input, bounded response. ``check``: Assert of the unit under
+    proof, Assume of a unit a proof replaces by its contract (assume-guarantee)."""
+    for k, s in enumerate(outs):
+        held(m, started, past_rst, f"{prefix}out{k}", s, check)
+    in_valid, out_valid = _any([s.valid for s in ins]), _any([s.valid for s in outs])
+    accepted = _any([s.valid & s.ready for s in ins])
+    with m.If(past_rst & ~in_valid):
+        m.d.comb += check(~out_valid, f"{prefix}idle_after_reset")
+    seen = Signal(name=f"{prefix}seen")  # an input beat accepted since the last reset (reset with the unit)
+    m.d.sync += seen.eq(seen | accepted)
+    with m.If(~seen & ~in_valid):
+        m.d.comb += check(~out_valid, f"{prefix}no_output_without_input")
+    stall = Signal(range(response + 2), name=f"{prefix}stall")
+    handshake = _any([s.valid & s.ready for s in ins + outs])
+    with m.If(_all([s.valid for s in ins]) & _all([s.ready for s in outs]) & ~handshake):
+        m.d.sync += stall.eq(stall + 1)
+    with m.Else():
+        m.d.sync += stall.eq(0)
+    m.d.comb += check(stall <= response, f"{prefix}bounded_response")
+
+
+def answers(m: Module, i, o, answer: int, accept: int, check, prefix: str = "") -> None:
+    """Every transaction answered, an idle unit ready (what a router in front of the unit needs: the Hermes
+    core): after an input beat with ``last``, an output beat with ``last`` within ``answer`` cycles of a
+    ready sink; with no transaction open (no input since the last ``last`` output), a valid input taken
+    within ``accept`` cycles, ready sink or not; no ``last`` output before its transaction's ``last`` input."""
+    pending, open_ = Signal(name=f"{prefix}pending"), Signal(name=f"{prefix}open")  # reset with the unit
+    owed, waited = Signal(range(answer + 2), name=f"{prefix}owed"), Signal(range(accept + 2), name=f"{prefix}waited")
+    took_in, took_last = i.valid & i.ready, o.valid & o.ready & o.payload.last
+    with m.If(took_last):
+        m.d.sync += [pending.eq(0), open_.eq(0)]
+    with m.If(took_in):
+        m.d.sync += open_.eq(1)
+        with m.If(i.payload.last):
+            m.d.sync += pending.eq(1)
+    m.d.sync += owed.eq(Mux(pending & ~took_last, owed + o.ready, 0))
+    m.d.sync += waited.eq(Mux(~open_ & i.valid & ~i.ready, waited + 1, 0))
+    m.d.comb += [
+        check(owed <= answer, f"{prefix}answered"),
+        check(waited <= accept, f"{prefix}idle_takes_input"),
+        check(~took_last | pending | (took_in & i.payload.last), f"{prefix}last_after_last"),
+    ]
+
+
+def stream_contract(
+    dut: wiring.Component,
+    response: int,
+    done: Callable[[wiring.Component], Value] | None = None,
+    extra: Callable[[Module, Value, Value], None] | None = None,
+) -> Module:
     """A module holding ``dut`` (as ``dut``) and the contract's properties; ``response``: the most cycles
-    with every input valid, every output ready and no handshake (the unit's cycle model bound)."""
+    with every input valid, every output ready and no handshake (the unit's cycle model bound); ``done``:
+    the unit's last output beat of a transaction that ran (covered: the depth spans a whole one); ``extra``:
+    more properties, given the module, ``started`` and the reset's past value."""
     m = Module()
     m.submodules.dut = dut
     started = recording_domain(m)
@@ -105,23 +165,14 @@ def stream_contract(dut: wiring.Component, response: int) -> Module:
     with m.If(~started):
         m.d.comb += Assume(rst, "reset_first")
     for p in sp:
-        _held(m, started, past_rst, p)
-    in_valid, out_valid = _any([s.valid for s in ins]), _any([s.valid for s in outs])
-    accepted = _any([s.valid & s.ready for s in ins])
-    with m.If(past_rst & ~in_valid):
-        m.d.comb += Assert(~out_valid, "idle_after_reset")
-    seen = Signal()  # an input beat accepted since the last reset (reset with the unit)
-    m.d.sync += seen.eq(seen | accepted)
-    with m.If(~seen & ~in_valid):
-        m.d.comb += Assert(~out_valid, "no_output_without_input")
-    stall = Signal(range(response + 2))
-    handshake = _any([s.valid & s.ready for s in ins + outs])
-    with m.If(_all([s.valid for s in ins]) & _all([s.ready for s in outs]) & ~handshake):
-        m.d.sync += stall.eq(stall + 1)
-    with m.Else():
-        m.d.sync += stall.eq(0)
-    m.d.comb += Assert(stall <= response, "bounded_response")
+        if p.inbound:
+            held(m, started, past_rst, p.name, p.port, Assume)
+    behaves(m, started, past_rst, ins, outs, response, Assert)
+    if extra is not None:
+        extra(m, started, past_rst)
     m.d.comb += Cover(started & ~rst & _any([s.valid & s.ready for s in outs]), "output_beat")
+    if done is not None:
+        m.d.comb += Cover(started & ~rst & done(dut), "transaction_done")
     return m
 
 
@@ -135,6 +186,9 @@ def contract_spec(
     abstract: bool = False,
     functional: bool = True,
     params: dict | None = None,
+    why: str | None = None,
+    done: Callable[[wiring.Component], Value] | None = None,
+    extra: Callable[[wiring.Component], Callable[[Module, Value, Value], None]] | None = None,
     engine: str = "smtbmc",
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
@@ -143,12 +197,14 @@ def contract_spec(
     check spans an item accepted, its result leaving and the next item accepted. ``abstract``: the unit's FP
     arithmetic replaced by free values through its pipeline stages (tb/formal/abstract.py: for units whose
     full datapath is past Yosys and the solver in the budget; the contract is about control), as functions
-    of their operands unless not ``functional``. ``params``: a formal size, overriding testbench parameters
-    (the same control code with shorter loops, so the check spans a transaction: the property module says
-    why the contract there is the unit's). ``engine``: the check's (tb/formal/sby.py)."""
+    of their operands unless not ``functional``. ``params``: the unit built at a smaller formal size than its
+    testbench's (the same code, shorter loops; reported under the testbench's row); ``why`` then says why
+    ``depth`` spans a transaction there, and ``done`` (covered) marks its end.
+    ``extra(dut)``: more properties of the unit built (stream_contract's ``extra``). ``engine``: the check's
+    (tb/formal/sby.py)."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
-    params = {**tb.params, **(params or {})}
+    params = params if params is not None else tb.params
     model = mod.cycle_model(**params)
     given = response is not None
     response = response if response is not None else model.latency + math.ceil(model.ii)
@@ -158,19 +214,17 @@ def contract_spec(
         unit = getattr(importlib.import_module(mod_name), cls)
         if not abstract:
             dut = unit(**params)
-            return stream_contract(dut, response), ports(dut)
+            return stream_contract(dut, response, done, extra and extra(dut)), ports(dut)
         with free_arithmetic(functional) as free:
             dut = unit(**params)
-            top = elaborate(stream_contract(dut, response))
+            top = elaborate(stream_contract(dut, response, done, extra and extra(dut)))
         return top, [*ports(dut), *free]
 
-    changed = {k: v for k, v in params.items() if tb.params.get(k) != v}
-    size = ",".join(f"{k}={v}" for k, v in changed.items())
+    size = ",".join(f"{k}={v}" for k, v in params.items() if tb.params.get(k) != v)
     bound = "" if given else f" (cycle model latency {model.latency} + II {model.ii:g})"
-    at = f" at {size}" if size else ""
-    why = (
-        f"{depth} cycles{at}: the reset, then at least one item accepted and its result out within the response "
-        f"bound {response}{bound}"
+    why = why or (
+        f"{depth} cycles{' at ' + size if size else ''}: the reset, then at least one item accepted and its "
+        f"result out within the response bound {response}{bound}"
     )
     name = f"contract-{tb.tag}{'-abstract' if abstract else ''}"
     return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout, size, engine)

@@ -201,7 +201,7 @@ PROPS = [
             abstract=_abstract(s),
             functional=s.unit not in FREE_EVERY_CYCLE,
             timeout=TIMEOUT.get(s.tag, 40),
-            params=SIZE.get(s.tag),
+            params={**s.params, **SIZE[s.tag]} if s.tag in SIZE else None,
             engine="abc" if s.tag in SIZE else "smtbmc",
         )
         for s in SPECS

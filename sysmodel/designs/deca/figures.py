@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from golden.deca_spec import TILE, TILE_ROWS
-from sysmodel.cost.devices import get_device
-from sysmodel.cost.models import load_model
+from sysmodel.cost.devices import GIB, get_device
+from sysmodel.cost.models import StageShape, layer_ops, load_model
+from sysmodel.cost.stage import Engine
 from sysmodel.designs.baselines import device_profile, gpu_only
 from sysmodel.designs.deca import paper
 from sysmodel.designs.deca.roof_surface import (
@@ -200,6 +201,28 @@ class Table7:
     spr_peak: float  # SPR HBM's TMUL peak, TFLOPS
     columns: dict[str, tuple[float, float]]  # each GPU's bandwidth (GB/s) and peak (TFLOPS): sysmodel.cost.devices
     h100_over_spr: tuple[float, float]  # the H100's bandwidth and peak over SPR HBM's
+    kinds_ms: dict[str, dict[str, float]]  # {GPU: {operator kind: ms}} of gpu_ms: where the default profile's time goes
+    ref11: dict[str, Ref11Split]  # {GPU: [11]'s own rows split into a time per layer and a weight stream}
+
+
+@dataclass(frozen=True)
+class Ref11Split:
+    """A GPU's llama.cpp token in [11] as a fixed time per layer plus the weights at a bandwidth, fixed by its two
+    7B rows (same layers, 3.3x the bytes apart) and checked on its 70B q4_0 row (Table 7's)."""
+
+    layer_s: float
+    stream_bw: float  # B/s
+    predicted_s: float  # the 70B q4_0 token by the split
+    measured_s: float  # [11]'s 70B q4_0 token
+
+
+def ref11_split(device: str) -> Ref11Split:
+    """[11]'s rows on ``device`` (paper.REF11_MODELS) split into a time per layer and a weight-streaming bandwidth."""
+    (_, q4_gib, layers), (_, f16_gib, _), (_, big_gib, big_layers) = paper.REF11_MODELS
+    t_q4, t_f16, t_big = (1 / x for x in paper.REF11_TOKENS_PER_S[device])
+    bw = (f16_gib - q4_gib) * GIB / (t_f16 - t_q4)
+    layer_s = (t_q4 - q4_gib * GIB / bw) / layers
+    return Ref11Split(layer_s, bw, big_layers * layer_s + big_gib * GIB / bw, t_big)
 
 
 # Table 7's GPU latencies are measurements (from the repository the paper cites, [11]), which the paper's setup
@@ -219,6 +242,17 @@ def table7_gpu_ms(profile: str, wbytes: float) -> dict[str, float]:
         d: gpu_only("llama2-70b", d, 1, TABLE6_CTX, wbytes, eff=device_profile(profile, d)).seconds * 1e3
         for d in paper.TABLE7_GPUS
     }
+
+
+def table7_kinds_ms(profile: str, wbytes: float, device: str) -> dict[str, float]:
+    """Table 7's GPU latency on ``device`` (ms, as :func:`table7_gpu_ms`, one GPU) by operator kind: gemm,
+    attention, norm, act."""
+    cfg, shape = load_model("llama2-70b"), StageShape.decode(1, TABLE6_CTX)
+    engine = Engine(get_device(device), device_profile(profile, device))
+    out: dict[str, float] = {}
+    for op in layer_ops(cfg, shape, None, wbytes):
+        out[op.kind] = out.get(op.kind, 0.0) + float(engine.op_time(op, shape)) * cfg.layers * 1e3
+    return out
 
 
 @cache
@@ -243,6 +277,8 @@ def table7() -> Table7:
         peak,
         {d: (dev.mem_bw / 1e9, dev.peak_flops / 1e12) for d, dev in devices.items()},
         (h100.mem_bw / SPR_HBM.mbw, h100.peak_flops / 1e12 / peak),
+        {d: table7_kinds_ms(GPU_PROFILE, wbytes, d) for d in paper.TABLE7_GPUS},
+        {d: ref11_split(d) for d in paper.TABLE7_GPUS},
     )
 
 

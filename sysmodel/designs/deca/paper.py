@@ -199,6 +199,16 @@ SPEEDUP = tuple(
 # next-token latency; the GPU latencies are from the repository the paper cites ([11]); its SPR rows are
 # Table 6's Q4 N=1 cells, rounded, and are not repeated here.
 TABLE7_GPUS = {"rtx6000-ada": (960, 364, 58), "a100-80g-pcie": (1935, 312, 40), "h100-pcie": (2000, 989, 38)}
+# [11] itself (github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference, README before commit 75fee52, its LLaMA 2
+# table, llama.cpp built with LLAMA_CUBLAS, Dec 2023): eval tokens/s of REF11_MODELS (name, size in GiB from its
+# "NVIDIA GPUs (snapshots in Dec 2023)" table, layers) per Table 7 GPU. Table 7's latencies are its 70B q4_0
+# column (17.02, 25.68, 25.88 tokens/s: 58.8, 38.9, 38.6 ms), so the kernels are llama.cpp's, at 4.5 bits a weight
+REF11_MODELS = (("7b-q4_0", 3.82, 32), ("7b-f16", 12.63, 32), ("70b-q4_0", 36.37, 80))
+REF11_TOKENS_PER_S = {
+    "rtx6000-ada": (127.45, 50.56, 17.02),
+    "a100-80g-pcie": (136.24, 73.83, 25.68),
+    "h100-pcie": (133.77, 83.32, 25.88),
+}
 
 
 def table7(device: str, column: int) -> Claim:

@@ -201,7 +201,8 @@ STATEMENTS = (
         "§5.2",
         "only one request is chunked in a batch, and in most cases it is chunked only once",
         "the first half holds by construction of the kit's scheduler (only the last prefill of a sub-batch is "
-        "chunked); how often a request is chunked twice is not counted",
+        "chunked); how often a request is chunked twice is not counted, but the statement sets the default of the "
+        "unstated gpu_bound setting (sysmodel/designs/l3/model.py GPU_BOUND: whole prompts in a GPU-bound stage)",
     ),
     not_computed(
         "§5.3",
@@ -422,6 +423,7 @@ _PROFILE = (
     "the calibrated profile (laws fitted to public A100 kernel measurements) and peak"
 )
 _UNSTATED = f"{_POLICY}; {_PROFILE}"
+_R_PIM_UNITS = figures.r_pim_units()
 _FITTED_KV = max(int(r["kv"]) for r in gpu.read_table("attention") if r["phase"] == "decode")
 GAPS = {
     "speedup over GPU-only": _UNSTATED + " (calibrated's decode-attention law, one thread block per request and "
@@ -433,23 +435,29 @@ GAPS = {
     "512 GB's batch, and a bandwidth-bound PIM's throughput does not grow with the batch",
     "Bw-Cap": "same: the model's 2-rankset base is PIM-bound, so 8x bandwidth with 8x batch scales nearly 8x",
     "Bw-only (16 ranksets)": "paging doubles the base's batch (5.4 -> 11.6 requests per stage, measured), which makes "
-    "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.1x; under the reserve "
+    "its stage PIM-bound, so 8x the ranksets' bandwidth gains 2.2x; under the reserve "
     "policy the base held 5.4 and the ratio was 1.18 (within 10%); " + _PROFILE,
     "speedup over R-PIM": _UNSTATED + "; both designs hold their KV in the DIMMs, so the policy changes both "
     "batches. The rest: R-PIM runs as §6.1 describes it (prefill-prioritized, single batch: GPU + PIM time per "
     "layer, transfers hidden) and L3 with its interleaving; R-PIM's rank-level PUs take 7.71x L3's time "
-    "(R_PIM_FACTOR's 1/8 of the peak at ordinary reads' measured efficiency, 0.951, against the bank PUs' RTL "
-    "cycles at the all-bank stream's, 0.921), so a decode stage's R-PIM over L3, (G + 7.71 A) / max(G, A) for "
-    "L3's GPU time G and attention A, is at most 8.71 (at G = A) whatever the balance: the paper's 9.2 is above "
-    "what the bandwidth and the single batch explain. On the largest cell (OPT-66B, OpenR1: 96-token prompts, "
-    "12.2K-token outputs) L3's mean decode stage is PIM-bound (G = 1.7% of A, measured) and the prefill R-PIM "
-    "runs first while L3 hides it under the PIM adds ~3%: 7.93",
+    "(R_PIM_FACTOR's 1/8 of the peak, §6.2's 'about 8x bandwidth', at ordinary reads' measured efficiency, 0.951, "
+    "against the bank PUs' RTL cycles at the all-bank stream's, 0.921), so a decode stage's R-PIM over L3, "
+    "(G + 7.71 A) / max(G, A) for L3's GPU time G and attention A, is at most 8.71 (at G = A) whatever the balance. "
+    "Nothing else in the papers limits R-PIM further: it 'represents Hermes [70]', whose NDP core (one per DIMM) "
+    "runs a head's scores and context on its GEMV unit and its softmax on its activation unit (Hermes §IV-A), so "
+    "no score round-trips to the GPU; at the kit's measured Hermes units (records hermes_gemv, hermes_activation) "
+    f"on one of L3's DIMMs the GEMV work of a 1K-token head takes {_R_PIM_UNITS['gemv']:.0%} of its K/V read "
+    f"time (hidden under it) and the softmax, serial in Hermes, {_R_PIM_UNITS['softmax']:.1%}; R-PIM runs on L3's "
+    "own DIMMs (Table 2), and §2.6's 'one-fourth of the GPU's bandwidth' for Hermes would make it faster, not "
+    "slower. So the paper's 9.2 is above what the bandwidth, Hermes' units and the single batch explain. On the "
+    "largest cell (OPT-66B, OpenR1: 96-token prompts, 12.2K-token outputs) L3's mean decode stage is PIM-bound "
+    "(G = 1.7% of A, measured) and the prefill R-PIM runs first while L3 hides it under the PIM adds ~3%: 7.93",
     "smallest speedup over HBM-PIM": "on LongBench (7.8K-token prompts, 88-token outputs) the stages are GPU-bound "
-    "prefill; L3's scheduler adds prompt tokens only up to the decode batch's PIM time (§5.3 steps 3-4), which a "
-    "few short decodes keep small, so GPT-175B's prompts run in small chunks over 3.6x the stages of whole prompts "
-    "(19,903 against 5,573 under vLLM's policy, measured), each re-reading the FC weights: 12% below whole prompts "
-    "and below HBM-PIM on GPT-89B and GPT-175B; the paper does not say how its scheduler sizes a chunk when there "
-    "is little PIM time to hide",
+    "prefill with a few short decodes; under the gpu_bound alternative 'chunk' (§5.3 steps 3-4 to the letter: "
+    "the prompt chunked to the decode batch's PIM time however small) GPT-175B's prompts run in small chunks over "
+    "4.2x the stages of the default's whole prompts (19,903 against 4,697, measured), each re-reading the FC "
+    "weights: L3 at 0.93 of HBM-PIM there (the band's low end); the default runs whole prompts in a GPU-bound "
+    "stage (sysmodel/designs/l3/model.py GPU_BOUND: §5.2's purpose of chunking and its 'chunked only once')",
     "batch size over GPU-only": _UNSTATED + "; paging lifts GPU-only's batch a little more than L3's",
     "TBT over GPU-only's at 16 ranksets, lowest": _PROFILE
     + "; at 16 ranksets the model's L3 stage is bound by the GPUs' FC layers "
@@ -515,14 +523,18 @@ def rank_rows() -> list[ledger.Row]:
 
 
 def fig8_rows(cells: figures.Cells, alternatives: Iterable[figures.Cells]) -> list[ledger.Row]:
-    """§6.2, Fig. 8 and §1: the headline speedups and batch ratio (banded by their values over each alternative's
-    cells: the reserve KV policy, the other GPU profiles), then the other comparisons §6.2 states over the cells."""
+    """§6.2, Fig. 8 and §1: the headline speedups and batch ratio and L3's smallest speedups and batch ratios (each
+    banded by its values over each alternative's cells: the reserve KV policy, the other GPU profiles, L3's other
+    prefill in GPU-bound stages), then the other comparisons §6.2 states over the cells."""
+    alts = tuple(alternatives)
     headline = (*paper.HEADLINE.values(), paper.BATCH_RATIO)
-    rest = (*paper.LOWEST.values(), *paper.BATCH_LOWEST.values(), paper.HBM_PIM_DOLPHIN, paper.OOM_TRACES)
-    rest += (paper.GPU_KV_GB, paper.REQUESTS_PER_A100)
+    floors = (*paper.LOWEST.values(), *paper.BATCH_LOWEST.values())
+    rest = (paper.HBM_PIM_DOLPHIN, paper.OOM_TRACES, paper.GPU_KV_GB, paper.REQUESTS_PER_A100)
+    got = figures.comparisons(cells)
     return [
-        *_rows(headline, figures.headline(cells), map(figures.headline, alternatives)),
-        *_rows(rest, figures.comparisons(cells)),
+        *_rows(headline, figures.headline(cells), map(figures.headline, alts)),
+        *_rows(floors, got, map(figures.comparisons, alts)),
+        *_rows(rest, got),
     ]
 
 

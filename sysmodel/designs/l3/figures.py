@@ -8,14 +8,15 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from golden.l3_spec import FULL
 from hw.l3.cycles import UNIT_RANK
 from sysmodel.cost import characterization
 from sysmodel.cost.energy import FLOP_PJ
-from sysmodel.cost.models import StageShape
+from sysmodel.cost.models import KV_BYTES, StageShape
 from sysmodel.designs.baselines import GpuOnly, device_profile
 from sysmodel.designs.l3 import paper
 from sysmodel.designs.l3.grids import fig8, studies
-from sysmodel.designs.l3.model import TCK_S, HostConfig, L3System
+from sysmodel.designs.l3.model import GPU_BOUND, RANK_BW, TCK_S, HostConfig, L3System, rank_level_efficiency
 
 if TYPE_CHECKING:
     from sysmodel.report import Context
@@ -32,20 +33,28 @@ GPU_DEFAULT = (
     "attacc, AttAcc's GPU roofline (0.8 of peak FLOP/s, 0.85 of peak bandwidth), on which the paper's simulator builds"
 )
 GPU_PROFILES = ("calibrated", "peak")
-# The studies' band spans peak only: under calibrated, one of the seven GPT-175B runs (L3's interleaving, each
-# mixed stage's chunk searched on the per-kernel GPU laws) ran past 24 CPU-minutes without finishing (measured
-# 2026-11-27), so it is not computed; Fig. 8's cells and Fig. 11's ratios are banded by both profiles
-STUDY_PROFILES = ("peak",)
+# The studies are banded by both profiles too. Under calibrated, one of the seven GPT-175B runs once ran past 24
+# CPU-minutes (2026-11-27): profiled, each mixed stage re-priced the per-kernel GPU laws at ~13 probes of
+# L3System.prefill_budget's search, over the tens of thousands of mixed stages the 512 GB points' recompute
+# preemptions make, which chunking to the PIM time in GPU-bound stages (gpu_bound "chunk", then the only rule) cut
+# into small pieces. With whole prompts there (the default) and the search's GPU seconds memoized, each run takes
+# 15 s to 3 minutes (measured)
+STUDY_PROFILES = GPU_PROFILES
 
 
 @cache
 def fig8_cells(ctx: Context) -> tuple[Cells, dict[str, Cells]]:
-    """Fig. 8's cells (§6.2) at the default setting (paged KV as vLLM's, the attacc GPU profile) and under each
-    alternative the paper's unstated setup leaves open: the reserve KV policy (each request's whole KV reserved
-    at admission) and each of :data:`GPU_PROFILES`."""
+    """Fig. 8's cells (§6.2) at the default setting (paged KV as vLLM's, the attacc GPU profile, whole prompts in
+    GPU-bound stages) and under each alternative the paper's unstated setup leaves open: the reserve KV policy
+    (each request's whole KV reserved at admission), each of :data:`GPU_PROFILES`, and each other L3 prefill in a
+    GPU-bound stage (sysmodel.designs.l3.model.GPU_BOUND: L3 rerun, the baselines' cells kept)."""
+    cells = ctx.grid("l3-fig8", fig8, ctx.requests)
     alts = {"reserve": ctx.grid("l3-fig8-reserve", fig8, ctx.requests, "reserve")}
     alts |= {p: ctx.grid(f"l3-fig8-{p}", fig8, ctx.requests, "vllm", p) for p in GPU_PROFILES}
-    return ctx.grid("l3-fig8", fig8, ctx.requests), alts
+    for g in GPU_BOUND[1:]:
+        l3 = ctx.grid(f"l3-fig8-{g}", fig8, ctx.requests, "vllm", "attacc", g, ("L3",))
+        alts[g] = [c | r for c, r in zip(cells, l3, strict=True)]
+    return cells, alts
 
 
 Ratios = dict[
@@ -141,3 +150,19 @@ def stall_probes() -> list[tuple[int, dict]]:
     record's measured values) from the characterization snapshot."""
     recs = [m for m in characterization.load() if m.unit == UNIT_RANK]
     return [(m.params["banks"], m.extra) for m in recs if "su_stall_fraction" in m.extra]
+
+
+def r_pim_units(ctx: int = 1024) -> dict[str, float]:
+    """R-PIM as the Hermes it represents (§6.1) on L3's DIMMs: Hermes' NDP core, one per DIMM (its Table II), runs
+    a decode head's scores and context on its GEMV unit and the softmax on its activation unit (its §IV-A), so
+    nothing returns to the GPU. For one head of ``ctx`` tokens (short, where the softmax's fixed cycles weigh
+    most), each unit's time over the DIMM's ranks reading its K and V at R-PIM's rate (``rank_level_efficiency``):
+    ``gemv`` at the unit's measured cycles per operation (record hermes_gemv), which streams beside the read,
+    and ``softmax``, the activation unit's cycles, which Hermes runs after the scores (no chunk pipelining)."""
+    from golden import hermes_spec
+    from sysmodel.designs.hermes.model import Hardware, softmax_cycles
+
+    ranks = paper.RANKSETS // paper.DIMMS_PER_CHANNEL
+    read = 2 * ctx * FULL.d_head * KV_BYTES / (ranks * RANK_BW * paper.R_PIM_FACTOR * rank_level_efficiency())
+    gemv = 2 * ctx * FULL.d_head / Hardware().dimm_macs  # q.K and p.V: one MAC per K or V element
+    return {"gemv": gemv / read, "softmax": softmax_cycles(ctx) / hermes_spec.CLOCK_HZ / read}

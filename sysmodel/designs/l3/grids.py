@@ -8,7 +8,7 @@ import numpy as np
 from sysmodel.cost.stage import Infeasible
 from sysmodel.designs.baselines import GpuOnly, HbmPim, device_profile
 from sysmodel.designs.l3 import paper
-from sysmodel.designs.l3.model import HostConfig, L3System
+from sysmodel.designs.l3.model import GPU_BOUND, HostConfig, L3System
 from sysmodel.engines.serving import Result, make_trace, simulate
 
 BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
@@ -18,13 +18,16 @@ BASELINES = ("GPU-only", "HBM-PIM", "R-PIM", "CPU offload")
 L3_POLICY = {"vllm": "interleave", "reserve": "reserve"}  # reserve already chunks by the system's own budget
 
 
-def systems(model: str, host: HostConfig | None = None, efficiency: str = "attacc") -> dict:
+def systems(
+    model: str, host: HostConfig | None = None, efficiency: str = "attacc", gpu_bound: str = GPU_BOUND[0]
+) -> dict:
     """L3 and its baselines for one DP replica of ``model`` (Table 3's TP and DP), every GPU at the
-    ``efficiency`` profile (sysmodel.cost.stage.PROFILES: all five systems share the DGX's GPUs)."""
+    ``efficiency`` profile (sysmodel.cost.stage.PROFILES: all five systems share the DGX's GPUs); L3's prefill in
+    a GPU-bound stage as ``gpu_bound`` (sysmodel.designs.l3.model.GPU_BOUND)."""
     tp, dp = paper.MODELS[model]
     host, eff = host or HostConfig(), device_profile(efficiency, paper.GPU)
     return {
-        "L3": lambda: L3System(model, tp, dp, host, eff=eff),
+        "L3": lambda: L3System(model, tp, dp, host, eff=eff, gpu_bound=gpu_bound),
         "GPU-only": lambda: GpuOnly(model, paper.GPU, tp, eff=eff),
         "HBM-PIM": lambda: HbmPim(model, paper.GPU, tp, eff=eff),
         "R-PIM": lambda: L3System(model, tp, dp, host, attention="r-pim", scheduler=False, eff=eff),
@@ -46,14 +49,22 @@ def serve(make, model: str, trace: str, requests: int, seed: int = 1, scheduler:
         return None
 
 
-def fig8(requests: int, scheduler: str = "vllm", efficiency: str = "attacc") -> list[dict]:
+def fig8(
+    requests: int,
+    scheduler: str = "vllm",
+    efficiency: str = "attacc",
+    gpu_bound: str = GPU_BOUND[0],
+    only: tuple[str, ...] = (),
+) -> list[dict]:
     """Fig. 8's cells under one KV policy: ``vllm`` (paged, the default: the frameworks the paper names in §2,
     vLLM among them, page the KV cache) or ``reserve`` (each request's whole KV reserved at admission), the
-    alternative the paper's unstated baseline setup leaves open, L3 interleaving on it (``L3_POLICY``); and one GPU
-    ``efficiency`` profile (:data:`sysmodel.designs.l3.figures.GPU_PROFILES`)."""
+    alternative the paper's unstated baseline setup leaves open, L3 interleaving on it (``L3_POLICY``); one GPU
+    ``efficiency`` profile (:data:`sysmodel.designs.l3.figures.GPU_PROFILES`); and L3's ``gpu_bound`` prefill.
+    ``only``: the systems to run (all when empty)."""
     rows = []
     for model, (_tp, dp) in paper.MODELS.items():
-        makers = systems(model, efficiency=efficiency)
+        makers = systems(model, efficiency=efficiency, gpu_bound=gpu_bound)
+        makers = {name: make for name, make in makers.items() if not only or name in only}
         for trace in paper.TRACES:
             res = {
                 name: serve(make, model, trace, requests, scheduler=L3_POLICY[scheduler] if name == "L3" else scheduler)

@@ -24,6 +24,14 @@ host DIMM-PIM holding the whole KV cache (decode attention), as a serving system
 * **Scheduler** (§5.2-5.3): two sub-batches interleaved across the devices, so per layer the GPU's work and
   the PIM's overlap: max(T_GPU, T_PIM) instead of their sum (naive); prefill chunks (multiples of 16) sized
   by :meth:`L3System.prefill_budget` so T_GPU ~ T_PIM (the engine's ``interleave`` policy applies them).
+  When the decodes' own GPU time already exceeds their PIM time, step 3's stop condition (T_GPU > T_PIM) holds
+  before any prompt is added and the paper does not say what follows: ``gpu_bound`` (:data:`GPU_BOUND`) is
+  that unstated setting. ``whole`` (the default) runs prompts whole then, as with no decode waiting: §5.2 adds
+  prefill to fill the GPU's bubbles and chunks "to avoid excessive execution latency on the GPU side", neither
+  of which a GPU-bound stage has, and says "in most cases, this request will be chunked only once". ``chunk``
+  (steps 3-4 to the letter) still chunks the first prompt to the T_GPU nearest T_PIM, one multiple of 16, so a
+  trace of long prompts and few decodes (LongBench) runs each prompt in many small chunks, each stage
+  re-reading the FC weights.
   :func:`train_predictors` fits the paper's runtime predictors (linear for the PIM, random forest for the
   GPU) on profiles the model generates and reports their relative error; the budget itself is solved on the
   model (named difference: the paper uses the predictors at run time).
@@ -53,6 +61,7 @@ from sysmodel.systems import Area, Provenance
 TCK_S = memory.DDR4_3200.timing.tck_ns * 1e-9
 RANK_BW = memory.pim_view(memory.DDR4_3200, "all_bank").peak_bw() / memory.DDR4_3200.org.ranks  # 204.8 GB/s
 ATTENTION = ("l3", "r-pim", "cpu")
+GPU_BOUND = ("whole", "chunk")  # prefill when the decodes alone are GPU-bound, default first (module docstring)
 
 
 @lru_cache
@@ -105,7 +114,8 @@ class L3System:
     "r-pim" (rank-level PUs, Hermes-style: 1/8 of the bandwidth), "cpu" (NEO-style offloading at 406 GB/s);
     ``scheduler``: sub-batch interleaving; ``overlap``: communication overlap (L3, CPU: across ranksets;
     R-PIM: behind the layer's computation, §6.1); ``tfaw``:
-    the all-bank ACT obeys tFAW (default off, notes §1.8.4)."""
+    the all-bank ACT obeys tFAW (default off, notes §1.8.4); ``gpu_bound``: prefill in a stage whose decodes
+    are GPU-bound (:data:`GPU_BOUND`, module docstring)."""
 
     pure_stage_times = True  # a stage's time is a function of its shape alone: the serving engine memoizes it
 
@@ -120,14 +130,19 @@ class L3System:
         overlap: bool = True,
         tfaw: bool = False,
         eff: Efficiency = ATTACC,
+        gpu_bound: str = GPU_BOUND[0],
     ):
         host = host or HostConfig()
         if attention not in ATTENTION:
             raise ValueError(f"attention: {attention!r} not allowed; allowed: {', '.join(ATTENTION)}")
+        if gpu_bound not in GPU_BOUND:
+            raise ValueError(f"gpu_bound: {gpu_bound!r} not allowed; allowed: {', '.join(GPU_BOUND)}")
         if tp < 1 or dp < 1:
             raise ValueError(f"tp, dp: {tp}, {dp} not allowed; both >= 1")
         self.cfg, self.tp, self.dp, self.host = load_model(model), tp, dp, host
         self.attention, self.scheduler, self.overlap, self.tfaw = attention, scheduler, overlap, tfaw
+        self.gpu_bound = gpu_bound
+        self._budget_gpu: dict[tuple[int, int], float] = {}  # prefill_budget's GPU seconds by (decodes, tokens)
         self.gpu = Engine(get_device(paper.GPU), eff, tp)
         if self.cfg.weight_bytes() > tp * self.gpu.device.mem_bytes:
             raise Infeasible(
@@ -166,11 +181,17 @@ class L3System:
         cycles = heads * (slope * np.asarray(decode_ctx, float) + fixed * np.asarray(decode_reqs, float))
         return cycles * TCK_S / eff / self.ranks
 
-    def layer_parts(self, shape: StageShape, moe: int) -> tuple[Num, Num]:
-        """(GPU seconds, host-attention seconds with its critical transfers) of one layer."""
+    def gpu_seconds(self, shape: StageShape, moe: int) -> Num:
+        """One layer's GPU work: every operator but decode attention, and the TP all-reduce; a function of the
+        stage's tokens and prefill alone (the decode context is the host's)."""
+        ops = [op for op in layer_ops(self.cfg, shape, moe) if op.name != "attn_decode"]
+        return sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(self.cfg, shape, self.gpu)
+
+    def layer_parts(self, shape: StageShape, moe: int, gpu: Num | None = None) -> tuple[Num, Num]:
+        """(GPU seconds, host-attention seconds with its critical transfers) of one layer; ``gpu``: the GPU
+        seconds where already known (:meth:`prefill_budget`'s memo)."""
         cfg = self.cfg
-        ops = [op for op in layer_ops(cfg, shape, moe) if op.name != "attn_decode"]
-        gpu = sum(self.gpu.op_time(op, shape) for op in ops) + tp_allreduce(cfg, shape, self.gpu)
+        gpu = self.gpu_seconds(shape, moe) if gpu is None else gpu
         # q, k, v of each decode request to the host and its output back, over the TP GPUs' PCIe links
         comm = np.multiply(shape.decode_reqs, (2 * cfg.hidden + 2 * cfg.kv_dim) * ACT_BYTES) / (
             paper.PCIE_EFFECTIVE * self.tp
@@ -258,7 +279,8 @@ class L3System:
 
     def prefill_budget(self, decode_reqs: int, decode_ctx: int) -> float:
         """Prompt tokens for this stage (a multiple of 16): the most whose GPU time stays within the PIM's
-        time for the decode batch, at least one multiple; unbounded without decodes (nothing to hide)."""
+        time for the decode batch, at least one multiple; unbounded without decodes (nothing to hide), and
+        under ``gpu_bound="whole"`` when the decodes' GPU time alone exceeds their PIM time."""
         if not self.scheduler or decode_reqs == 0:
             return math.inf
         step = paper.CHUNK_MULTIPLE
@@ -266,14 +288,18 @@ class L3System:
         base = StageShape(tokens=decode_reqs, decode_reqs=decode_reqs, decode_ctx=decode_ctx)
         moe = layer_groups(self.cfg)[0][0]
 
-        def fits(k: int) -> bool:
-            c = k * step
-            gpu, host = self.layer_parts(base + StageShape.prefill(1, c), moe)
-            return float(np.asarray(gpu).reshape(-1)[0]) <= float(np.asarray(host).reshape(-1)[0])
+        def fits(shape: StageShape) -> bool:
+            key = (decode_reqs, int(shape.tokens))  # the GPU's seconds do not depend on the decode context
+            if key not in self._budget_gpu:
+                self._budget_gpu[key] = float(np.asarray(self.gpu_seconds(shape, moe)).reshape(-1)[0])
+            gpu, host = self.layer_parts(shape, moe, self._budget_gpu[key])
+            return gpu <= float(np.asarray(host).reshape(-1)[0])
 
-        while lo < hi:  # the largest k with fits(k), GPU time growing with k
+        if self.gpu_bound == "whole" and not fits(base):
+            return math.inf
+        while lo < hi:  # the largest k with fits(k chunks), GPU time growing with k
             mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+            lo, hi = (mid, hi) if fits(base + StageShape.prefill(1, mid * step)) else (lo, mid - 1)
         return lo * step
 
 

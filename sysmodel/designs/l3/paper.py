@@ -13,6 +13,7 @@ GPU = "a100-80g-sxm"
 HOST_BYTES = 2e12  # 16 channels x 2 DIMMs, 2 TB (Table 2)
 CHANNELS = 16  # one rank per channel forms a rankset (§5.1)
 RANKSETS = 4  # 4 ranks per channel (§5.1: "DGX-A100 with four ranks per channel")
+DIMMS_PER_CHANNEL = 2  # Table 2: "16 Channels x 2 DIMM", so 2 ranks per DIMM
 CPU_BW = 406e9  # NEO-style CPU offloading baseline: host memory bandwidth (§6.1)
 R_PIM_FACTOR = 1 / 8  # rank-level PUs see one rank's 25.6 GB/s bus, L3's bank PUs 204.8 GB/s (notes §1.2)
 PCIE_EFFECTIVE = 25e9  # [S] PCIe 4.0 x16 per GPU, effective per direction (notes §1.8.3)

@@ -57,6 +57,11 @@ def fig8_lines(cells: Cells, rows: list[ledger.Row]) -> list[str]:
         "",
         *results.kv_policy_band("its baselines' KV policy"),
         *results.gpu_profile_band(figures.GPU_DEFAULT, figures.GPU_PROFILES),
+        "Nor does it say how L3 chunks a prompt when the decodes alone already keep the GPU longer than the PIM "
+        "(§5.3's step 3 stops before adding any): by default such a stage runs prompts whole (§5.2: chunking keeps "
+        "the GPU from overrunning the PIM, 'chunked only once'); L3 is rerun chunking them to the PIM time as "
+        "steps 3-4 read (gpu_bound chunk), and the bands span it.",
+        "",
         *results.head("Fig. 8's headline speedups (the largest over the cells), paper vs model"),
     ]
     lines += [_row(rows, c.quantity) for c in paper.HEADLINE.values()]

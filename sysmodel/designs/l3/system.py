@@ -11,6 +11,7 @@ from __future__ import annotations
 from hw.l3.cycles import PAPER_RECORDS
 from sysmodel.designs.baselines import EFFICIENCY, device_profile
 from sysmodel.designs.l3 import paper
+from sysmodel.designs.l3.model import GPU_BOUND
 from sysmodel.systems import Param, register
 
 
@@ -32,6 +33,12 @@ from sysmodel.systems import Param, register
         Param("attention", "l3", "l3 (bank PUs), r-pim (rank PUs), cpu (host CPU)", choices=("l3", "r-pim", "cpu")),
         Param("scheduler", True, "sub-batch interleaving of GPU and PIM work"),
         Param("overlap", True, "communication overlap (L3: across ranksets; R-PIM: behind the computation)"),
+        Param(
+            "gpu_bound",
+            GPU_BOUND[0],
+            "prefill in a stage whose decodes alone are GPU-bound: whole prompts, or chunk (to the PIM time, §5.3)",
+            choices=GPU_BOUND,
+        ),
         *EFFICIENCY,
     ),
     records=tuple(PAPER_RECORDS.items()),
@@ -45,6 +52,7 @@ def _l3(
     attention: str,
     scheduler: bool,
     overlap: bool,
+    gpu_bound: str,
     efficiency: str,
 ):
     from sysmodel.designs.baselines import tp_devices
@@ -54,4 +62,5 @@ def _l3(
         raise ValueError(f"tp, dp: {tp} x {dp} not allowed; the DGX has {paper.GPUS} GPUs")
     host = HostConfig(ranksets, capacity_gb * 1e9)
     eff = device_profile(efficiency, paper.GPU)
-    return L3System(model, tp_devices(model, tp, "tp", paper.GPUS), dp, host, attention, scheduler, overlap, eff=eff)
+    tp = tp_devices(model, tp, "tp", paper.GPUS)
+    return L3System(model, tp, dp, host, attention, scheduler, overlap, eff=eff, gpu_bound=gpu_bound)
