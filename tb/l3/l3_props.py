@@ -11,7 +11,7 @@ in ~40 s alone). At a formal size (SIZE: why below), by ABC's bmc3, run alone at
 jobs): the chunk-16 softmax unit (abstract) 66 of 66 (26 + 18 s), a whole transaction: reset, its longest head
 (one chunk of 16, 63 cycles) and the next head's first score (at the testbench's size smtbmc reached 44-62 of
 115 and bmc3 did not finish 115 in 200 s); the rank (abstract, values free every cycle: FREE_EVERY_CYCLE) at
-e3e0eb7 96 of 275 in its 90 s budget (97 s in all; 106 in 200 s; as functions of their operands 49 in 60 s), short
+e3e0eb7 90-96 of 275 in its 90 s budget (~100 s in all, three runs; 106 in 200 s; as functions 49 in 60 s), short
 of a transaction: its smallest legal size (4 banks, d_head 32, 4 tokens: the geometry's and the buffers'
 lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst each, 24 beats
 through the re-layout unit, then 92 cycles of RDs at tCCD_L, the adder unit, the softmax unit and the
