@@ -44,7 +44,8 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
 
 def formal_cell(results: list[dict], spec: runner.TbSpec) -> str:
     """The testbench's formal result from the last `make formal` (tb/formal/sby.py's result.json files): its
-    contract's ("abstract": with its arithmetic free, tb/formal/abstract.py), then "+eq" when its unit's
+    contract's ("abstract": with its arithmetic free, tb/formal/abstract.py; "at <params>": checked at a
+    smaller formal size), then "+eq" when its unit's
     other modules (equivalences, data properties) all hold, "FAIL" if any failed."""
     own = [r for r in results if r["name"] in (f"contract-{spec.tag}", f"contract-{spec.tag}-abstract")]
     other = [r for r in results if r["unit"] == spec.unit and not r["name"].startswith("contract-")]
@@ -52,7 +53,8 @@ def formal_cell(results: list[dict], spec: runner.TbSpec) -> str:
         return "FAIL"
     cell = own[0]["summary"].replace("bounded at depth", "bounded d=").split(" (")[0] if own else "not covered"
     abstract = " abstract" if own and own[0]["name"].endswith("-abstract") else ""
-    return cell.replace("= ", "=") + abstract + (" +eq" if other else "")
+    size = f" at {own[0]['size']}" if own and own[0].get("size") else ""  # a smaller formal size
+    return cell.replace("= ", "=") + abstract + size + (" +eq" if other else "")
 
 
 def summary(junit: Path) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from tb.arith.cases import SPECS as ARITH_SPECS
 from tb.cli import formal_cell
-from tb.formal import sby
+from tb.formal import abc, sby
 from tb.formal.abstract import elaborate, free_arithmetic
 from tb.formal.equiv import EQUIVS, mismatches
 from tb.formal.mutate import mutated
@@ -83,6 +83,30 @@ def test_rtl_mutant_fails_a_proof(mutant) -> None:
     print(f"mutant {mutant.name} fails {spec.name}: counterexample {result.trace}")
 
 
+@pytest.mark.formal
+@pytest.mark.formal_slow
+def test_abc_engine_fails_a_mutant_with_a_trace() -> None:
+    """ABC's bmc3 through tb/formal/abc.py: the L3 chunk mutant's counterexample, as a VCD, like smtbmc's."""
+    mutant = next(m for m in RTL_MUTANTS if m.name == "l3-softmax-chunk")
+    spec = dataclasses.replace(PROPS[CATCHES[mutant.name]], name="abc-mutant-l3-softmax-chunk", unit="mutants")
+    with mutated(mutant):
+        result = sby.run(dataclasses.replace(spec, engine="abc"))
+    assert not result.passed and result.summary == "FAIL", result.summary
+    assert result.trace is not None and result.trace.exists(), "bmc3: no counterexample trace"
+
+
+def test_abc_verdicts(tmp_path) -> None:
+    """ABC's status file read as SymbiYosys's verdict lines, and a time-limited bmc3 as the frames it cleared."""
+    assert abc.verdict("snl_SAT 5 bmc3", 20) == "Output 0 of miter design_aiger was asserted in frame 5."
+    assert abc.verdict("snl_UNK 19 bmc3", 20) == "No output asserted in 20 frames."
+    stopped = abc.verdict("snl_UNK 11 bmc3", 20)
+    assert abc.TIME_LIMIT in stopped and abc.verdict("", 20).startswith("Error")
+    (tmp_path / "logfile.txt").write_text(f"SBY engine_0: {stopped}\n")
+    assert sby.reached_depth(tmp_path) == 12
+    with pytest.raises(ValueError, match="engine"):
+        dataclasses.replace(PROPS["gemm-routing"], engine="abc", mode="prove")
+
+
 @pytest.mark.parametrize("functional", [True, False])
 def test_free_arithmetic_replaces_the_operators_while_active(functional: bool) -> None:
     """Every FP operator a unit elaborates becomes one free input (the chunk-4 softmax unit: 3 comparators,
@@ -105,6 +129,8 @@ def test_formal_column_names_abstract_contracts() -> None:
     assert formal_cell([{"name": f"contract-{spec.tag}-abstract", **bounded}], spec) == "bounded d=6 abstract"
     assert formal_cell([{"name": f"contract-{spec.tag}", **bounded}], spec) == "bounded d=6"
     assert formal_cell([], spec) == "not covered"
+    sized = {**bounded, "name": f"contract-{spec.tag}-abstract", "size": "max_tokens=4"}
+    assert formal_cell([sized], spec) == "bounded d=6 abstract at max_tokens=4"
 
 
 def test_core_contract_replaces_its_gemv_unit_by_the_gemv_contract() -> None:

@@ -3,9 +3,14 @@ the GEMM module's controller checked to route each K tile's operands (``gemm-rou
 
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): gemm-routing 14 of 14, a whole transaction (34 + 6 s); GEMM module
-(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); stack
-(abstract) 8 of 49 (41 + 20 s; with its values free every cycle, as now, 30 in 40 s alone); softmax unit
-(abstract) 33 of 72 and 27 of 52 without normalization (41 + 8 s each); activation unit proved (49 + 38 s)."""
+(abstract) 29 of 49 (121 + 10 s; with its values free every cycle, as now, all 49 in 28 s alone); activation
+unit proved (49 + 38 s). At a formal size (STACK_SIZE, SOFTMAX_SIZE: why below), by ABC's bmc3, run alone at
+9ea7fbd (one pytest process, load ~7 from other jobs): stack (abstract) 43 of 44 in its then 40 s budget (47
++ 5 s; hence 90 s), at 12cd2f7 44 of 44 (17 + 3 s), a whole transaction: reset, the cycle model's 8 x 8 x 1 GEMM's
+32 cycles and its next DESC; softmax unit (abstract) 32 of 32 (5 + 3 s) and 23 of 23 without
+normalization (4 + 3 s), a whole transaction: reset, the longest (2-beat) row's 29 and 20 cycles and the
+next row's first beat. Before (testbench sizes, smtbmc): stack 8-30 of 49, softmax unit 33-37 of 72 and
+27-32 of 52."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import importlib
 from amaranth.hdl import Assert, Cover, Module, Mux, Signal, Value
 
 from golden.duplex_spec import DIM_BITS, REDUCED, Geometry, Op
+from hw.common.cycles import max_beats, row_cycles
 from hw.duplex.cycles import UNIT_ACTIVATION, UNIT_GEMM_MODULE, UNIT_STACK
 from tb.duplex.cases import SPECS
 from tb.formal.contract import contract_spec, ports
@@ -25,17 +31,40 @@ from tb.runner import TbSpec
 ROUTING_DEPTH = 14
 
 
+# Formal sizes (tb/formal/contract.py ``params``), the smallest legal ones whose longest transaction the check
+# spans: the same control code as at the testbench's size, only its loop bounds (beats, lanes, modules) shrink.
+# The stack: 2 modules in lockstep (the multi-module W and output paths), 1 token lane, 2 buffer words per lane
+# (the cycle model's 8 x 8 x 1 GEMM fits; rows stay 4: a beat must carry the 48-bit DESC).
+STACK_SIZE = {"modules": 2, "lanes": 1, "buffer_bytes": 16}
+# The softmax unit: rows of at most 2 beats of 2 lanes (both sum partials, first and last beat distinct,
+# and an over-long row's error path from 3 beats on)
+SOFTMAX_SIZE = {"lanes": 2, "buffer_bytes": 8}
+
+
+def softmax_response(normalize: bool) -> int:
+    """The contract's response bound at SOFTMAX_SIZE: the longest row's cycles, first beat to last output
+    (hw.common.cycles.row_cycles): no handshake-free stretch of any row is longer, and the next row's first
+    beat is taken the cycle after. (The cycle model's TIMING_BEATS row is past this buffer: an error row.)"""
+    lanes, buffer_bytes = SOFTMAX_SIZE["lanes"], SOFTMAX_SIZE["buffer_bytes"]
+    return row_cycles(max_beats(lanes, buffer_bytes), lanes, buffer_bytes, normalize)
+
+
 def _contract(s: TbSpec) -> FormalSpec:
     """The activation unit's contract closes by k-induction (~30 s); the others are bounded, with the FP
-    arithmetic free (tb/formal/abstract.py): the GEMM module's, with the values free every cycle, spans a
-    whole transaction (49 cycles in ~30 s; 29 as functions of their operands in 120 s, 17 with its datapath),
-    the stack's so reaches 30 of 49 in 40 s (8 as functions, 11 with its datapath); the softmax unit's needs
-    the functional values (it rests on held operands) and reaches 33 of 72 (21 with its datapath)."""
+    arithmetic free (tb/formal/abstract.py): the GEMM module's and the stack's with the values free every cycle
+    (their contracts hold so; the GEMM module spans a whole transaction at the testbench's size, 49 cycles in
+    ~30 s; the stack at STACK_SIZE), the softmax unit's as functions of their operands (it rests on held
+    operands) at SOFTMAX_SIZE."""
     if s.unit == UNIT_ACTIVATION:
         return contract_spec(s, mode="prove", timeout=120)
-    if s.unit in (UNIT_GEMM_MODULE, UNIT_STACK):  # their contracts hold with values free every cycle
-        return contract_spec(s, abstract=True, functional=False, timeout=120 if s.unit == UNIT_GEMM_MODULE else 40)
-    return contract_spec(s, abstract=True)
+    if s.unit == UNIT_GEMM_MODULE:
+        return contract_spec(s, abstract=True, functional=False, timeout=120)
+    if s.unit == UNIT_STACK:
+        return contract_spec(
+            s, abstract=True, functional=False, timeout=90, params={**s.params, **STACK_SIZE}, engine="abc"
+        )
+    response = softmax_response(s.params.get("normalize", True))
+    return contract_spec(s, response=response, abstract=True, params={**s.params, **SOFTMAX_SIZE}, engine="abc")
 
 
 def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:

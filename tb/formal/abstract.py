@@ -8,7 +8,10 @@ datapath is one choice of the free values (its result entering the same stages),
 unit is a trace of the abstraction: a property that holds here holds for the unit (sound); a
 counterexample may be spurious (a value the arithmetic cannot produce) and is then to be read against the
 unit. Yosys and the solver then see the control only, which is what lets the stream contract of the
-largest units reach a transaction. The arithmetic has its own proofs (tb/arith).
+largest units reach a transaction. The arithmetic has its own proofs (tb/arith). A value free every cycle
+(not ``functional``) needs no ``LATENCY`` stages: one stage, loaded under the enable and held otherwise,
+shows every sequence the stages can (any value after an enabled cycle, the last one held after a stall,
+zero after reset), in fewer flip-flops.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ def _free(
     its result)."""
     value, last = Signal(fmt.width, name=f"{name}_free"), Signal(fmt.width, name=f"{name}_last")
     free.append(value)
-    if not functional:
-        return delay(m, en, value, latency, f"{name}_abs")
+    if not functional:  # one stage holding the free value under a stall has every trace that `latency` have
+        return delay(m, en, value, min(latency, 1), f"{name}_abs")
     args_v = Cat(*args)
     last_args, have = Signal(len(args_v), name=f"{name}_last_args"), Signal(name=f"{name}_have")
     result = Mux(have & (args_v == last_args), last, value)

@@ -189,6 +189,7 @@ def contract_spec(
     why: str | None = None,
     done: Callable[[wiring.Component], Value] | None = None,
     extra: Callable[[wiring.Component], Callable[[Module, Value, Value], None]] | None = None,
+    engine: str = "smtbmc",
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -199,11 +200,13 @@ def contract_spec(
     of their operands unless not ``functional``. ``params``: the unit built at a smaller formal size than its
     testbench's (the same code, shorter loops; reported under the testbench's row); ``why`` then says why
     ``depth`` spans a transaction there, and ``done`` (covered) marks its end.
-    ``extra(dut)``: more properties of the unit built (stream_contract's ``extra``)."""
+    ``extra(dut)``: more properties of the unit built (stream_contract's ``extra``). ``engine``: the check's
+    (tb/formal/sby.py)."""
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
     params = params if params is not None else tb.params
     model = mod.cycle_model(**params)
+    given = response is not None
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
 
@@ -217,9 +220,11 @@ def contract_spec(
             top = elaborate(stream_contract(dut, response, done, extra and extra(dut)))
         return top, [*ports(dut), *free]
 
+    size = ",".join(f"{k}={v}" for k, v in params.items() if tb.params.get(k) != v)
+    bound = "" if given else f" (cycle model latency {model.latency} + II {model.ii:g})"
     why = why or (
-        f"{depth} cycles: the reset, then at least one item accepted and its result out within the response "
-        f"bound {response} (cycle model latency {model.latency} + II {model.ii:g})"
+        f"{depth} cycles{' at ' + size if size else ''}: the reset, then at least one item accepted and its "
+        f"result out within the response bound {response}{bound}"
     )
     name = f"contract-{tb.tag}{'-abstract' if abstract else ''}"
-    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout)
+    return FormalSpec(name, tb.unit, build, depth, why, mode, slow, timeout, size, engine)

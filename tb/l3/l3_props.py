@@ -6,9 +6,19 @@ at their boundary with the scores in order (``collector-data-chunk4``, bounded).
 Depth reached and seconds (check + cover) in a `make formal` run at 15d7c60 (2 workers, shared 2-core VM;
 docs/guide.md has the latest run): collector 12 of 12, two chunks (37 + 4 s); re-layout mapping and flags 7
 and 13 of 7 and 13 (~6 s each); adder unit proved (14 + 11 s); bank PU (abstract) 16 of 19 in either mode (41
-+ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s), chunk 16 (abstract) 32 of 115 (41 + 41 s), since
-then with values free every cycle: all 67 in ~40 s and 62 of 115 in 40 s alone; rank (abstract) 8 of 275 (61 +
-56 s: Yosys takes ~30 s of each)."""
++ 7 s); softmax unit chunk 4 (abstract) 37 of 67 (91 + 28 s; since then with values free every cycle: all 67
+in ~40 s alone). At a formal size (SIZE: why below), by ABC's bmc3, run alone at 9ea7fbd (load ~7 from other
+jobs): the chunk-16 softmax unit (abstract) 66 of 66 (26 + 18 s), a whole transaction: reset, its longest head
+(one chunk of 16, 63 cycles) and the next head's first score (at the testbench's size smtbmc reached 44-62 of
+115 and bmc3 did not finish 115 in 200 s); the rank (abstract, values free every cycle: FREE_EVERY_CYCLE) at
+e3e0eb7 90-96 of 275 in its 90 s budget (~100 s in all, three runs; 106 in 200 s; as functions 49 in 60 s), short
+of a transaction: its smallest legal size (4 banks, d_head 32, 4 tokens: the geometry's and the buffers'
+lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst each, 24 beats
+through the re-layout unit, then 92 cycles of RDs at tCCD_L, the adder unit, the softmax unit and the
+read-out), fixed by the paper's burst and timing, and the longest of 173; smtbmc reached 22 in 150 s (8-10 at
+64 tokens, as functions); ABC's pdr left the contract undecided after 5 min of CPU. The rank is checked
+through its malformed commands (LEN_ZERO, LEN_OVER at the RUN, PARTIAL_BURST writes) and the writes and most
+of the run of every head; its sub-units' contracts are checked alone above."""
 
 from __future__ import annotations
 
@@ -19,7 +29,7 @@ from amaranth.hdl import Array, Assert, Assume, Cat, Cover, Module, Mux, ResetSi
 import golden.l3
 from golden.l3_spec import BEAT_BITS, BEATS_PER_BURST, ELEM_BITS, WINDOW_BEATS
 from golden.softmax import NEG_INF
-from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
+from hw.l3.cycles import UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX, su_head_cycles
 from tb.formal.contract import contract_spec, ports, recording_domain
 from tb.formal.sby import FormalSpec
 from tb.l3.cases import SPECS
@@ -30,13 +40,29 @@ PROVED = {UNIT_ADDER}  # k-induction closes at the contract's depth (the re-layo
 # unit 51 of 67 cycles against 29 with its datapath, the bank PU 16 of 19 against 6); the rank and the
 # chunk-16 softmax unit get through Yosys only so
 ABSTRACT = {UNIT_BANK_PU, UNIT_SOFTMAX, UNIT_RANK}
-# ... with the values free every cycle (a smaller model; the bank PU, and so the rank, rests on held operands
-# and needs them as functions): the chunk-4 softmax unit then spans its whole transaction, 67 cycles in ~40 s
-# alone, the chunk-16 one reaches 62 of 115 in 40 s (31 as functions)
-FREE_EVERY_CYCLE = {UNIT_SOFTMAX}
-# budgets past the default 40 s: the chunk-4 softmax unit's transaction (67 cycles), the rank's front end
-# (Yosys alone takes ~30 s of it)
-TIMEOUT = {"l3_softmax_unit-chunk4-max_tokens64": 90, "l3_rank-banks4-d_head32-max_tokens64": 60}
+# ... with the values free every cycle (a smaller model; the bank PU alone rests on held operands and needs them
+# as functions): the chunk-4 softmax unit then spans its whole transaction, 67 cycles in ~40 s alone (the
+# chunk-16 one at the testbench's size 62 of 115 in 40 s, 31 as functions: hence SIZE). The rank too: its bank
+# PUs' results are taken the cycle they are valid (ready tied high), so none is held and nothing rests on a
+# held operand; bit-blasted, 638 flip-flops and 10,069 AND gates instead of 34,198 and 284,303 as functions
+FREE_EVERY_CYCLE = {UNIT_SOFTMAX, UNIT_RANK}
+# Formal sizes (tb/formal/contract.py ``params``): the smallest legal buffers, the same control code with its
+# loop bounds shrunk. The chunk-16 softmax unit: a buffer of one chunk, so its longest head is one whole chunk
+# (every collector lane, the full ChunkStats pipeline, the fold, the reciprocal and pass 2) and a longer one is
+# the LEN_OVER error path (heads of several chunks, the fold across chunks and its stall when chunks come
+# faster than its 11-cycle update: the same code, which the chunk-4 unit's contract spans over 64 tokens); the
+# rank: 4 tokens (a multiple of its 4 banks and 4 V groups: one K and one V column per bank)
+SIZE = {
+    "l3_softmax_unit-chunk16-max_tokens256": {"max_tokens": 16},
+    "l3_rank-banks4-d_head32-max_tokens64": {"max_tokens": 4},
+}
+# budgets past the default 40 s: the chunk-4 softmax unit's transaction (67 cycles), the chunk-16 one's, the
+# rank's front end (Yosys alone takes ~30 s of it)
+TIMEOUT = {
+    "l3_softmax_unit-chunk4-max_tokens64": 90,
+    "l3_softmax_unit-chunk16-max_tokens256": 60,
+    "l3_rank-banks4-d_head32-max_tokens64": 90,
+}
 COLLECT_CHUNK, COUNT_BITS = 4, 8  # the chunk-4 softmax unit's collector; its count is wider in the unit
 COLLECT_DEPTH = 12  # reset + 2 x (4 scores + the chunk out) + 1: two chunks, one held under backpressure
 MAPPING_DEPTH = 7  # reset + 2 beats + latency 3 + 1: one window in and both its beats out
@@ -45,6 +71,16 @@ RELAYOUT_DEPTH = 13  # reset + 8 beats in + latency 3 + 1: a whole burst written
 
 def _abstract(s: TbSpec) -> bool:
     return s.unit in ABSTRACT
+
+
+def _response(s: TbSpec) -> int | None:
+    """The chunk-16 softmax unit's response bound at its SIZE: the longest head's cycles, first score to last
+    probability (hw.l3.cycles.su_head_cycles; an over-long head's error item comes sooner); others: the
+    cycle model's default."""
+    size = SIZE.get(s.tag)
+    if s.unit != UNIT_SOFTMAX or size is None:
+        return None
+    return su_head_cycles(size["max_tokens"], s.params["chunk"], size["max_tokens"])
 
 
 def byte_sources(inverse: bool) -> dict[tuple[int, int], tuple[int, int]]:
@@ -160,10 +196,13 @@ PROPS = [
     *(
         contract_spec(
             s,
+            response=_response(s),
             mode="prove" if s.unit in PROVED else "bmc",
             abstract=_abstract(s),
             functional=s.unit not in FREE_EVERY_CYCLE,
             timeout=TIMEOUT.get(s.tag, 40),
+            params={**s.params, **SIZE[s.tag]} if s.tag in SIZE else None,
+            engine="abc" if s.tag in SIZE else "smtbmc",
         )
         for s in SPECS
     ),
