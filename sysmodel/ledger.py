@@ -262,6 +262,9 @@ def summary(rs: list[Row]) -> dict:
     pred = [r for r in rs if r.kind == "prediction"]
     logs = [abs(math.log(r.ratio)) for r in pred if r.ratio > 0 and math.isfinite(r.ratio)]
     directions = [r for r in rs if r.direction]
+    # the paper's number inside the band; a direction's band (some value on the stated side) is in the rows only,
+    # since a default already on that side would count as inside by itself
+    banded = [r for r in pred if r.in_band and not math.isnan(r.paper_value)]
     return {
         "rows": len(rs),
         "predictions": len(pred),
@@ -272,10 +275,10 @@ def summary(rs: list[Row]) -> dict:
         "fits": sum(r.kind == "fit" for r in rs),
         "inputs": sum(r.kind == "input" for r in rs),
         "identities": sum(r.kind == "identity" for r in rs),
-        "banded": sum(bool(r.in_band) for r in pred),
-        "in_band": sum(r.in_band == "yes" for r in pred),
+        "banded": len(banded),
+        "in_band": sum(r.in_band == "yes" for r in banded),
         "median_band": float(np.median(widths))
-        if (widths := [math.log(r.band_high / r.band_low) for r in pred if r.in_band and r.band_low > 0])
+        if (widths := [math.log(r.band_high / r.band_low) for r in banded if r.band_low > 0])
         else math.nan,
     }
 

@@ -179,6 +179,10 @@ def test_a_stated_direction_is_inside_its_band_where_an_alternative_points_its_w
     below = ledger.Claim(math.nan, "p", "§1", "B over A", ratio=True, above=False)
     assert ledger.evaluate(below, 1.3, "named", band=(0.8,)).in_band == "yes"
     assert ledger.evaluate(ledger.Claim(math.nan, "p", "§1", "x"), 2.0, band=(3.0,)).in_band == ""
+    # the summary's "paper inside band" counts papers' numbers only: a default on the stated side would count itself
+    numeric = ledger.evaluate(ledger.Claim(6.1, "p", "§1", "A over B", ratio=True), 3.2, "named", band=(4.0,))
+    s = ledger.summary([row, numeric])
+    assert (s["banded"], s["in_band"]) == (1, 0) and s["median_band"] == pytest.approx(math.log(4.0 / 3.2))
 
 
 def test_only_a_setting_that_moves_the_claim_by_more_than_5_percent_bands_it() -> None:
