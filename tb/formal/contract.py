@@ -173,8 +173,9 @@ class Guaranteed(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        for _path, flow, value in self.signature.flatten(self):
-            if flow == wiring.Out:
+        for _path, member, value in self.signature.flatten(self):
+            if member.flow == wiring.Out:
+                value = Value.cast(value)
                 free = Signal(len(value), name="guaranteed_free")
                 self.free.append(free)
                 m.d.comb += value.eq(free)

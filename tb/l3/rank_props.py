@@ -41,8 +41,8 @@ from unittest import mock
 
 from amaranth.hdl import Assert, Assume, Fragment, Module, Mux, ResetSignal, Signal, Value
 
-from golden.l3_spec import RD_INTERVAL, Geometry
-from hw.l3.cycles import BANK_PU_LATENCY, UNIT_BANK_PU, UNIT_RANK, UNIT_SOFTMAX, head_cycles
+from golden.l3_spec import RD_INTERVAL, Geometry, Mode
+from hw.l3.cycles import BANK_PU_LATENCY, UNIT_BANK_PU, UNIT_RANK, UNIT_SOFTMAX, head_cycles, run_cycles, su_head_cycles
 from hw.l3.softmax_unit import cycle_model as su_cycle_model
 from tb.formal.abstract import elaborate, free_arithmetic
 from tb.formal.contract import (
@@ -69,7 +69,21 @@ SU_RESPONSE = _SU_MODEL.latency + int(_SU_MODEL.ii)  # its contract's bound (con
 SU_ANSWER = _SU_MODEL.latency  # last score -> last probability: a head of one chunk, the longest one here
 # RD -> res_valid: the PUs' step a cycle after the RD (the bank data), their longest latency, the result buffer
 BANK_REPLY = 1 + max(BANK_PU_LATENCY.values()) + 1
-RANK_DEPTH = 2 + head_cycles(1, GEOMETRY, MAX_TOKENS)
+# the longest head of one token under the stand-ins' bounds: the real one's (119 cycles) with its softmax unit at
+# SU_ANSWER (real: su_head_cycles(1) from its one score) and its context RD answered at BANK_REPLY (real: the
+# context PU latency + 2); the reset before it, the next item after it
+LONGEST_HEAD = (
+    head_cycles(1, GEOMETRY, MAX_TOKENS)
+    + SU_ANSWER
+    - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
+    + BANK_REPLY
+    - (2 + BANK_PU_LATENCY[Mode.CONTEXT])
+)
+RANK_DEPTH = 1 + LONGEST_HEAD + 1
+# the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
+# real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-ins' slack over the real units
+RANK_RESPONSE = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
+RANK_RESPONSE += LONGEST_HEAD - head_cycles(1, GEOMETRY, MAX_TOKENS)
 
 
 def su_heads(m: Module, i, check, prefix: str = "su_") -> None:
@@ -168,8 +182,6 @@ def stand_ins(su: Guaranteed, banks: Guaranteed) -> Callable[[Module, Value, Val
 def rank_contract(tb: TbSpec) -> FormalSpec:
     """The rank's stream contract with its softmax unit and bank array replaced by their guarantees."""
     params = {**tb.params, **RANK_SIZE}
-    model = importlib.import_module("hw.l3.rank").cycle_model(**params)
-    response = model.latency + int(model.ii)
 
     def build() -> tuple[Fragment, list[Value]]:
         rank = importlib.import_module("hw.l3.rank")  # looked up now: a mutant test swaps it
@@ -184,7 +196,7 @@ def rank_contract(tb: TbSpec) -> FormalSpec:
                 mock.patch.object(rank, "BankArray", lambda *_a, **_k: banks),
             ):
                 dut = rank.Rank(**params)
-                top = elaborate(stream_contract(dut, response, ran, stand_ins(su, banks)))
+                top = elaborate(stream_contract(dut, RANK_RESPONSE, ran, stand_ins(su, banks)))
         return top, [*ports(dut), *free]
 
     why = (
