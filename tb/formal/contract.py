@@ -147,10 +147,10 @@ def answers(m: Module, i, o, answer: int, accept: int, check, prefix: str = "") 
 
 def owes(
     m: Module, took: Value, gave: Value, closing: Value, bound: int, check, prefix: str = "", ready: Value = 1
-) -> None:
+) -> tuple[Signal, Signal]:
     """One reply per request: a reply (``gave``) only while requests (``took``) are unanswered, and every one
     answered within ``bound`` cycles of a ``ready`` sink after the latest ``closing`` request (after which no
-    reply is owed later)."""
+    reply is owed later). Returns the count of unanswered requests and whether a closing one is among them."""
     owed = Signal(8, name=f"{prefix}owed_replies")  # reset with the unit; 8 bits: far past any formal depth
     closed = Signal(name=f"{prefix}closed")
     waited = Signal(range(bound + 2), name=f"{prefix}waited_replies")
@@ -161,6 +161,7 @@ def owes(
         m.d.sync += closed.eq(0)
     m.d.sync += waited.eq(Mux(closed & (owed != 0) & ~closing, waited + ready, 0))
     m.d.comb += [check(~gave | (owed != 0), f"{prefix}reply_owed"), check(waited <= bound, f"{prefix}replied")]
+    return owed, closed
 
 
 class Guaranteed(wiring.Component):
