@@ -10,8 +10,8 @@ Assumed of the environment on every input stream, asserted of the unit on every 
   ``response`` cycles (the cycle model's bound: no state stalls forever).
 
 :func:`behaves` states these of a unit with Assert, or with Assume of a unit a proof replaces by its
-contract (assume-guarantee: the Hermes core's GEMV unit, the L3 rank's softmax unit and bank array, each
-replaced by :class:`Guaranteed`); :func:`answers` adds what a router in front of a unit needs (every
+contract (assume-guarantee: the Hermes core's GEMV unit and the L3 rank's softmax unit, each replaced by
+:class:`Guaranteed`); :func:`answers` adds what a router in front of a unit needs (every
 transaction answered, an idle unit taking input), :func:`owes` what a unit that counts a sub-unit's replies
 needs (one reply per request, all of them within a bound).
 

@@ -24,8 +24,8 @@ free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transa
   its bound, the next item), response RANK_RESPONSE (a RUN to its first output, the slowest head).
 
 It does not close: the stand-in's freedom costs bmc3 more than the deterministic unit it replaces (its
-arithmetic already free). Measured 2026-11-27, one check at a time at load ~2 (bmc3 got ~50 of its 90 s
-of CPU): the composed check 73 of 124 in 90 s (77 of 128 in an earlier run), against the whole rank's
+arithmetic already free). Measured 2026-11-27, one check at a time at load ~2 (the check task 48 s of CPU
+in its 90 s): the composed check 73 of 124 in 90 s (77 of 128 in an earlier run), against the whole rank's
 90-96 of 275. Stand-ins tried before: the bank array replaced as well (one ``res_valid`` per RD with
 ``last`` within 10 cycles of it, checked alone to depth 20) with the softmax unit's replies free cycle by
 cycle and its scores taken at will: 63 of 128 in 150 s, 61 in 90 s; the real bank array: 69; then the
