@@ -23,16 +23,17 @@ free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transa
   real unit never takes). Aimed at RANK_DEPTH (the reset, the longest one-token head with the stand-in at
   its bound, the next item), response RANK_RESPONSE (a RUN to its first output, the slowest head).
 
-It does not close: the stand-in's freedom costs bmc3 more than the deterministic unit it replaces (its
-arithmetic already free). Measured 2026-11-27, one check at a time at load ~2 (the check task 48 s of CPU
-in its 90 s): the composed check 73 of 124 in 90 s (77 of 128 in an earlier run), against the whole rank's
-90-96 of 275. Stand-ins tried before: the bank array replaced as well (one ``res_valid`` per RD with
-``last`` within 10 cycles of it, checked alone to depth 20) with the softmax unit's replies free cycle by
-cycle and its scores taken at will: 63 of 128 in 150 s, 61 in 90 s; the real bank array: 69; then the
-replies in one run and the scores taken as offered (now asserted by ``su-in-rank``): 77. A whole head that
-ran is reachable at step 80 (with both stand-ins: bmc3 found it when told it was not), so a transaction is
-in the model; the check does not get there in the budget. Both rank checks run: the whole rank's reaches
-deepest into the real rank, the composed one covers every softmax-unit latency up to its bound.
+It does not close. Measured 2026-11-27 on the shared 2-core VM (load ~3, the checks at nice 19): the
+composed check 73 of 124 in its 90 s budget and again in 180 s, getting 47 and 53 s of CPU (bmc3's limit
+is wall time); the whole rank's 91 of 275 the same hour with 94 s of CPU: not compared at equal CPU.
+Stand-ins tried before, under the same load: the bank array replaced as well (one ``res_valid`` per RD
+with ``last`` within 10 cycles of it, checked alone to depth 20) and the softmax unit's replies free cycle
+by cycle, its scores taken at will: 61-63 of 128; the real bank array: 69; then the replies in one run and
+the scores taken as offered (now asserted by ``su-in-rank``): 73-77. A whole head that ran is reachable
+at step 80 (with both stand-ins: bmc3 found it when told it was not), so with the stand-in fast a head is
+80 cycles, but the check must reach the longest, 124 (the stand-in's latency up to its bound, as the real
+unit's). Both rank checks run: the whole rank's reaches deeper into the real rank, the composed one
+covers every softmax-unit latency up to its bound.
 The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
 timing for the formal instance is not an option without a new constructor parameter.
 """
