@@ -39,8 +39,8 @@ a K write beat without ``last`` at step 1 and a RUN offered from step 2: the RUN
 land (hw/l3/rank.py ``_host``: ``~ops.r_rdy``), the open write's op stays queued until its ``last`` beat
 leaves the re-layout unit, and none comes, so the rank never takes another item: a malformed command
 sequence that ends in no error flag. At RANK_RESPONSE (70) the same trace would fail at step 73 (its stall
-count is the step less 2), one past the
-depth reached; the whole rank's check (response 272) cannot reach it.
+count is the step less 2), one past the steps 0-72 checked; the whole rank's check (response 272) cannot
+reach it.
 The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
 timing for the formal instance is not an option without a new constructor parameter.
 """
