@@ -142,4 +142,19 @@ def test_core_contract_replaces_its_gemv_unit_by_the_gemv_contract() -> None:
     spec = next(p for n, p in PROPS.items() if n.startswith("contract-hermes_core"))
     _top, port_values = spec.build()
     free = [len(v) for v in port_values if getattr(v, "name", "") == "guaranteed_free"]
-    assert free == [1, 1, gemv.out_layout(FORMAL_GEMV).size]
+    assert free == [1, gemv.out_layout(FORMAL_GEMV).size, 1]  # i.ready, o.payload, o.valid
+
+
+def test_rank_contract_replaces_its_softmax_unit_by_its_guarantees() -> None:
+    """The rank's composed check (tb/l3/rank_props.py) builds no softmax unit: the stand-in's ready, payload
+    and valid are free inputs (under what ``su-in-rank`` asserts), and the FP operators left are the adder
+    unit's 7; the softmax unit's own check runs at the rank's instance."""
+    from hw.l3 import softmax_unit
+    from tb.l3.rank_props import SU_PARAMS
+
+    spec = next(p for n, p in PROPS.items() if n.startswith("contract-l3_rank") and n.endswith("-composed"))
+    _top, port_values = spec.build()
+    free = [len(v) for v in port_values if getattr(v, "name", "") == "guaranteed_free"]
+    assert free == [1, softmax_unit.PROB.size, 1]
+    assert sum(getattr(v, "name", "").startswith("au") for v in port_values) == 7
+    assert PROPS["su-in-rank"].size == f"max_tokens={SU_PARAMS['max_tokens']}"  # the rank's chunk: the testbench's

@@ -10,8 +10,10 @@ Assumed of the environment on every input stream, asserted of the unit on every 
   ``response`` cycles (the cycle model's bound: no state stalls forever).
 
 :func:`behaves` states these of a unit with Assert, or with Assume of a unit a proof replaces by its
-contract (assume-guarantee: the Hermes core's GEMV unit); :func:`answers` adds what a router in front of a
-unit needs (every transaction answered, an idle unit taking input).
+contract (assume-guarantee: the Hermes core's GEMV unit and the L3 rank's softmax unit, each replaced by
+:class:`Guaranteed`); :func:`answers` adds what a router in front of a unit needs (every
+transaction answered, an idle unit taking input), :func:`owes` what a unit that counts a sub-unit's replies
+needs (one reply per request, all of them within a bound).
 
 Reset is a free input: the checker may reset the unit at any cycle (it must at the first). The recording
 registers live in a reset-less ``fv`` domain on the same clock so a reset does not erase what they saw.
@@ -141,6 +143,44 @@ def answers(m: Module, i, o, answer: int, accept: int, check, prefix: str = "") 
         check(waited <= accept, f"{prefix}idle_takes_input"),
         check(~took_last | pending | (took_in & i.payload.last), f"{prefix}last_after_last"),
     ]
+
+
+def owes(
+    m: Module, took: Value, gave: Value, closing: Value, bound: int, check, prefix: str = "", ready: Value = 1
+) -> tuple[Signal, Signal]:
+    """One reply per request: a reply (``gave``) only while requests (``took``) are unanswered, and every one
+    answered within ``bound`` cycles of a ``ready`` sink after the latest ``closing`` request (after which no
+    reply is owed later). Returns the count of unanswered requests and whether a closing one is among them."""
+    owed = Signal(8, name=f"{prefix}owed_replies")  # reset with the unit; 8 bits: far past any formal depth
+    closed = Signal(name=f"{prefix}closed")
+    waited = Signal(range(bound + 2), name=f"{prefix}waited_replies")
+    m.d.sync += owed.eq(owed + took - gave)
+    with m.If(closing):
+        m.d.sync += closed.eq(1)
+    with m.Elif(owed == 0):
+        m.d.sync += closed.eq(0)
+    m.d.sync += waited.eq(Mux(closed & (owed != 0) & ~closing, waited + ready, 0))
+    m.d.comb += [check(~gave | (owed != 0), f"{prefix}reply_owed"), check(waited <= bound, f"{prefix}replied")]
+    return owed, closed
+
+
+class Guaranteed(wiring.Component):
+    """A unit replaced by its contract (assume-guarantee): the same ports, every one it drives a free input
+    of the model checker, appended to ``free``; the proof's assumptions constrain them."""
+
+    def __init__(self, signature: wiring.Signature, free: list[Value]):
+        self.free = free
+        super().__init__(signature)
+
+    def elaborate(self, platform) -> Module:
+        m = Module()
+        for _path, member, value in self.signature.flatten(self):
+            if member.flow == wiring.Out:
+                value = Value.cast(value)
+                free = Signal(len(value), name="guaranteed_free")
+                self.free.append(free)
+                m.d.comb += value.eq(free)
+        return m
 
 
 def stream_contract(

@@ -49,7 +49,6 @@ from collections.abc import Callable
 
 import numpy as np
 from amaranth.hdl import Array, Assert, Assume, Const, Cover, Fragment, Module, Mux, ResetSignal, Signal, Value
-from amaranth.lib import wiring
 
 from golden.hermes_spec import REDUCED, ActOp, Gemv, Mode, serial_steps
 from hw.arith import fpadd
@@ -59,7 +58,16 @@ from hw.hermes.core import ACT
 from hw.hermes.cycles import UNIT_ACTIVATION, UNIT_BITSERIAL, UNIT_CORE, UNIT_GEMV, act_max_scores, act_txn_cycles
 from hw.pipeline import delay
 from tb.formal.abstract import elaborate, free_arithmetic
-from tb.formal.contract import answers, behaves, contract_spec, held, ports, recording_domain, stream_contract
+from tb.formal.contract import (
+    Guaranteed,
+    answers,
+    behaves,
+    contract_spec,
+    held,
+    ports,
+    recording_domain,
+    stream_contract,
+)
 from tb.formal.sby import FormalSpec
 from tb.hermes.cases import SPECS
 
@@ -172,23 +180,6 @@ def gemv_contract(tb, g: Gemv) -> FormalSpec:
         done=ran,
         extra=gemv_answers,
     )
-
-
-class Guaranteed(wiring.Component):
-    """A unit replaced by its contract (assume-guarantee): the same ports, its outputs (``i.ready``, ``o``)
-    free inputs of the model checker, appended to ``free``; :func:`assume_gemv` constrains them."""
-
-    def __init__(self, signature: wiring.Signature, free: list[Value]):
-        self.free = free
-        super().__init__(signature)
-
-    def elaborate(self, platform) -> Module:
-        m = Module()
-        for value in (self.i.ready, self.o.valid, Value.cast(self.o.payload)):
-            free = Signal(len(value), name="guaranteed_free")
-            self.free.append(free)
-            m.d.comb += value.eq(free)
-        return m
 
 
 def assume_gemv(unit: Guaranteed, g: Gemv) -> Callable[[Module, Value, Value], None]:

@@ -1,0 +1,190 @@
+"""The L3 rank's stream contract by assume-guarantee (as the Hermes core's, tb/hermes/hermes_props.py).
+
+The rank at its smallest legal geometry (RANK_SIZE: 4 banks, d_head 32, 4 tokens, the geometry's and the
+buffers' lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst
+each, 24 beats through the re-layout unit, then 92 cycles of RDs at tCCD_L, bank PUs, adder unit, softmax
+unit and read-out), fixed by the paper's burst and timing. Checked whole (tb/l3/l3_props.py: FP arithmetic
+free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transaction. The split:
+
+* ``su-in-rank`` (:func:`su_guarantee`): the softmax unit at the rank's instance (chunk 4, 4 tokens), FP
+  arithmetic free every cycle, by bmc3, bounded at SU_DEPTH (the reset, a head of 4 scores, all SU_ANSWER
+  cycles after it, the next score: a whole transaction): its stream contract (response SU_RESPONSE, its
+  cycle model's) and :func:`su_replies` asserted (one probability per score, all of a head's within
+  SU_ANSWER cycles of a ready sink after its last score, in one run; a head's scores taken as offered),
+  under :func:`su_heads` assumed (at most 4 scores a head, the 4th ``last``).
+* ``contract-...-composed`` (:func:`rank_contract`): the rank with its softmax unit replaced by a
+  :class:`~tb.formal.contract.Guaranteed` stand-in (its outputs free inputs, its latency anything up to
+  the bound) under exactly what ``su-in-rank`` asserts (assumed here) and asserting what it assumes (the
+  scores held until taken, :func:`su_heads`). The rest is real, its FP arithmetic free every cycle:
+  re-layout unit, K/V writer, bank array (its PUs' contract checked alone), adder unit (proved alone), the
+  score queue, the S buffers and the rank's phases, sequencer and read-out. The real unit's traces are
+  among the stand-in's (its latency is one choice of the free one), so the rank's contract holds of the
+  rank with its real softmax unit to the depth checked; a counterexample may be spurious (a latency the
+  real unit never takes). Aimed at RANK_DEPTH (the reset, the longest one-token head with the stand-in at
+  its bound, the next item), response RANK_RESPONSE (a RUN to its first output, the slowest head).
+
+It does not close. Measured 2026-11-27 on the shared 2-core VM (load ~3, the checks at nice 19): the
+composed check 73 of 124 in its 90 s budget and again in 180 s, getting 47 and 53 s of CPU (bmc3's limit
+is wall time); the whole rank's 91 of 275 the same hour with 94 s of CPU: not compared at equal CPU.
+Stand-ins tried before, under the same load: the bank array replaced as well (one ``res_valid`` per RD
+with ``last`` within 10 cycles of it, checked alone to depth 20) and the softmax unit's replies free cycle
+by cycle, its scores taken at will: 61-63 of 128; the real bank array: 69; then the replies in one run and
+the scores taken as offered (now asserted by ``su-in-rank``): 73-77. A whole head that ran is reachable
+at step 80 (with both stand-ins: bmc3 found it when told it was not), so with the stand-in fast a head is
+80 cycles, but the check must reach the longest, 124 (the stand-in's latency up to its bound, as the real
+unit's). Both rank checks run: the whole rank's reaches deeper into the real rank, the composed one
+covers every softmax-unit latency up to its bound.
+A hang it finds: with the response bound at 30 (measured once) it fails ``bounded_response`` at step 33 on
+a K write beat without ``last`` at step 1 and a RUN offered from step 2: the RUN waits for every write to
+land (hw/l3/rank.py ``_host``: ``~ops.r_rdy``), the open write's op stays queued until its ``last`` beat
+leaves the re-layout unit, and none comes, so the rank never takes another item: a malformed command
+sequence that ends in no error flag. At RANK_RESPONSE (70) the same trace would fail at step 73 (its stall
+count is the step less 2), one past the steps 0-72 checked; the whole rank's check (response 272) cannot
+reach it.
+The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
+timing for the formal instance is not an option without a new constructor parameter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+from types import SimpleNamespace
+from unittest import mock
+
+from amaranth.hdl import Assert, Assume, Fragment, Module, Mux, Signal, Value
+
+from golden.l3_spec import Geometry
+from hw.l3.cycles import UNIT_RANK, UNIT_SOFTMAX, head_cycles, run_cycles, su_head_cycles
+from hw.l3.softmax_unit import cycle_model as su_cycle_model
+from tb.formal.abstract import elaborate, free_arithmetic
+from tb.formal.contract import (
+    Guaranteed,
+    behaves,
+    contract_spec,
+    held,
+    owes,
+    ports,
+    stream_contract,
+)
+from tb.formal.sby import FormalSpec
+from tb.l3.cases import SPECS
+from tb.runner import TbSpec
+
+RANK_SIZE = {"max_tokens": 4}  # a multiple of its 4 banks and 4 V groups: one K and one V column per bank
+RANK_TB = next(s for s in SPECS if s.unit == UNIT_RANK)
+GEOMETRY = Geometry(RANK_TB.params["banks"], RANK_TB.params["d_head"])
+MAX_TOKENS = RANK_SIZE["max_tokens"]
+SU_PARAMS = {"chunk": GEOMETRY.chunk, "max_tokens": MAX_TOKENS}  # the softmax unit the rank builds
+_SU_MODEL = su_cycle_model(**SU_PARAMS)
+SU_RESPONSE = _SU_MODEL.latency + int(_SU_MODEL.ii)  # its contract's bound (contract_spec's default)
+SU_ANSWER = _SU_MODEL.latency  # last score -> last probability: a head of one chunk, the longest one here
+SU_DEPTH = 2 + MAX_TOKENS + SU_ANSWER + 1
+# the longest head of one token under the stand-in's bound: the real one's (119 cycles) with its softmax unit
+# at SU_ANSWER (real: su_head_cycles(1) from its one score); the reset before it, the next item after it
+LONGEST_HEAD = head_cycles(1, GEOMETRY, MAX_TOKENS) + SU_ANSWER - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
+RANK_DEPTH = 1 + LONGEST_HEAD + 1
+# the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
+# real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-in's slack over the real unit
+RANK_RESPONSE = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
+RANK_RESPONSE += LONGEST_HEAD - head_cycles(1, GEOMETRY, MAX_TOKENS)
+
+
+def su_heads(m: Module, i, check, prefix: str = "su_") -> None:
+    """At most MAX_TOKENS scores a head, the last of them ``last`` (what the rank sends: n <= its tokens)."""
+    count = Signal(range(MAX_TOKENS), name=f"{prefix}head_scores")  # reset with the unit
+    took = i.valid & i.ready
+    with m.If(took):
+        m.d.sync += count.eq(Mux(i.payload.last, 0, count + 1))
+    m.d.comb += check(~(took & (count == MAX_TOKENS - 1) & ~i.payload.last), f"{prefix}head_of_max_tokens")
+
+
+def su_replies(m: Module, su, check, prefix: str = "su_") -> None:
+    """One probability per score, a head's all within SU_ANSWER cycles of a ready sink after its last score,
+    in one run (once the first is out, one a cycle while the sink is ready); a head's scores taken as offered."""
+    took, gave = su.i.valid & su.i.ready, su.o.valid & su.o.ready
+    owed, closed = owes(m, took, gave, took & su.i.payload.last, SU_ANSWER, check, prefix, su.o.ready)
+    gave_last = Signal(name=f"{prefix}gave_last")  # reset with the unit
+    m.d.sync += gave_last.eq(gave)
+    m.d.comb += [
+        check(~(gave_last & (owed != 0) & su.o.ready) | su.o.valid, f"{prefix}one_run"),
+        check(~(su.i.valid & ~closed) | su.i.ready, f"{prefix}takes_scores"),
+    ]
+
+
+def su_guarantee() -> FormalSpec:
+    """The softmax unit at the rank's instance: its contract and :func:`su_replies`, asserted."""
+    tb = next(s for s in SPECS if s.unit == UNIT_SOFTMAX and s.params["chunk"] == GEOMETRY.chunk)
+
+    def extra(dut) -> Callable[[Module, Value, Value], None]:
+        def add(m: Module, _started: Value, _past_rst: Value) -> None:
+            su_heads(m, dut.i, Assume)
+            su_replies(m, dut, Assert)
+
+        return add
+
+    why = (
+        f"{SU_DEPTH} cycles at {SU_PARAMS}: the reset, a head of {MAX_TOKENS} scores, its last probability within "
+        f"{SU_ANSWER} cycles, the next score"
+    )
+    spec = contract_spec(
+        tb,
+        SU_DEPTH,
+        abstract=True,
+        functional=False,
+        params={**tb.params, **SU_PARAMS},
+        why=why,
+        extra=extra,
+        engine="abc",
+        timeout=60,
+    )
+    return dataclasses.replace(spec, name="su-in-rank")
+
+
+def stand_in(su: Guaranteed) -> Callable[[Module, Value, Value], None]:
+    """What ``su-in-rank`` asserts, assumed of the stand-in; what it assumes, asserted of the rank."""
+
+    def add(m: Module, started: Value, past_rst: Value) -> None:
+        behaves(m, started, past_rst, [su.i], [su.o], SU_RESPONSE, Assume, "su_")
+        su_replies(m, su, Assume)
+        # valid held until taken (the scores' bits: the queue's, an amaranth.lib.fifo.SyncFIFO, held until read)
+        held(
+            m,
+            started,
+            past_rst,
+            "su_in",
+            SimpleNamespace(valid=su.i.valid, ready=su.i.ready, payload=su.i.payload.last),
+            Assert,
+        )
+        su_heads(m, su.i, Assert)
+
+    return add
+
+
+def rank_contract(tb: TbSpec) -> FormalSpec:
+    """The rank's stream contract with its softmax unit replaced by the guarantees ``su-in-rank`` checks."""
+    params = {**tb.params, **RANK_SIZE}
+
+    def build() -> tuple[Fragment, list[Value]]:
+        rank = importlib.import_module("hw.l3.rank")  # looked up now: a mutant test swaps it
+        with free_arithmetic(False) as free:
+            real = rank.SoftmaxUnit(**SU_PARAMS)
+            real._MustUse__silence = True  # built for its signature only
+            su = Guaranteed(real.signature, free)
+            with mock.patch.object(rank, "SoftmaxUnit", lambda *_a, **_k: su):
+                dut = rank.Rank(**params)
+                top = elaborate(stream_contract(dut, RANK_RESPONSE, extra=stand_in(su)))
+        return top, [*ports(dut), *free]
+
+    why = (
+        f"{RANK_DEPTH} cycles at {RANK_SIZE}: the reset, a head of one token (24 write beats, the RUN, the run "
+        "with the softmax unit's stand-in at its bound) and the next item"
+    )
+    size = ",".join(f"{k}={v}" for k, v in RANK_SIZE.items())
+    return FormalSpec(
+        f"contract-{tb.tag}-composed", tb.unit, build, RANK_DEPTH, why, timeout=90, size=size, engine="abc"
+    )
+
+
+PROPS = [su_guarantee(), rank_contract(RANK_TB)]
