@@ -7,8 +7,8 @@ each passes the :class:`~hw.l3.relayout.Relayout` unit and every 8 beats (a burs
 per chip at the K or V mapping's (bank, column) — K and V append whole tokens, Q fills the chips' shared
 buffers. A RUN item (``data`` = n tokens) then runs the head and answers with its d_head FP16 outputs in
 host order, or one item carrying ``error`` (``golden.l3_spec.Err``): PARTIAL_BURST (a write that was not
-whole bursts, or a Q that is not one vector), LEN_ZERO (n = 0), LEN_OVER (n beyond the tokens written, or
-K/V beyond ``max_tokens``). Either way the rank is then cleared for the next head.
+whole bursts or was still open at the RUN, or a Q that is not one vector), LEN_ZERO (n = 0), LEN_OVER (n
+beyond the tokens written, or K/V beyond ``max_tokens``). Either way the rank is then cleared for the next head.
 
 Run phases, one all-bank RD every RD_INTERVAL (tCCD_L) cycles:
 
