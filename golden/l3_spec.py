@@ -50,7 +50,8 @@ class Op(enum.IntEnum):
 class Err(enum.IntFlag):
     """Errors the rank flags instead of hanging or computing wrong attention."""
 
-    PARTIAL_BURST = 1 << 0  # a K/V/Q write that is not a whole number of bursts (or a Q not one vector)
+    # a K/V/Q write that is not a whole number of bursts or unterminated at the RUN (or a Q not one vector)
+    PARTIAL_BURST = 1 << 0
     LEN_ZERO = 1 << 1  # a head of length 0
     LEN_OVER = 1 << 2  # a head longer than the rank PU buffer (or the rank's K/V storage)
 

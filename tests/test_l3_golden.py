@@ -131,6 +131,20 @@ def test_rank_run_errors() -> None:
     assert _run(l3.rank_items(q2, k2, v2, n=64))[1] == Err.LEN_OVER  # K/V beyond the rank's storage
 
 
+def test_rank_run_mid_write() -> None:
+    """A RUN while a write is open ends it: PARTIAL_BURST, its whole bursts kept (LEN_OVER counts them)."""
+    q, k, v = l3.random_head(np.random.default_rng(3), 2, REDUCED)
+    items = l3.rank_items(q, k, v)
+    run = items[-1]
+    k_end = 2 * REDUCED.bursts * 8  # K: 2 tokens of R bursts of 8 beats
+    assert _run(items[:3] + [run])[1] == Err.PARTIAL_BURST | Err.LEN_OVER  # mid K: no token written
+    mid_v = items[: k_end + 9] + [(Op.RUN, 1, 1)]  # V: its first token's burst landed, one beat open
+    assert _run(mid_v)[1] == Err.PARTIAL_BURST
+    assert _run(mid_v[:-1] + [run])[1] == Err.PARTIAL_BURST | Err.LEN_OVER
+    mid_q = items[:-2] + [(Op.RUN, 0, 1)]  # Q's last beat not sent
+    assert _run(mid_q)[1] == Err.PARTIAL_BURST | Err.LEN_ZERO
+
+
 def test_error_ulps_scale() -> None:
     ref = np.array([1.0, -0.5])
     one_ulp = [l3.to_fp16(1.0 + 2.0**-10), l3.to_fp16(-0.5)]

@@ -7,8 +7,8 @@ each passes the :class:`~hw.l3.relayout.Relayout` unit and every 8 beats (a burs
 per chip at the K or V mapping's (bank, column) — K and V append whole tokens, Q fills the chips' shared
 buffers. A RUN item (``data`` = n tokens) then runs the head and answers with its d_head FP16 outputs in
 host order, or one item carrying ``error`` (``golden.l3_spec.Err``): PARTIAL_BURST (a write that was not
-whole bursts, or a Q that is not one vector), LEN_ZERO (n = 0), LEN_OVER (n beyond the tokens written, or
-K/V beyond ``max_tokens``). Either way the rank is then cleared for the next head.
+whole bursts or was still open at the RUN, or a Q that is not one vector), LEN_ZERO (n = 0), LEN_OVER (n
+beyond the tokens written, or K/V beyond ``max_tokens``). Either way the rank is then cleared for the next head.
 
 Run phases, one all-bank RD every RD_INTERVAL (tCCD_L) cycles:
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Cat, Module, Mux, ResetInserter, Signal, Value
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
@@ -274,7 +274,6 @@ class Rank(wiring.Component):
     def elaborate(self, platform) -> Module:
         m = Module()
         g = self.g
-        m.submodules.relayout = ru = Relayout()
         m.submodules.writer = wr = KVWriter(g, self.max_tokens)
         m.submodules.banks = banks = BankArray(g, self.max_tokens)
         m.submodules.au = au = AdderUnit()
@@ -285,19 +284,24 @@ class Rank(wiring.Component):
             m.submodules[f"s_buf{k}"] = mem
         m.d.comb += [banks.w_bank.eq(wr.w_bank), banks.w_addr.eq(wr.w_addr), banks.w_data.eq(wr.w_data)]
         phase, n, clear = Signal(_Phase), Signal(N_BITS), Signal()
+        cut = Signal()  # the head's RUN came while a write was open
         p_tok = Signal(N_BITS)  # probabilities written to the S buffer this head
-        self._host(m, ru, wr, phase, n, clear)
+        self._host(m, wr, phase, n, clear, cut)
         rd = self._rd_issue(m, banks, wr, s_bufs, phase, n, p_tok)
         self._rank_pu(m, banks, au, queue, su, s_bufs, phase, n, rd, p_tok)
-        self._output(m, au, wr, banks, phase, n, clear)
+        self._output(m, au, wr, banks, phase, n, clear, cut)
         return m
 
-    def _host(self, m: Module, ru: Relayout, wr: KVWriter, phase, n, clear) -> None:
+    def _host(self, m: Module, wr: KVWriter, phase, n, clear, cut) -> None:
         """Writes go through the re-layout unit with their op queued beside them; a RUN waits until every
-        write has landed and the rank is idle."""
+        write has landed and the rank is idle. A RUN while a write is open (golden.l3.rank_run) waits until
+        its whole windows have landed, then drops the rest (the re-layout unit flushed, its op popped) and
+        sets ``cut`` (PARTIAL_BURST); the writer's burst position is reset by ``clear`` at the error item."""
         m.submodules.ops = ops = SyncFIFO(width=2, depth=4)
-        item = self.i.payload
         first = Signal(init=1)  # the next write beat starts a write
+        flush = Signal()
+        m.submodules.relayout = ru = ResetInserter(flush)(Relayout())
+        item = self.i.payload
         is_write = item.op != Op.RUN
         m.d.comb += [
             ru.i.payload.data.eq(item.data),
@@ -308,7 +312,7 @@ class Rank(wiring.Component):
             wr.i.valid.eq(ru.o.valid),
             ru.o.ready.eq(1),
             wr.clear.eq(clear),
-            ops.r_en.eq(ru.o.valid & ru.o.payload.last),
+            ops.r_en.eq((ru.o.valid & ru.o.payload.last) | flush),
         ]
         idle = phase == _Phase.IDLE
         with m.If(is_write):  # a head's writes wait while the previous head runs
@@ -317,12 +321,17 @@ class Rank(wiring.Component):
                 self.i.ready.eq(ru.i.ready & idle & (ops.w_rdy | ~first)),
                 ops.w_en.eq(self.i.valid & self.i.ready & first),
             ]
-        with m.Else():
-            m.d.comb += self.i.ready.eq(idle & ~ops.r_rdy)  # every write has landed
+        with m.Else():  # every write has landed, or all but the open one's odd beat
+            m.d.comb += [
+                self.i.ready.eq(idle & Mux(first, ~ops.r_rdy, ~ru.busy)),
+                flush.eq(self.i.valid & self.i.ready & ~first),
+            ]
         with m.If(self.i.valid & self.i.ready & is_write):
             m.d.sync += first.eq(item.last)
         with m.If(self.i.valid & self.i.ready & ~is_write):
-            m.d.sync += [phase.eq(_Phase.CHECK), n.eq(item.data[:N_BITS])]
+            m.d.sync += [phase.eq(_Phase.CHECK), n.eq(item.data[:N_BITS]), first.eq(1), cut.eq(~first)]
+        with m.If(clear):
+            m.d.sync += cut.eq(0)
 
     def _rd_issue(self, m: Module, banks: BankArray, wr: KVWriter, s_bufs, phase, n, p_tok):
         """The all-bank RD sequencer: score RDs (steps x R) then context RDs (V columns), one per
@@ -440,13 +449,13 @@ class Rank(wiring.Component):
         with m.If((phase == _Phase.CONTEXT) & banks.res_valid):
             m.d.sync += phase.eq(_Phase.READOUT)
 
-    def _output(self, m: Module, au: AdderUnit, wr: KVWriter, banks: BankArray, phase, n, clear) -> None:
+    def _output(self, m: Module, au: AdderUnit, wr: KVWriter, banks: BankArray, phase, n, clear, cut) -> None:
         """The error check of a RUN, and the context readout: the AU sums the 4 groups of dimension
         d = 32r + c + 8m (golden.l3.dim) in host order."""
         g = self.g
         err, found = Signal(ERR), Signal(ERR)
         m.d.comb += [
-            found.partial_burst.eq(wr.partial | (wr.q_bursts != g.bursts)),
+            found.partial_burst.eq(wr.partial | cut | (wr.q_bursts != g.bursts)),
             found.len_zero.eq(n == 0),
             found.len_over.eq(wr.over | (n > wr.k_tokens) | (n > wr.v_tokens)),
         ]

@@ -45,11 +45,12 @@ def permute(window: list, inverse: bool) -> list:
 
 
 class Relayout(wiring.Component):
-    """Members: ``i`` In(stream of {data, last}) — host beats; ``o`` Out(stream of {data, last, error})."""
+    """Members: ``i`` In(stream of {data, last}) — host beats; ``o`` Out(stream of {data, last, error});
+    ``busy`` Out(1) — a whole window is held (to leave): low, every beat accepted has left but an odd one."""
 
     def __init__(self, inverse: bool = False):
         self.inverse = inverse
-        super().__init__({"i": In(stream.Signature(BEAT)), "o": Out(stream.Signature(BEAT_OUT))})
+        super().__init__({"i": In(stream.Signature(BEAT)), "o": Out(stream.Signature(BEAT_OUT)), "busy": Out(1)})
 
     def elaborate(self, platform) -> Module:
         m = Module()
@@ -63,7 +64,7 @@ class Relayout(wiring.Component):
 
         sent = self.o.valid & self.o.ready & (o_idx == WINDOW_BEATS - 1)
         moving = (a_n == WINDOW_BEATS) & (~o_full | sent)
-        m.d.comb += self.i.ready.eq((a_n < WINDOW_BEATS) | moving)
+        m.d.comb += [self.i.ready.eq((a_n < WINDOW_BEATS) | moving), self.busy.eq(o_full | (a_n == WINDOW_BEATS))]
         m.d.comb += [
             self.o.valid.eq(o_full),
             self.o.payload.data.eq(Mux(o_idx, o_data[1], o_data[0])),

@@ -10,7 +10,7 @@ import random
 import numpy as np
 
 from golden import l3
-from golden.l3_spec import ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode
+from golden.l3_spec import BEATS_PER_BURST, ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode, Op
 from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
 from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
@@ -190,6 +190,9 @@ def _rank_case(spec: TbSpec) -> StreamCase:
             if t["items"][drop][2]:
                 items[drop - 1] = (*items[drop - 1][:2], 1)
             return {"n": n, "items": items}
+        if roll < 0.16:  # the RUN sent early, most often mid-write
+            t = head(n)
+            return {"n": n, "items": t["items"][: rng.randrange(1, len(t["items"]) - 1)] + t["items"][-1:]}
         return head(n, scale=rng.choice([0.5, 1.0, 3.0]))
 
     def items(t: dict) -> list[dict]:
@@ -214,8 +217,21 @@ def _rank_case(spec: TbSpec) -> StreamCase:
         for t, row in enumerate(v):
             row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(g.d_head)]
 
+    def open_write(n: int, op: Op, beats: int, run: int | None = None) -> dict:
+        """A RUN sent ``beats`` into the head's ``op`` write, its ``last`` beat never sent: PARTIAL_BURST."""
+        t = head(n, run)
+        start = next(i for i, it in enumerate(t["items"]) if it[0] == op)
+        return {"n": n, "items": t["items"][: start + beats] + t["items"][-1:]}
+
+    beats = g.bursts * BEATS_PER_BURST  # one token's
     directed = [
         head(1),
+        open_write(2, Op.K, 3),  # mid K, an odd beat held in the re-layout unit
+        head(2),
+        open_write(3, Op.V, beats + 4, run=1),  # mid V, its first token landed: PARTIAL_BURST alone
+        head(3),
+        open_write(2, Op.Q, beats - 1, run=0),  # mid Q (all but its last beat), with LEN_ZERO
+        head(g.chunk),
         head(g.chunk, edit=set_k(0)),
         head(3, edit=set_k(F.inf_bits)),
         head(5, edit=set_k(NEG_INF)),

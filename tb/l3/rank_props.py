@@ -34,13 +34,13 @@ at step 80 (with both stand-ins: bmc3 found it when told it was not), so with th
 80 cycles, but the check must reach the longest, 124 (the stand-in's latency up to its bound, as the real
 unit's). Both rank checks run: the whole rank's reaches deeper into the real rank, the composed one
 covers every softmax-unit latency up to its bound.
-A hang it finds: with the response bound at 30 (measured once) it fails ``bounded_response`` at step 33 on
-a K write beat without ``last`` at step 1 and a RUN offered from step 2: the RUN waits for every write to
-land (hw/l3/rank.py ``_host``: ``~ops.r_rdy``), the open write's op stays queued until its ``last`` beat
-leaves the re-layout unit, and none comes, so the rank never takes another item: a malformed command
-sequence that ends in no error flag. At RANK_RESPONSE (70) the same trace would fail at step 73 (its stall
-count is the step less 2), one past the steps 0-72 checked; the whole rank's check (response 272) cannot
-reach it.
+A hang it found (fixed 2026-11-27): with the response bound at 30 (measured once) it failed
+``bounded_response`` at step 33 on a K write beat without ``last`` at step 1 and a RUN offered from step 2:
+the RUN waited for every write to land (hw/l3/rank.py ``_host``), and the open write's op stayed queued until
+a ``last`` beat that never came. Now such a RUN is taken once the open write's whole windows have landed and
+answered with PARTIAL_BURST two cycles later (golden.l3.rank_run; tb/l3/cases.py's mid-write heads). At
+RANK_RESPONSE (70) the old trace would have failed at step 73, one past the steps 0-72 checked; the whole
+rank's check (response 272) could not reach it.
 The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
 timing for the formal instance is not an option without a new constructor parameter.
 """
