@@ -293,7 +293,7 @@ class Rank(wiring.Component):
         return m
 
     def _host(self, m: Module, wr: KVWriter, phase, n, clear, cut) -> None:
-        """Writes go through the re-layout unit with their op queued beside them; a RUN waits until every
+        """Writes go through the re-layout unit with their first beat's op queued beside them; a RUN waits until every
         write has landed and the rank is idle. A RUN while a write is open (golden.l3.rank_run) waits until
         its whole windows have landed, then drops the rest (the re-layout unit flushed, its op popped) and
         sets ``cut`` (PARTIAL_BURST); the writer's burst position is reset by ``clear`` at the error item."""

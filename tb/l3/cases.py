@@ -224,6 +224,23 @@ class _Heads:
             head(max_tokens + 1, run=max_tokens),
         ]
 
+    def mixed_ops(self) -> list[dict]:
+        """Writes whose later beats carry another op, which the rank ignores (a write's op is its first
+        beat's): a head whose K write's later beats say V, run whole; a V write whose later beats say K, cut
+        by a RUN of 1 token once its first token has landed (PARTIAL_BURST alone)."""
+        beats = self.g.bursts * BEATS_PER_BURST  # one token's
+        done, cut = self.head(2), self.open_write(3, Op.V, beats + 4, run=1)
+        return [
+            {"n": t["n"], "items": _relabel(t["items"], op, other)}
+            for t, op, other in ((done, Op.K, Op.V), (cut, Op.V, Op.K))
+        ]
+
+
+def _relabel(items: list[tuple], op: Op, other: Op) -> list[tuple]:
+    """``items`` with every beat of the ``op`` write but its first carrying the op ``other``."""
+    first = next(i for i, it in enumerate(items) if it[0] == op)
+    return [(other, *it[1:]) if it[0] == op and i > first else it for i, it in enumerate(items)]
+
 
 def _drop_beat(rng: random.Random, items: list[tuple]) -> list[tuple]:
     """A beat lost (never the RUN): PARTIAL_BURST, and a token short; a lost ``last`` moves to the beat before."""
@@ -274,7 +291,10 @@ def _rank_measure(g: Geometry, max_tokens: int):
 
 def _rank_case(spec: TbSpec) -> StreamCase:
     g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
-    heads = _Heads(g, max_tokens, np.random.default_rng(spec.params["banks"]))
+    seed = spec.params["banks"]
+    heads = _Heads(g, max_tokens, np.random.default_rng(seed))
+    # the op-mixing heads draw from a generator of their own: the other heads' stimulus is independent of them
+    directed = heads.directed() + _Heads(g, max_tokens, np.random.default_rng(seed + 1)).mixed_ops()
 
     def items(t: dict) -> list[dict]:
         return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
@@ -285,7 +305,7 @@ def _rank_case(spec: TbSpec) -> StreamCase:
     return StreamCase(
         _rank_golden(g, max_tokens),
         heads.random,
-        heads.directed(),
+        directed,
         rank.cycle_model(**spec.params),
         items,
         lone_cycles=lone,
