@@ -26,7 +26,8 @@ Performance counters (cleared by a RUN): ``score_cycles`` — cycles from the fi
 queued; ``su_stall`` — cycles in which a queued score waited while the softmax unit refused it (the
 measure of the paper's "bubble-free" chunk softmax, §4.3).
 
-Cycle model: :func:`head_cycles` (writes, then the run) and :func:`run_cycles`, composed from the units' own models.
+Cycle model: :func:`head_cycles` (writes, then the run) and :func:`run_cycles`, composed from the units' own models;
+an error item's, a RUN cut into an open write's too: ``hw.l3.cycles.error_cycles``.
 """
 
 from __future__ import annotations

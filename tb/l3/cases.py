@@ -14,7 +14,15 @@ from golden import l3
 from golden.l3_spec import BEATS_PER_BURST, ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode, Op
 from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
-from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
+from hw.l3.cycles import (
+    PAPER_RECORDS,
+    UNIT_ADDER,
+    UNIT_BANK_PU,
+    UNIT_RANK,
+    UNIT_RELAYOUT,
+    UNIT_SOFTMAX,
+    error_cycles,
+)
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -235,6 +243,11 @@ class _Heads:
             for t, op, other in ((done, Op.K, Op.V), (cut, Op.V, Op.K))
         ]
 
+    def first_beat_cuts(self) -> list[dict]:
+        """RUNs one beat into a write: the head's first beat (no whole window to wait for) and V's first,
+        the K write's last window still to land."""
+        return [self.open_write(1, Op.K, 1), self.open_write(1, Op.V, 1)]
+
 
 def _relabel(items: list[tuple], op: Op, other: Op) -> list[tuple]:
     """``items`` with every beat of the ``op`` write but its first carrying the op ``other``."""
@@ -249,6 +262,14 @@ def _drop_beat(rng: random.Random, items: list[tuple]) -> list[tuple]:
     if items[drop][2]:
         out[drop - 1] = (*out[drop - 1][:2], 1)
     return out
+
+
+def _open_beats(items: list[tuple]) -> int:
+    """The beats of the write still open at the head's RUN (its last item): 0 if none is."""
+    n = 0
+    for _, _, last in items[:-1]:
+        n = 0 if last else n + 1
+    return n
 
 
 def _set_k(value: int):
@@ -293,14 +314,20 @@ def _rank_case(spec: TbSpec) -> StreamCase:
     g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
     seed = spec.params["banks"]
     heads = _Heads(g, max_tokens, np.random.default_rng(seed))
-    # the op-mixing heads draw from a generator of their own: the other heads' stimulus is independent of them
-    directed = heads.directed() + _Heads(g, max_tokens, np.random.default_rng(seed + 1)).mixed_ops()
+    # the op-mixing and first-beat heads draw from a generator of their own: the others' stimulus ignores them
+    added = _Heads(g, max_tokens, np.random.default_rng(seed + 1))
+    directed = heads.directed() + added.mixed_ops() + added.first_beat_cuts()
 
     def items(t: dict) -> list[dict]:
         return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
 
+    def error(t: dict) -> bool:
+        return l3.rank_run(t["items"], g, max_tokens)[1] != 0
+
     def lone(t: dict) -> int:
-        return rank.head_cycles(t["n"], g, max_tokens, error=l3.rank_run(t["items"], g, max_tokens)[1] != 0)
+        if error(t):
+            return error_cycles(len(t["items"]) - 1, _open_beats(t["items"]))
+        return rank.head_cycles(t["n"], g, max_tokens)
 
     return StreamCase(
         _rank_golden(g, max_tokens),
@@ -314,6 +341,7 @@ def _rank_case(spec: TbSpec) -> StreamCase:
         burst_txns=4,
         probe=lambda rng: heads.head(max_tokens),
         measure=_rank_measure(g, max_tokens),
+        timed=[t for t in directed if error(t)],  # the error path's cycles, mid-write RUNs among them
     )
 
 
