@@ -299,9 +299,11 @@ def rank_items(q: list[int], k: list[list[int]], v: list[list[int]], n: int | No
 def rank_run(items: list[tuple], g: Geometry, max_tokens: int) -> tuple[list[int], int]:
     """What the rank answers to ``items`` (one head's writes, then RUN): (outputs, error flags) — the
     head's d_head values in host order and 0, or [] and the golden.l3_spec.Err flags of a bad head.
-    A RUN that arrives while a write is open (its ``last`` beat not yet sent) ends that write there, as an
-    unterminated write: PARTIAL_BURST, its whole bursts kept (they have landed, as a partial write's do),
-    the rest dropped; the RUN is then checked as any head's."""
+    A write's op is its first beat's (latched as the write opens; the op of its later beats is ignored),
+    whether it ends with ``last`` or is still open at the RUN. A RUN that arrives while a write is open (its
+    ``last`` beat not yet sent) ends that write there, as an unterminated write: PARTIAL_BURST, its whole
+    bursts kept (they have landed, as a partial write's do), the rest dropped; the RUN is then checked as
+    any head's."""
     writes: dict[Op, list[list[int]]] = {Op.K: [], Op.V: [], Op.Q: []}
     err, run, cur, cur_op = Err(0), None, [], Op.K
     for op, word, last in items:
@@ -309,14 +311,15 @@ def rank_run(items: list[tuple], g: Geometry, max_tokens: int) -> tuple[list[int
             run = word
             if cur:  # an open write, never terminated
                 err |= Err.PARTIAL_BURST
-                writes[Op(cur_op)].append(cur[: len(cur) - len(cur) % BEATS_PER_BURST])
+                writes[cur_op].append(cur[: len(cur) - len(cur) % BEATS_PER_BURST])
             break
+        if not cur:  # the write opens: its op
+            cur_op = Op(op)
         cur.append(word)
-        cur_op = op
         if last:
             if len(cur) % BEATS_PER_BURST:
                 err |= Err.PARTIAL_BURST
-            writes[Op(op)].append(cur[: len(cur) - len(cur) % BEATS_PER_BURST])
+            writes[cur_op].append(cur[: len(cur) - len(cur) % BEATS_PER_BURST])
             cur = []
     n = run
 

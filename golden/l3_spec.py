@@ -38,8 +38,9 @@ class Mode(enum.IntEnum):
 
 class Op(enum.IntEnum):
     """A rank command item's ``op`` (membound's host interface to one rank [S]): K, V and Q writes are runs
-    of 64-bit host beats ending with ``last`` (K and V append whole tokens; Q is one vector); RUN computes
-    one head over the first ``data`` tokens and clears the rank for the next head."""
+    of 64-bit host beats ending with ``last`` (K and V append whole tokens; Q is one vector), a write's op
+    that of its first beat (the rank latches it as the write opens); RUN computes one head over the first
+    ``data`` tokens and clears the rank for the next head."""
 
     K = 0
     V = 1

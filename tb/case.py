@@ -36,7 +36,8 @@ class StreamCase:
     ``probe(rng)`` and ``measure(dut, txn)``: a further lone transaction whose cycles are asserted, after
     which ``measure`` reads (and checks) the unit's performance counters for the record; ``max_items``: a
     cap on each random stream's input items (test_vectors', the reset test's, the pause patterns', test_cycles'
-    stressed record) for wide units whose item holds many values."""
+    stressed record) for wide units whose item holds many values; ``timed``: further transactions (error
+    paths) whose lone cycles test_cycles asserts against ``txn_cycles``."""
 
     golden: Callable[[Txn], list[int]]
     random: Callable[[random.Random], Txn]
@@ -51,6 +52,7 @@ class StreamCase:
     probe: Callable[[random.Random], Txn] | None = None
     measure: Callable[[Any, Txn], dict] | None = None
     max_items: int | None = None
+    timed: list = field(default_factory=list)
 
     def burst_cycles(self, txns: list) -> int:
         """The span of back-to-back transactions, first input accepted to last output accepted."""

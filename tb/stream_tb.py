@@ -21,7 +21,7 @@ the case's ``max_items`` input items.
   alternation, a starved source, a trickling sink — every output exact, in order, nothing extra.
 * test_cycles: a lone transaction's cycles (first input accepted to last output accepted) equal the
   case's ``txn_cycles``; back-to-back transactions span ``cycle_model.cycles(items)`` with II as
-  modelled; the case's probe transaction (if any) and its performance counters; writes the
+  modelled; the case's probe transaction (if any) and its performance counters, and its ``timed`` ones; writes the
   characterization record (``vectors``: the input items test_vectors streamed).
 """
 
@@ -243,6 +243,8 @@ async def test_cycles(dut):
     stressed = _random_txns(rng, 256)
     s = await _stream(dut, stressed, rng, 0.8, 0.7)
     cpt = s.span / len(s.accepted)
+    for txn in CASE.timed:
+        await _lone(dut, txn, rng, "timed transaction")
     write_record(
         SPEC.unit,
         SPEC.all_params,

@@ -145,6 +145,18 @@ def test_rank_run_mid_write() -> None:
     assert _run(mid_q)[1] == Err.PARTIAL_BURST | Err.LEN_ZERO
 
 
+def test_rank_run_write_op_is_its_first_beats() -> None:
+    """A write's op is its first beat's, the later beats' op ignored (the RTL latches it as the write opens),
+    for a write that ends and for one a RUN cuts."""
+    q, k, v = l3.random_head(np.random.default_rng(4), 2, REDUCED)
+    items = l3.rank_items(q, k, v)
+    k_end = 2 * REDUCED.bursts * 8  # K: 2 tokens of R bursts of 8 beats
+    k_says_v = [items[0], *((Op.V, *it[1:]) for it in items[1:k_end]), *items[k_end:]]
+    assert _run(k_says_v) == (l3.head_attention(q, k, v, REDUCED)[0], 0)
+    v_says_k = [*items[: k_end + 1], *((Op.K, *it[1:]) for it in items[k_end + 1 : k_end + 9]), (Op.RUN, 1, 1)]
+    assert _run(v_says_k)[1] == Err.PARTIAL_BURST  # V's first token landed; as K, V would be short: LEN_OVER
+
+
 def test_error_ulps_scale() -> None:
     ref = np.array([1.0, -0.5])
     one_ulp = [l3.to_fp16(1.0 + 2.0**-10), l3.to_fp16(-0.5)]

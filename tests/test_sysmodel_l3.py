@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from golden.l3_spec import FULL, MAX_TOKENS
+from golden.l3_spec import FULL, MAX_TOKENS, REDUCED
 from hw.l3 import rank
-from hw.l3.cycles import UNIT_BANK_PU
+from hw.l3.cycles import START, UNIT_BANK_PU, error_cycles
 from sysmodel.cost.models import StageShape
 from sysmodel.cost.stage import Infeasible
 from sysmodel.designs.l3 import claims, figures, grids, model, paper, report
@@ -21,6 +21,18 @@ def test_head_cycles_follow_the_rank_cycle_model() -> None:
     # K and V, 512 B per token at 128 B per PU cycle; the normalization pass overlaps the context RDs
     assert slope == 4
     assert rank.run_cycles(2048, FULL, MAX_TOKENS) == slope * 2048 + fixed
+
+
+def test_error_cycles_cover_the_cut_run() -> None:
+    """The error path's latency: a finished head's as head_cycles has it; a RUN cut into an open write waits
+    for the last whole window (the tb asserts each case on the RTL: tb/l3/cases.py's timed heads)."""
+    beats = 3 * REDUCED.bursts * 8  # one token's K, V and Q
+    assert error_cycles(beats) == rank.head_cycles(1, REDUCED, 64, error=True)
+    assert error_cycles(beats, open_beats=2) == error_cycles(beats)  # its last beat closed a window
+    assert error_cycles(beats, open_beats=3) == error_cycles(beats) - 1  # the beat before it did
+    assert error_cycles(1, open_beats=1) == 1 + START  # no window: the RUN is taken as offered
+    with pytest.raises(ValueError, match="beats, open_beats: 2, 3 not allowed"):
+        error_cycles(2, open_beats=3)
 
 
 def test_dram_efficiency_is_measured_below_peak() -> None:

@@ -26,7 +26,8 @@ Performance counters (cleared by a RUN): ``score_cycles`` — cycles from the fi
 queued; ``su_stall`` — cycles in which a queued score waited while the softmax unit refused it (the
 measure of the paper's "bubble-free" chunk softmax, §4.3).
 
-Cycle model: :func:`head_cycles` (writes, then the run) and :func:`run_cycles`, composed from the units' own models.
+Cycle model: :func:`head_cycles` (writes, then the run) and :func:`run_cycles`, composed from the units' own models;
+an error item's, a RUN cut into an open write's too: ``hw.l3.cycles.error_cycles``.
 """
 
 from __future__ import annotations
@@ -293,7 +294,7 @@ class Rank(wiring.Component):
         return m
 
     def _host(self, m: Module, wr: KVWriter, phase, n, clear, cut) -> None:
-        """Writes go through the re-layout unit with their op queued beside them; a RUN waits until every
+        """Writes go through the re-layout unit with their first beat's op queued beside them; a RUN waits until every
         write has landed and the rank is idle. A RUN while a write is open (golden.l3.rank_run) waits until
         its whole windows have landed, then drops the rest (the re-layout unit flushed, its op popped) and
         sets ``cut`` (PARTIAL_BURST); the writer's burst position is reset by ``clear`` at the error item."""

@@ -6,6 +6,7 @@ golden.l3. ``SPECS`` is what `make test` runs (the reduced rank: 8 chips x 4 ban
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,7 +14,15 @@ from golden import l3
 from golden.l3_spec import BEATS_PER_BURST, ELEMS_PER_RD, FULL, REDUCED, V_GROUPS, Err, Geometry, Mode, Op
 from golden.softmax import NEG_INF
 from hw.l3 import adder_unit, bank_pu, rank, relayout, softmax_unit
-from hw.l3.cycles import PAPER_RECORDS, UNIT_ADDER, UNIT_BANK_PU, UNIT_RANK, UNIT_RELAYOUT, UNIT_SOFTMAX
+from hw.l3.cycles import (
+    PAPER_RECORDS,
+    UNIT_ADDER,
+    UNIT_BANK_PU,
+    UNIT_RANK,
+    UNIT_RELAYOUT,
+    UNIT_SOFTMAX,
+    error_cycles,
+)
 from tb.case import StreamCase
 from tb.runner import TbSpec
 from tb.stimulus import edge_values, random_value
@@ -166,81 +175,130 @@ def _softmax_case(spec: TbSpec) -> StreamCase:
 # --- rank: one head written through the re-layout unit, then run ---------------------------------------------
 
 
-def _rank_case(spec: TbSpec) -> StreamCase:
-    g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
-    nrng = np.random.default_rng(spec.params["banks"])
+@dataclass
+class _Heads:
+    """The rank's transactions, {"n": tokens written, "items": (op, data, last) command items}: one head's
+    q, K and V drawn from ``nrng`` in call order (the stimulus is a function of the call sequence)."""
 
-    def head(n: int, run: int | None = None, scale: float = 1.0, edit=None) -> dict:
-        q, k, v = l3.random_head(np.random.default_rng(nrng.integers(1 << 32)), n, g, scale)
+    g: Geometry
+    max_tokens: int
+    nrng: np.random.Generator
+
+    def head(self, n: int, run: int | None = None, scale: float = 1.0, edit=None) -> dict:
+        q, k, v = l3.random_head(np.random.default_rng(self.nrng.integers(1 << 32)), n, self.g, scale)
         if edit is not None:
             edit(q, k, v)
         return {"n": n, "items": l3.rank_items(q, k, v, run)}
 
-    def rand(rng: random.Random) -> dict:
+    def open_write(self, n: int, op: Op, beats: int, run: int | None = None) -> dict:
+        """A RUN sent ``beats`` into the head's ``op`` write, its ``last`` beat never sent: PARTIAL_BURST."""
+        t = self.head(n, run)
+        start = next(i for i, it in enumerate(t["items"]) if it[0] == op)
+        return {"n": n, "items": t["items"][: start + beats] + t["items"][-1:]}
+
+    def random(self, rng: random.Random) -> dict:
+        g, max_tokens = self.g, self.max_tokens
         n = rng.choice([1, g.chunk, g.chunk + 1, rng.randint(1, max_tokens), rng.randint(1, max_tokens)])
         roll = rng.random()
         if roll < 0.04:
-            return head(n, run=0)  # LEN_ZERO
+            return self.head(n, run=0)  # LEN_ZERO
         if roll < 0.08:
-            return head(n, run=n + rng.randint(1, 3))  # LEN_OVER: more than written
+            return self.head(n, run=n + rng.randint(1, 3))  # LEN_OVER: more than written
         if roll < 0.12:
-            t = head(n)
-            drop = rng.randrange(len(t["items"]) - 1)  # a beat lost: PARTIAL_BURST (and a token short)
-            items = t["items"][:drop] + t["items"][drop + 1 :]
-            if t["items"][drop][2]:
-                items[drop - 1] = (*items[drop - 1][:2], 1)
-            return {"n": n, "items": items}
+            return {"n": n, "items": _drop_beat(rng, self.head(n)["items"])}
         if roll < 0.16:  # the RUN sent early, most often mid-write
-            t = head(n)
-            return {"n": n, "items": t["items"][: rng.randrange(1, len(t["items"]) - 1)] + t["items"][-1:]}
-        return head(n, scale=rng.choice([0.5, 1.0, 3.0]))
+            items = self.head(n)["items"]
+            return {"n": n, "items": items[: rng.randrange(1, len(items) - 1)] + items[-1:]}
+        return self.head(n, scale=rng.choice([0.5, 1.0, 3.0]))
 
-    def items(t: dict) -> list[dict]:
-        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+    def directed(self) -> list[dict]:
+        g, max_tokens, head, open_write = self.g, self.max_tokens, self.head, self.open_write
+        beats = g.bursts * BEATS_PER_BURST  # one token's
+        return [
+            head(1),
+            open_write(2, Op.K, 3),  # mid K, an odd beat held in the re-layout unit
+            head(2),
+            open_write(3, Op.V, beats + 4, run=1),  # mid V, its first token landed: PARTIAL_BURST alone
+            head(3),
+            open_write(2, Op.Q, beats - 1, run=0),  # mid Q (all but its last beat), with LEN_ZERO
+            head(g.chunk),
+            head(g.chunk, edit=_set_k(0)),
+            head(3, edit=_set_k(F.inf_bits)),
+            head(5, edit=_set_k(NEG_INF)),
+            head(g.chunk + 1, edit=_edge_v),
+            head(max_tokens),
+            head(4, run=0),
+            head(2, run=3),
+            head(max_tokens + 1, run=max_tokens),
+        ]
 
+    def mixed_ops(self) -> list[dict]:
+        """Writes whose later beats carry another op, which the rank ignores (a write's op is its first
+        beat's): a head whose K write's later beats say V, run whole; a V write whose later beats say K, cut
+        by a RUN of 1 token once its first token has landed (PARTIAL_BURST alone)."""
+        beats = self.g.bursts * BEATS_PER_BURST  # one token's
+        done, cut = self.head(2), self.open_write(3, Op.V, beats + 4, run=1)
+        return [
+            {"n": t["n"], "items": _relabel(t["items"], op, other)}
+            for t, op, other in ((done, Op.K, Op.V), (cut, Op.V, Op.K))
+        ]
+
+    def first_beat_cuts(self) -> list[dict]:
+        """RUNs one beat into a write: the head's first beat (no whole window to wait for) and V's first,
+        the K write's last window still to land."""
+        return [self.open_write(1, Op.K, 1), self.open_write(1, Op.V, 1)]
+
+
+def _relabel(items: list[tuple], op: Op, other: Op) -> list[tuple]:
+    """``items`` with every beat of the ``op`` write but its first carrying the op ``other``."""
+    first = next(i for i, it in enumerate(items) if it[0] == op)
+    return [(other, *it[1:]) if it[0] == op and i > first else it for i, it in enumerate(items)]
+
+
+def _drop_beat(rng: random.Random, items: list[tuple]) -> list[tuple]:
+    """A beat lost (never the RUN): PARTIAL_BURST, and a token short; a lost ``last`` moves to the beat before."""
+    drop = rng.randrange(len(items) - 1)
+    out = items[:drop] + items[drop + 1 :]
+    if items[drop][2]:
+        out[drop - 1] = (*out[drop - 1][:2], 1)
+    return out
+
+
+def _open_beats(items: list[tuple]) -> int:
+    """The beats of the write still open at the head's RUN (its last item): 0 if none is."""
+    n = 0
+    for _, _, last in items[:-1]:
+        n = 0 if last else n + 1
+    return n
+
+
+def _set_k(value: int):
+    """A head edit: token 0's K all ``value``."""
+
+    def edit(q, k, v):
+        k[0][:] = [value] * len(k[0])
+
+    return edit
+
+
+def _edge_v(q, k, v) -> None:
+    """A head edit: V rows of the FP16 edge values, rotated per token."""
+    for t, row in enumerate(v):
+        row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(len(row))]
+
+
+def _rank_golden(g: Geometry, max_tokens: int):
     def golden(t: dict) -> list[int]:
         out, err = l3.rank_run(t["items"], g, max_tokens)
         if err:
             return [pack(rank.OUT, {"d": 0, "last": 1, "error": err})]
         return [pack(rank.OUT, {"d": x, "last": int(i == len(out) - 1), "error": 0}) for i, x in enumerate(out)]
 
-    def lone(t: dict) -> int:
-        return rank.head_cycles(t["n"], g, max_tokens, error=l3.rank_run(t["items"], g, max_tokens)[1] != 0)
+    return golden
 
-    def set_k(value: int):
-        def edit(q, k, v):
-            k[0][:] = [value] * g.d_head
 
-        return edit
-
-    def edge_v(q, k, v):
-        for t, row in enumerate(v):
-            row[:] = [EDGES[(t + d) % len(EDGES)] for d in range(g.d_head)]
-
-    def open_write(n: int, op: Op, beats: int, run: int | None = None) -> dict:
-        """A RUN sent ``beats`` into the head's ``op`` write, its ``last`` beat never sent: PARTIAL_BURST."""
-        t = head(n, run)
-        start = next(i for i, it in enumerate(t["items"]) if it[0] == op)
-        return {"n": n, "items": t["items"][: start + beats] + t["items"][-1:]}
-
-    beats = g.bursts * BEATS_PER_BURST  # one token's
-    directed = [
-        head(1),
-        open_write(2, Op.K, 3),  # mid K, an odd beat held in the re-layout unit
-        head(2),
-        open_write(3, Op.V, beats + 4, run=1),  # mid V, its first token landed: PARTIAL_BURST alone
-        head(3),
-        open_write(2, Op.Q, beats - 1, run=0),  # mid Q (all but its last beat), with LEN_ZERO
-        head(g.chunk),
-        head(g.chunk, edit=set_k(0)),
-        head(3, edit=set_k(F.inf_bits)),
-        head(5, edit=set_k(NEG_INF)),
-        head(g.chunk + 1, edit=edge_v),
-        head(max_tokens),
-        head(4, run=0),
-        head(2, run=3),
-        head(max_tokens + 1, run=max_tokens),
-    ]
+def _rank_measure(g: Geometry, max_tokens: int):
+    """The probe's performance counters: SU stalls asserted against the cycle model, for the record."""
 
     def measure(dut, t: dict) -> dict:
         stalls: list[int] = []
@@ -249,18 +307,41 @@ def _rank_case(spec: TbSpec) -> StreamCase:
         assert got["su_stall_cycles"] == len(stalls), f"SU stalls: measured {got}, model {len(stalls)}"
         return {**got, "probe_tokens": t["n"], "su_stall_fraction": round(len(stalls) / got["score_cycles"], 4)}
 
+    return measure
+
+
+def _rank_case(spec: TbSpec) -> StreamCase:
+    g, max_tokens = Geometry(spec.params["banks"], spec.params["d_head"]), spec.params["max_tokens"]
+    seed = spec.params["banks"]
+    heads = _Heads(g, max_tokens, np.random.default_rng(seed))
+    # the op-mixing and first-beat heads draw from a generator of their own: the others' stimulus ignores them
+    added = _Heads(g, max_tokens, np.random.default_rng(seed + 1))
+    directed = heads.directed() + added.mixed_ops() + added.first_beat_cuts()
+
+    def items(t: dict) -> list[dict]:
+        return [{"op": int(op), "data": d, "last": last} for op, d, last in t["items"]]
+
+    def error(t: dict) -> bool:
+        return l3.rank_run(t["items"], g, max_tokens)[1] != 0
+
+    def lone(t: dict) -> int:
+        if error(t):
+            return error_cycles(len(t["items"]) - 1, _open_beats(t["items"]))
+        return rank.head_cycles(t["n"], g, max_tokens)
+
     return StreamCase(
-        golden,
-        rand,
+        _rank_golden(g, max_tokens),
+        heads.random,
         directed,
         rank.cycle_model(**spec.params),
         items,
         lone_cycles=lone,
-        timing=lambda rng: head(g.chunk),
+        timing=lambda rng: heads.head(g.chunk),
         ii_per="txn",
         burst_txns=4,
-        probe=lambda rng: head(max_tokens),
-        measure=measure,
+        probe=lambda rng: heads.head(max_tokens),
+        measure=_rank_measure(g, max_tokens),
+        timed=[t for t in directed if error(t)],  # the error path's cycles, mid-write RUNs among them
     )
 
 
