@@ -3,12 +3,13 @@ serving grids instead of rerunning them, and knows when it must not.
 
 A key is the SHA-256 of: the cache entry's name, its inputs (JSON), the code of every membound module the
 computation can reach — the *import closure* of the modules named, found from their import statements
-(:func:`closure`; lazy imports inside functions count) — and the data it reads (the model zoo and the
-characterization snapshot). Change any of those and the key changes. A module counts by its syntax tree
-without docstrings (:func:`code`), so editing a comment or a docstring keeps the key: they compute nothing.
-Presentation modules (:data:`PRESENTATION`: how the report is written, captions, plots, progress bars) are
-left out of closures: they shape no number, and a caption's wording should not force a rerun. The slow grids
-live in modules of their own (``sysmodel/designs/<paper>/grids.py``) for the same reason.
+(:func:`closure`; lazy imports inside functions count) — and the data it reads (the model zoo, the
+characterization snapshot and the GPU measurements the calibrated profile is fitted to). Change any of those
+and the key changes. A module counts by its syntax tree without docstrings (:func:`code`), so editing a comment
+or a docstring keeps the key: they compute nothing. Presentation modules (:data:`PRESENTATION`: how the report
+is written, captions, plots, progress bars) are left out of closures: they shape no number, and a caption's
+wording should not force a rerun. The slow grids live in modules of their own
+(``sysmodel/designs/<paper>/grids.py``) for the same reason.
 
 * :data:`COMMITTED` (``sysmodel/data/report_cache/``, in git): the report's serving grids. ``membound report``
   uses an entry whose key matches, recomputes (and rewrites) one that does not, and ``--full`` recomputes
@@ -47,6 +48,7 @@ LOCAL = Path("build/cache")
 DATA = (
     ROOT / "sysmodel" / "data" / "characterization.json",
     *sorted((ROOT / "sysmodel" / "data" / "models").glob("*.json")),
+    *sorted((ROOT / "sysmodel" / "data").glob("gpu_*.csv")),  # the calibrated GPU's fits read them
 )
 
 

@@ -95,6 +95,15 @@ def test_cache_key_follows_the_import_closure(tmp_path) -> None:
     assert calls == [1, 1]  # other inputs: recomputed
 
 
+def test_cache_key_covers_the_gpu_measurements() -> None:
+    """The calibrated GPU's laws are fitted to sysmodel/data/gpu_*.csv at run time, so a grid on the calibrated
+    profile moves with those tables: each is a cache input (it was not, so a changed table left stale grids
+    marked fresh)."""
+    from sysmodel.cost import gpu
+
+    assert {gpu.DATA / f"gpu_{name}.csv" for name in gpu.SOURCES} <= set(cache.DATA)
+
+
 def test_cache_key_ignores_comments_and_docstrings_not_code() -> None:
     src = 'def f(x):\n    """Doc."""\n    return x + 1  # why\n'
     assert cache.code(src) == cache.code('"""Module doc."""\n\n\ndef f(x):\n    return x + 1\n')
