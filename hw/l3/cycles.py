@@ -134,16 +134,16 @@ def head_cycles(n: int, g: Geometry, max_tokens: int, error: bool = False) -> in
     """A lone head from its first K beat accepted to its last output accepted, inputs offered back to back:
     (2n + 1) x R bursts of writes, the wait for them to land, then the run (or the error item)."""
     beats = (2 * n + 1) * g.bursts * BEATS_PER_BURST
-    return beats - 1 + RUN_WAIT + (START if error else run_cycles(n, g, max_tokens))
+    return error_cycles(beats) if error else beats - 1 + RUN_WAIT + run_cycles(n, g, max_tokens)
 
 
 def error_cycles(beats: int, open_beats: int = 0) -> int:
     """The latency of the error path: a head answered by its one error item, from its first write beat
     accepted to that item accepted, its ``beats`` write beats and then its RUN offered back to back, the
-    last ``open_beats`` of them a write still open at the RUN (0: none; :func:`head_cycles` with ``error``
-    is this for its writes' beats). Such a RUN is not held until the open write lands (it never ends): it is
-    taken once the re-layout unit holds no whole window, RUN_WAIT after the last beat that closed one (a
-    window's second beat, or a write's last), at once if none did; then the error check (START)."""
+    last ``open_beats`` of them a write still open at the RUN (0: none, as :func:`head_cycles` with
+    ``error``). Such a RUN is not held until the open write lands (it never ends): it is taken once the
+    re-layout unit holds no whole window, RUN_WAIT after the last beat that closed one (a window's second
+    beat, or a write's last), at once if none did; then the error check (START)."""
     if beats < 1 or not 0 <= open_beats <= beats:
         raise ValueError(f"beats, open_beats: {beats}, {open_beats} not allowed; beats >= 1, 0 <= open_beats <= beats")
     closed = beats - 1 - open_beats % WINDOW_BEATS  # the last beat that closed a window (from 0; -1: none)
