@@ -27,7 +27,8 @@ with a per-call latency, and attention kernels far from GEMM efficiency. Here ea
   64, would be what binds: an extrapolation outside its data (DECA Table 7's A100 was 54 ms for it, 31 without).
   The longer of compute and memory assumes they overlap fully; near the ridge (the terms within 0.8-1.6 of each
   other: 256-512 rows) measured GEMMs run a median 10% slower than that on both GPUs, 2% elsewhere
-  (:func:`sysmodel.cost.gpu_validation.gemm_balance_errors`); a fitted smooth roofline fixed one GPU only.
+  (:func:`sysmodel.cost.gpu_validation.gemm_balance_errors`); a fitted smooth roofline fixed one GPU only, and
+  LLMCompass's L2-tile pipeline fixed both but, refitted, put other held-out rows past 10% (tests/test_gpu.py).
 * **Element-wise**: the residual add (PyTorch's vectorized add over the flat tensor): bytes / (bandwidth x
   ``elem_memory``) + ``elem_launch_s``. The norms, the gated activation and the rotary embedding are vLLM's
   row kernels (csrc/layernorm_kernels.cu, activation_kernels.cu, pos_encoding_kernels.cu: one thread block
