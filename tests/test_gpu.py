@@ -166,7 +166,14 @@ def test_rest_of_layer_with_all_reduces_on_held_out_rows(iterations) -> None:
     "but the committed table's sizes nearest a 2^(k/2) grid caught mostly the fast runs at 4 workers (median 22 "
     "us of 11 rows), so a row compared with its size's sample is 30-150% over there. NCCL's own model "
     "(src/graph/tuning.cc: 4.5-10 us at 2-8 ranks) is below both modes. With the all-reduces in, 70 of 224 A100 "
-    "and 23 of 112 H100 decode rows are over 10%; without, 4 and 0",
+    "and 23 of 112 H100 decode rows are over 10%; without, 4 and 0. Pooling was tried (all 994 sizes per GPU and "
+    "width, each grid size measured as the median of its half octave, as Vidur's own predictor pools sizes: "
+    "execution_time_predictor/sklearn_execution_time_predictor.py, a random forest): up to 1 MB a half octave "
+    "holds 1-22 sizes against a mode's run of 16-27, so the medians keep their run's mode (4 A100s: 16-28 or "
+    "60-63 us against the law's 44-53; 74 of 224 rows over 10%, the 90th percentile 16% to 18%). "
+    "A window of a run's length would pool the A100 near 42 us, but the H100's pooled medians (16 kB-1 MB: 38, "
+    "41, 34 us at 2, 4, 8 workers) put width 4 above both fitted widths, which no per-call latency linear in the "
+    "width gives: not adopted",
 )
 def test_rest_of_layer_with_all_reduces_every_row_within_10_percent(iterations) -> None:
     for key, errs in _rest_groups(iterations, collectives=True).items():
