@@ -1,10 +1,12 @@
 """The L3 rank's stream contract by assume-guarantee (as the Hermes core's, tb/hermes/hermes_props.py).
 
 The rank at its smallest legal geometry (RANK_SIZE: 4 banks, d_head 32, 4 tokens, the geometry's and the
-buffers' lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst
-each, 24 beats through the re-layout unit, then 92 cycles of RDs at tCCD_L, bank PUs, adder unit, softmax
-unit and read-out), fixed by the paper's burst and timing. Checked whole (tb/l3/l3_props.py: FP arithmetic
-free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transaction. The split:
+buffers' lower bounds) still has a shortest head that runs of 119 cycles: 24 write beats (K, V and Q of
+one BL8 burst each) and 4 to land, the 2-cycle check, 18 from the score RD to the softmax unit, its 27, 1
+to the context RD, 13 from it to the first output and 31 more outputs (d_head 32, one burst). 45 of them are
+the FP pipelines' latencies (hw.arith.cycles; at 0 the head is 74), none is tCCD_L (below). Checked whole
+(tb/l3/l3_props.py: FP arithmetic free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a
+transaction. The split:
 
 * ``su-in-rank`` (:func:`su_guarantee`): the softmax unit at the rank's instance (chunk 4, 4 tokens), FP
   arithmetic free every cycle, by bmc3, bounded at SU_DEPTH (the reset, a head of 4 scores, all SU_ANSWER
@@ -41,8 +43,13 @@ a ``last`` beat that never came. Now such a RUN is taken once the open write's w
 answered with PARTIAL_BURST two cycles later (golden.l3.rank_run; tb/l3/cases.py's mid-write heads). At
 RANK_RESPONSE (70) the old trace would have failed at step 73, one past the steps 0-72 checked; the whole
 rank's check (response 272) could not reach it.
-The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
-timing for the formal instance is not an option without a new constructor parameter.
+A shorter tCCD_L (golden.l3_spec.RD_INTERVAL) for the formal instance would not shorten it: at this size a
+head of up to 4 tokens is one score RD (d_head 32: one burst; 4 banks: one step) and one context RD (one V
+column), and the RD timer restarts at each phase, so it never delays an RD (hw.l3.cycles.head_cycles is the
+same at 1 as at 8; it counts from 5 tokens, or d_head 64). Measured 2026-11-28 (load 1.4-2.2, nice 10, 90 s):
+the composed check with RD_INTERVAL patched to 1 reached 81 of 124, at 8 84 (560 against 563 latches: only
+the timer's 3 bits go). The burst length (the 8x8 re-layout transpose, the bank mapping) and d_head (the
+read-out) are the data layout, not waits; the FP latencies are the arithmetic units' pipelines.
 """
 
 from __future__ import annotations
