@@ -48,8 +48,9 @@ head of up to 4 tokens is one score RD (d_head 32: one burst; 4 banks: one step)
 column), and the RD timer restarts at each phase, so it never delays an RD (hw.l3.cycles.head_cycles is the
 same at 1 as at 8; it counts from 5 tokens, or d_head 64). Measured 2026-11-28 (load 1.4-2.2, nice 10, 90 s):
 the composed check with RD_INTERVAL patched to 1 reached 81 of 124, at 8 84 (560 against 563 latches: only
-the timer's 3 bits go); the whole rank's 91 and 90 of 275. The burst length (the 8x8 re-layout transpose, the bank mapping) and d_head (the
-read-out) are the data layout, not waits; the FP latencies are the arithmetic units' pipelines.
+the timer's 3 bits go); the whole rank's 91 and 90 of 275. The burst length (the 8x8 re-layout transpose,
+the bank mapping) and d_head (the read-out) are the data layout, not waits; the FP latencies are the
+arithmetic units' pipelines.
 """
 
 from __future__ import annotations
