@@ -66,7 +66,7 @@ from amaranth.hdl import Assert, Assume, Fragment, Module, Mux, Signal, Value
 from golden.l3_spec import Geometry
 from hw.l3.cycles import UNIT_RANK, UNIT_SOFTMAX, head_cycles, run_cycles, su_head_cycles
 from hw.l3.softmax_unit import cycle_model as su_cycle_model
-from tb.formal.abstract import elaborate, free_arithmetic
+from tb.formal.abstract import elaborate, fp_latency, free_arithmetic
 from tb.formal.contract import (
     Guaranteed,
     behaves,
@@ -85,18 +85,27 @@ RANK_TB = next(s for s in SPECS if s.unit == UNIT_RANK)
 GEOMETRY = Geometry(RANK_TB.params["banks"], RANK_TB.params["d_head"])
 MAX_TOKENS = RANK_SIZE["max_tokens"]
 SU_PARAMS = {"chunk": GEOMETRY.chunk, "max_tokens": MAX_TOKENS}  # the softmax unit the rank builds
-_SU_MODEL = su_cycle_model(**SU_PARAMS)
-SU_RESPONSE = _SU_MODEL.latency + int(_SU_MODEL.ii)  # its contract's bound (contract_spec's default)
-SU_ANSWER = _SU_MODEL.latency  # last score -> last probability: a head of one chunk, the longest one here
+FP_LATENCY = 1  # the instance's FP pipelines (tb.formal.abstract.fp_latency): the shortest every unit builds with
+
+
+def _bounds() -> tuple[int, int, int, int]:
+    """(SU_ANSWER, SU_RESPONSE, LONGEST_HEAD, RANK_RESPONSE) from the cycle models of the FP_LATENCY instance."""
+    su_model = su_cycle_model(**SU_PARAMS)
+    answer = su_model.latency  # last score -> last probability: a head of one chunk, the longest one here
+    # the longest head of one token under the stand-in's bound: the real one's with its softmax unit at
+    # ``answer`` (real: su_head_cycles(1) from its one score)
+    head = head_cycles(1, GEOMETRY, MAX_TOKENS)
+    longest = head + answer - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
+    # the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
+    # real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-in's slack over the real unit
+    slowest = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
+    return answer, answer + int(su_model.ii), longest, slowest + longest - head
+
+
+with fp_latency(FP_LATENCY):
+    SU_ANSWER, SU_RESPONSE, LONGEST_HEAD, RANK_RESPONSE = _bounds()
 SU_DEPTH = 2 + MAX_TOKENS + SU_ANSWER + 1
-# the longest head of one token under the stand-in's bound: the real one's (119 cycles) with its softmax unit
-# at SU_ANSWER (real: su_head_cycles(1) from its one score); the reset before it, the next item after it
-LONGEST_HEAD = head_cycles(1, GEOMETRY, MAX_TOKENS) + SU_ANSWER - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
-RANK_DEPTH = 1 + LONGEST_HEAD + 1
-# the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
-# real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-in's slack over the real unit
-RANK_RESPONSE = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
-RANK_RESPONSE += LONGEST_HEAD - head_cycles(1, GEOMETRY, MAX_TOKENS)
+RANK_DEPTH = 1 + LONGEST_HEAD + 1  # the reset before the longest head, the next item after it
 
 
 def su_heads(m: Module, i, check, prefix: str = "su_") -> None:
@@ -146,6 +155,7 @@ def su_guarantee() -> FormalSpec:
         extra=extra,
         engine="abc",
         timeout=60,
+        latency=FP_LATENCY,
     )
     return dataclasses.replace(spec, name="su-in-rank")
 
@@ -176,7 +186,7 @@ def rank_contract(tb: TbSpec) -> FormalSpec:
 
     def build() -> tuple[Fragment, list[Value]]:
         rank = importlib.import_module("hw.l3.rank")  # looked up now: a mutant test swaps it
-        with free_arithmetic(False) as free:
+        with free_arithmetic(False, FP_LATENCY) as free:
             real = rank.SoftmaxUnit(**SU_PARAMS)
             real._MustUse__silence = True  # built for its signature only
             su = Guaranteed(real.signature, free)
@@ -189,7 +199,7 @@ def rank_contract(tb: TbSpec) -> FormalSpec:
         f"{RANK_DEPTH} cycles at {RANK_SIZE}: the reset, a head of one token (24 write beats, the RUN, the run "
         "with the softmax unit's stand-in at its bound) and the next item"
     )
-    size = ",".join(f"{k}={v}" for k, v in RANK_SIZE.items())
+    size = ",".join(f"{k}={v}" for k, v in {**RANK_SIZE, "fp_latency": FP_LATENCY}.items())
     return FormalSpec(
         f"contract-{tb.tag}-composed", tb.unit, build, RANK_DEPTH, why, timeout=90, size=size, engine="abc"
     )
