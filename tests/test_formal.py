@@ -131,6 +131,11 @@ def test_formal_column_names_abstract_contracts() -> None:
     assert formal_cell([], spec) == "not covered"
     sized = {**bounded, "name": f"contract-{spec.tag}-abstract", "size": "max_tokens=4"}
     assert formal_cell([sized], spec) == "bounded d=6 abstract at max_tokens=4"
+    composed = {**sized, "name": f"contract-{spec.tag}-composed", "size": "max_tokens=4,fp_latency=1"}
+    composed["summary"] = "bounded at depth 100 (420 s budget)"
+    assert formal_cell([composed, sized], spec) == (
+        "bounded d=6 abstract at max_tokens=4; bounded d=100 composed at max_tokens=4,fp_latency=1"
+    )
 
 
 def test_core_contract_replaces_its_gemv_unit_by_the_gemv_contract() -> None:
