@@ -105,6 +105,8 @@ def test_abc_verdicts(tmp_path) -> None:
     assert sby.reached_depth(tmp_path) == 12
     with pytest.raises(ValueError, match="engine"):
         dataclasses.replace(PROPS["gemm-routing"], engine="abc", mode="prove")
+    with pytest.raises(ValueError, match="rewrite"):
+        dataclasses.replace(PROPS["gemm-routing"], rewrite=True)
 
 
 @pytest.mark.parametrize("functional", [True, False])

@@ -20,8 +20,9 @@ longest of 173; smtbmc reached 22 in 150 s (8-10 at 64 tokens, as functions); AB
 undecided after 5 min of CPU. The rank is checked through its malformed commands (LEN_ZERO, LEN_OVER at the
 RUN, PARTIAL_BURST writes) and the writes and most of the run of every head; its sub-units' contracts are
 checked alone above, and tb/l3/rank_props.py splits it by assume-guarantee (the softmax unit's guarantees
-checked at the rank's instance, the rank with a stand-in for it: 73 of 124 in 90 s, short of a transaction
-as well; its docstring says why)."""
+checked at the rank's instance, the rank with a stand-in for it) at an instance with FP pipelines of one
+stage (head 95 cycles): that check spans a whole transaction (100 of 100 cycles; its docstring has the runs),
+so this one, at the units' own FP latencies, is the full-latency rank's formal cover, to the depth above."""
 
 from __future__ import annotations
 
