@@ -44,17 +44,22 @@ def _junit_outcomes(path: Path) -> dict[str, str]:
 
 def formal_cell(results: list[dict], spec: runner.TbSpec) -> str:
     """The testbench's formal result from the last `make formal` (tb/formal/sby.py's result.json files): its
-    contract's ("abstract": with its arithmetic free, tb/formal/abstract.py; "at <params>": checked at a
-    smaller formal size), then "+eq" when its unit's
-    other modules (equivalences, data properties) all hold, "FAIL" if any failed."""
-    own = [r for r in results if r["name"] in (f"contract-{spec.tag}", f"contract-{spec.tag}-abstract")]
+    contract's ("abstract": with its arithmetic free, tb/formal/abstract.py; "composed": a sub-unit replaced
+    by its checked guarantees; "at <params>": checked at a smaller formal size, ``fp_latency`` its FP
+    pipelines' stages), "; " between a unit's contracts, then "+eq" when its unit's other modules
+    (equivalences, data properties) all hold, "FAIL" if any failed."""
+    kinds = {f"contract-{spec.tag}{k}": k.lstrip("-") for k in ("", "-abstract", "-composed")}
+    own = sorted((r for r in results if r["name"] in kinds), key=lambda r: r["name"])
     other = [r for r in results if r["unit"] == spec.unit and not r["name"].startswith("contract-")]
     if not all(r["passed"] for r in own + other):
         return "FAIL"
-    cell = own[0]["summary"].replace("bounded at depth", "bounded d=").split(" (")[0] if own else "not covered"
-    abstract = " abstract" if own and own[0]["name"].endswith("-abstract") else ""
-    size = f" at {own[0]['size']}" if own and own[0].get("size") else ""  # a smaller formal size
-    return cell.replace("= ", "=") + abstract + size + (" +eq" if other else "")
+    cells = [
+        r["summary"].replace("bounded at depth", "bounded d=").split(" (")[0].replace("= ", "=")
+        + (f" {kinds[r['name']]}" if kinds[r["name"]] else "")
+        + (f" at {r['size']}" if r.get("size") else "")  # a smaller formal size
+        for r in own
+    ]
+    return ("; ".join(cells) or "not covered") + (" +eq" if other else "")
 
 
 def summary(junit: Path) -> int:

@@ -105,6 +105,8 @@ def test_abc_verdicts(tmp_path) -> None:
     assert sby.reached_depth(tmp_path) == 12
     with pytest.raises(ValueError, match="engine"):
         dataclasses.replace(PROPS["gemm-routing"], engine="abc", mode="prove")
+    with pytest.raises(ValueError, match="rewrite"):
+        dataclasses.replace(PROPS["gemm-routing"], rewrite=True)
 
 
 @pytest.mark.parametrize("functional", [True, False])
@@ -131,6 +133,11 @@ def test_formal_column_names_abstract_contracts() -> None:
     assert formal_cell([], spec) == "not covered"
     sized = {**bounded, "name": f"contract-{spec.tag}-abstract", "size": "max_tokens=4"}
     assert formal_cell([sized], spec) == "bounded d=6 abstract at max_tokens=4"
+    composed = {**sized, "name": f"contract-{spec.tag}-composed", "size": "max_tokens=4,fp_latency=1"}
+    composed["summary"] = "bounded at depth 100 (420 s budget)"
+    assert formal_cell([composed, sized], spec) == (
+        "bounded d=6 abstract at max_tokens=4; bounded d=100 composed at max_tokens=4,fp_latency=1"
+    )
 
 
 def test_core_contract_replaces_its_gemv_unit_by_the_gemv_contract() -> None:
@@ -150,11 +157,73 @@ def test_rank_contract_replaces_its_softmax_unit_by_its_guarantees() -> None:
     and valid are free inputs (under what ``su-in-rank`` asserts), and the FP operators left are the adder
     unit's 7; the softmax unit's own check runs at the rank's instance."""
     from hw.l3 import softmax_unit
-    from tb.l3.rank_props import SU_PARAMS
+    from tb.l3.rank_props import FP_LATENCY, SU_PARAMS
 
     spec = next(p for n, p in PROPS.items() if n.startswith("contract-l3_rank") and n.endswith("-composed"))
     _top, port_values = spec.build()
     free = [len(v) for v in port_values if getattr(v, "name", "") == "guaranteed_free"]
     assert free == [1, softmax_unit.PROB.size, 1]
     assert sum(getattr(v, "name", "").startswith("au") for v in port_values) == 7
-    assert PROPS["su-in-rank"].size == f"max_tokens={SU_PARAMS['max_tokens']}"  # the rank's chunk: the testbench's
+    # the rank's chunk: the testbench's; both checks at the instance's FP latency
+    assert PROPS["su-in-rank"].size == f"max_tokens={SU_PARAMS['max_tokens']},fp_latency={FP_LATENCY}"
+    assert spec.size.endswith(f",fp_latency={FP_LATENCY}")
+
+
+def _rank_head_cycles(latency: int | None, n: int) -> int:
+    """A head of ``n`` tokens through the rank at the composed check's size with free FP values of ``latency``
+    stages (Amaranth's simulator; the free values read 0): first K beat accepted to last output accepted."""
+    import numpy as np
+    from amaranth.sim import Simulator
+
+    from golden import l3
+    from hw.l3.rank import Rank
+    from tb.l3.rank_props import GEOMETRY, RANK_SIZE
+
+    items = l3.rank_items(*l3.random_head(np.random.default_rng(n), n, GEOMETRY))
+    with free_arithmetic(False, latency):
+        dut = Rank(GEOMETRY.banks, GEOMETRY.d_head, **RANK_SIZE)
+        sim = Simulator(elaborate(dut))
+    sim.add_clock(1e-8)
+    took: list[int] = []
+
+    async def bench(ctx) -> None:
+        ctx.set(dut.o.ready, 1)
+        cycle = 0
+        for op, data, last in items:
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"op": int(op), "data": data, "last": last})
+            while not ctx.get(dut.i.ready):
+                await ctx.tick()
+                cycle += 1
+            took.append(cycle)
+            await ctx.tick()
+            cycle += 1
+        ctx.set(dut.i.valid, 0)
+        while not (ctx.get(dut.o.valid) and ctx.get(dut.o.payload.last)):
+            await ctx.tick()
+            cycle += 1
+        took.append(cycle)
+        assert ctx.get(dut.o.payload.error.as_value()) == 0, "the head ran (no error item)"
+
+    sim.add_testbench(bench)
+    sim.run()
+    return took[-1] - took[0]
+
+
+@pytest.mark.parametrize("latency", [None, 1])
+def test_fp_latency_moves_the_rank_and_its_cycle_model_together(latency: int | None) -> None:
+    """tb.formal.abstract.fp_latency: the rank built with FP pipelines of ``latency`` stages runs a head in the
+    cycles its cycle model (hw.l3.cycles.head_cycles) counts for that instance (119 / 95 for one token), so the
+    composed check's depths (tb/l3/rank_props.py) are the instance's; the latencies are back afterwards."""
+    from hw.arith import cycles, fpadd
+    from hw.l3.cycles import head_cycles
+    from tb.formal.abstract import fp_latency
+    from tb.l3.rank_props import GEOMETRY, MAX_TOKENS
+
+    with fp_latency(latency):
+        want = {n: head_cycles(n, GEOMETRY, MAX_TOKENS) for n in (1, MAX_TOKENS)}
+    assert want[1] == {None: 119, 1: 95}[latency]
+    assert {n: _rank_head_cycles(latency, n) for n in want} == want
+    assert (cycles.FPADD, fpadd.LATENCY) == (2, 2)
+    with pytest.raises(ValueError, match="latency"), fp_latency(0):
+        pass

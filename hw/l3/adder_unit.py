@@ -19,15 +19,15 @@ from golden.fp import FP16
 from golden.l3_spec import CHIPS, ELEM_BITS, Mode
 from hw.arith import fpadd
 from hw.cycles import CycleModel
-from hw.l3.cycles import ADDER_LATENCY, ADDER_LEVELS
+from hw.l3.cycles import ADDER_LEVELS, adder_latency
 from hw.pipeline import PipelineCtl, delay
 
-LEVELS, LATENCY = ADDER_LEVELS, ADDER_LATENCY
+LEVELS = ADDER_LEVELS
 IN = data.StructLayout({"mode": 1, "x": data.ArrayLayout(ELEM_BITS, CHIPS)})
 
 
 def cycle_model(**_params) -> CycleModel:
-    return CycleModel(latency=LATENCY)
+    return CycleModel(latency=adder_latency())
 
 
 class AdderUnit(wiring.Component):
@@ -38,7 +38,8 @@ class AdderUnit(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        en = PipelineCtl(m, self.i, self.o, LATENCY).en
+        latency = adder_latency()
+        en = PipelineCtl(m, self.i, self.o, latency).en
         level = list(self.i.payload.x)
         for j in range(LEVELS):
             level = [
@@ -46,6 +47,6 @@ class AdderUnit(wiring.Component):
             ]
             if j == LEVELS - 2:
                 half = delay(m, en, level[0], fpadd.LATENCY, "ctx")  # context: (x0+x1)+(x2+x3), one level later
-        ctx = delay(m, en, self.i.payload.mode == Mode.CONTEXT, LATENCY, "mode")
+        ctx = delay(m, en, self.i.payload.mode == Mode.CONTEXT, latency, "mode")
         m.d.comb += self.o.payload.eq(Mux(ctx, half, level[0]))
         return m

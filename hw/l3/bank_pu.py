@@ -27,15 +27,14 @@ from golden.fp import FP16
 from golden.l3_spec import ELEM_BITS, ELEMS_PER_RD, V_GROUPS, Mode
 from hw.arith import fpadd, fpmul
 from hw.cycles import CycleModel
-from hw.l3.cycles import BANK_PU_LATENCY
+from hw.l3.cycles import bank_pu_latency
 
 WORD = data.ArrayLayout(ELEM_BITS, ELEMS_PER_RD)
 STEP = data.StructLayout({"mode": 1, "a": WORD, "b": WORD, "en": 1, "last": 1})
-LATENCY = BANK_PU_LATENCY
 
 
 def cycle_model(mode: str = "score", **_params) -> CycleModel:
-    lat = LATENCY[Mode[mode.upper()]]
+    lat = bank_pu_latency(Mode[mode.upper()])
     return CycleModel(latency=lat, ii=lat)
 
 
@@ -54,7 +53,8 @@ class BankPU(wiring.Component):
         step = self.i.payload
         a_r, b_r = Signal(WORD), Signal(WORD)
         mode, en, last = Signal(1), Signal(), Signal()
-        busy, left = Signal(), Signal(range(max(LATENCY.values()) + 1))
+        score, ctx_lat = bank_pu_latency(Mode.SCORE), bank_pu_latency(Mode.CONTEXT)
+        busy, left = Signal(), Signal(range(max(score, ctx_lat) + 1))
         acc = Signal(WORD)
         loaded = Signal()  # the accumulators hold a value of this transaction
 
@@ -95,7 +95,7 @@ class BankPU(wiring.Component):
                 en.eq(step.en),
                 last.eq(step.last),
                 busy.eq(1),
-                left.eq(Mux(step.mode == Mode.CONTEXT, LATENCY[Mode.CONTEXT], LATENCY[Mode.SCORE]) - 1),
+                left.eq(Mux(step.mode == Mode.CONTEXT, ctx_lat, score) - 1),
             ]
         return m
 

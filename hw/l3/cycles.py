@@ -3,7 +3,9 @@ the adder unit, the chunk softmax unit (SU) and the rank that composes them.
 
 The RTL (``hw/l3/*.py``) sizes its pipelines from these depths, the testbenches assert the functions cycle
 for cycle, and the system model (``sysmodel/designs/l3/model.py``) prices a head with :func:`run_cycles` without
-loading Amaranth.
+loading Amaranth. The depths built on the FP latencies are functions reading ``hw.arith.cycles`` when called
+(not names bound at import), so a formal instance with shorter FP pipelines
+(``tb.formal.abstract.fp_latency``) sizes the RTL and replays the control with the same numbers.
 """
 
 from __future__ import annotations
@@ -21,12 +23,21 @@ from golden.l3_spec import (
     Geometry,
     Mode,
 )
-from hw.arith.cycles import FPADD, FPEXP, FPMUL, FPRECIP
+from hw.arith import cycles as arith
 
 RELAYOUT_LATENCY = 3  # the re-layout unit: beat in, transposed beat out
-BANK_PU_LATENCY = {Mode.SCORE: FPMUL + 3 * FPADD, Mode.CONTEXT: FPMUL + FPADD}
 ADDER_LEVELS = (CHIPS - 1).bit_length()  # 3: one FP16 adder level per halving of the chips
-ADDER_LATENCY = ADDER_LEVELS * FPADD
+
+
+def bank_pu_latency(mode: Mode) -> int:
+    """A bank PU step: the multiply, then score: the two tree levels and the accumulation; context: the
+    accumulation (8 / 4 at full latency)."""
+    return arith.FPMUL + (3 if mode == Mode.SCORE else 1) * arith.FPADD
+
+
+def adder_latency() -> int:
+    return ADDER_LEVELS * arith.FPADD
+
 
 # Characterization record keys (``unit`` in sysmodel/data/characterization.json): tb writes, sysmodel reads.
 UNIT_RELAYOUT = "l3_relayout"
@@ -42,15 +53,22 @@ PAPER_RECORDS = {UNIT_RANK: {"banks": FULL.banks, "d_head": FULL.d_head, "max_to
 # --- the chunk softmax unit (hw/l3/softmax_unit.py) ------------------------------------------------------------
 
 MAX_LAT = 1  # fp_max: one register per tree level
-# the running fold: operands registered, then max, subtract, exp, multiply, add
-UPDATE = 1 + MAX_LAT + FPADD + FPEXP + FPMUL + FPADD  # 11
-NORM_DEPTH = 1 + FPADD + FPEXP + 2 * FPMUL  # buffer read, sub, exp, two products
+
+
+def update_cycles() -> int:
+    """The running fold: operands registered, then max, subtract, exp, multiply, add (11 at full latency)."""
+    return 1 + MAX_LAT + arith.FPADD + arith.FPEXP + arith.FPMUL + arith.FPADD
+
+
+def norm_depth() -> int:
+    """Pass 2's pipeline: buffer read, subtract, exp, two products."""
+    return 1 + arith.FPADD + arith.FPEXP + 2 * arith.FPMUL
 
 
 def chunk_depth(chunk: int) -> int:
     """ChunkStats' pipeline: max tree, subtract, exp, add tree."""
     levels = chunk.bit_length() - 1
-    return levels * MAX_LAT + FPADD + FPEXP + levels * FPADD
+    return levels * MAX_LAT + arith.FPADD + arith.FPEXP + levels * arith.FPADD
 
 
 def su_check_params(chunk: int, max_tokens: int) -> None:
@@ -75,6 +93,7 @@ def su_head_cycles(
     su_check_params(chunk, max_tokens)
     valid = [False] * chunk_depth(chunk)  # ChunkStats stage valid bits
     lane = fed = left = taken = 0
+    update = update_cycles()
     cvalid = head_done = False
     n_chunks, t = math.ceil(n / chunk), 0
     while not (head_done and left == 0):  # the cycle phase 0 ends
@@ -93,27 +112,36 @@ def su_head_cycles(
             fed, lane = fed + 1, 0 if completing else lane + 1
         left = left - 1 if left else 0
         if take:
-            left = UPDATE if taken else 0
+            left = update if taken else 0
             taken += 1
             head_done = taken == n_chunks
         t += 1
-    pass2 = t + 1 + FPRECIP  # phase 1 waits for the reciprocal
-    return pass2 if n > max_tokens else pass2 + (n - 1) + 1 + NORM_DEPTH - 1
+    pass2 = t + 1 + arith.FPRECIP  # phase 1 waits for the reciprocal
+    return pass2 if n > max_tokens else pass2 + (n - 1) + 1 + norm_depth() - 1
 
 
 # --- the rank (hw/l3/rank.py) -----------------------------------------------------------------------------------
 
 RUN_WAIT = RELAYOUT_LATENCY + 1  # last write beat accepted -> RUN accepted: it leaves the re-layout unit, pops
 START = 2  # RUN accepted -> first RD: the error check
-SCORE_TO_SU = 1 + BANK_PU_LATENCY[Mode.SCORE] + 2 + ADDER_LATENCY + 1  # RD -> score offered to the SU
-# (PU step a cycle after the RD, its latency, result buffer and feed registers, adder tree, the queue)
-CTX_TO_OUT = 1 + BANK_PU_LATENCY[Mode.CONTEXT] + 2 + ADDER_LATENCY  # last V RD -> first output
+
+
+def score_to_su() -> int:
+    """RD -> score offered to the SU: the PU step a cycle after the RD, its latency, the result buffer and feed
+    registers, the adder tree, the queue."""
+    return 1 + bank_pu_latency(Mode.SCORE) + 2 + adder_latency() + 1
+
+
+def ctx_to_out() -> int:
+    """Last V RD -> first output."""
+    return 1 + bank_pu_latency(Mode.CONTEXT) + 2 + adder_latency()
 
 
 def score_arrivals(n: int, g: Geometry) -> list[int]:
     """When each score reaches the softmax unit, from the first K RD: step s's scores leave the adder unit
     one per cycle after its last RD."""
-    return [RD_INTERVAL * ((t // g.banks) * g.bursts + g.bursts - 1) + SCORE_TO_SU + t % g.banks for t in range(n)]
+    to_su = score_to_su()
+    return [RD_INTERVAL * ((t // g.banks) * g.bursts + g.bursts - 1) + to_su + t % g.banks for t in range(n)]
 
 
 def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = None) -> int:
@@ -127,7 +155,7 @@ def run_cycles(n: int, g: Geometry, max_tokens: int, stalls: list[int] | None = 
     # RD j waits for S word j (written by cycle su_first + 4j + 3) and RD_INTERVAL after RD j - 1: the
     # softmax unit writes 4 probabilities per 4 cycles, the RDs take 8, so only the first word waits
     ctx_rds = math.ceil(n / V_GROUPS)
-    return START + su_first + min(V_GROUPS, n) + RD_INTERVAL * (ctx_rds - 1) + CTX_TO_OUT + g.d_head - 1
+    return START + su_first + min(V_GROUPS, n) + RD_INTERVAL * (ctx_rds - 1) + ctx_to_out() + g.d_head - 1
 
 
 def head_cycles(n: int, g: Geometry, max_tokens: int, error: bool = False) -> int:

@@ -30,7 +30,7 @@ from golden.softmax import NEG_INF
 from hw.arith import fpadd, fpexp, fpmul, fprecip
 from hw.arith.maxtree import fp_max
 from hw.cycles import CycleModel
-from hw.l3.cycles import MAX_LAT, NORM_DEPTH, UPDATE, chunk_depth
+from hw.l3.cycles import MAX_LAT, chunk_depth, norm_depth, update_cycles
 from hw.l3.cycles import su_check_params as check_params
 from hw.l3.cycles import su_head_cycles as head_cycles
 from hw.pipeline import PipelineCtl, delay
@@ -95,8 +95,8 @@ class ChunkStats(wiring.Component):
 class RunningStats(wiring.Component):
     """The running fold of chunk statistics (L3 §4.3 / golden.l3.chunk_softmax): the first chunk sets
     M = m_c, S = l_c; each later one M' = max(M, m_c), S = S*exp(M - M') + l_c*exp(m_c - M'), taking
-    UPDATE cycles with every unit's inputs held. Members: ``i`` In(stream of {m, l, first}) — one chunk's
-    statistics; ``m``/``s``: Out — the running M and S; ``busy``: Out(1)."""
+    :func:`~hw.l3.cycles.update_cycles` cycles with every unit's inputs held. Members: ``i`` In(stream of
+    {m, l, first}) — one chunk's statistics; ``m``/``s``: Out — the running M and S; ``busy``: Out(1)."""
 
     def __init__(self):
         super().__init__(
@@ -114,7 +114,8 @@ class RunningStats(wiring.Component):
         m.d.comb += one.eq(1)
         m_c, l_c = Signal(ELEM_BITS), Signal(ELEM_BITS)
         run_m, run_s = Signal(ELEM_BITS), Signal(ELEM_BITS)
-        left = Signal(range(UPDATE + 1))
+        update = update_cycles()
+        left = Signal(range(update + 1))
         m_new = fp_max(m, one, run_m, m_c, FP16, "fold_max")
         da = fpadd.fp_add(m, one, run_m, m_new ^ FP16.sign_bit, FP16, "fold_da")
         db = fpadd.fp_add(m, one, m_c, m_new ^ FP16.sign_bit, FP16, "fold_db")
@@ -130,7 +131,7 @@ class RunningStats(wiring.Component):
             with m.If(self.i.payload.first):
                 m.d.sync += [run_m.eq(self.i.payload.m), run_s.eq(self.i.payload.l)]
             with m.Else():
-                m.d.sync += [m_c.eq(self.i.payload.m), l_c.eq(self.i.payload.l), left.eq(UPDATE)]
+                m.d.sync += [m_c.eq(self.i.payload.m), l_c.eq(self.i.payload.l), left.eq(update)]
         return m
 
 
@@ -151,7 +152,7 @@ class Normalize(wiring.Component):
 
     def elaborate(self, platform) -> Module:
         m = Module()
-        depth = NORM_DEPTH - 1  # the buffer read is the caller's first stage
+        depth = norm_depth() - 1  # the buffer read is the caller's first stage
         en = PipelineCtl(m, self.i, self.o, depth).en
         d = fpadd.fp_add(m, en, self.i.payload.m, self.big_m ^ FP16.sign_bit, FP16, "n_sub")
         f = fpmul.fp_mul(m, en, fpexp.fp_exp(m, en, d, FP16, "n_exp"), self.r, FP16, FP16, "n_f")

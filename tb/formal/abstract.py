@@ -12,6 +12,15 @@ largest units reach a transaction. The arithmetic has its own proofs (tb/arith).
 (not ``functional``) needs no ``LATENCY`` stages: one stage, loaded under the enable and held otherwise,
 shows every sequence the stages can (any value after an enabled cycle, the last one held after a stall,
 zero after reset), in fewer flip-flops.
+
+``latency`` (:func:`fp_latency`): a formal instance with shorter FP pipelines, as the DECA PE's has a smaller
+``tile``: every FP latency of ``hw.arith.cycles`` (add, multiply, exp, reciprocal; the comparator's one
+register stays) set to it, for the stand-ins' stages and for every reader of those latencies (the fp
+modules' ``LATENCY``, names imported from ``hw.arith.cycles``, the L3 depths that ``hw.l3.cycles`` computes
+from them when called): only delay lines shorten; every handshake, stall, buffer and check is the unit's,
+and its cycle model replays the same instance. Depths a module computes at import from these latencies
+(``hw.hermes.cycles``, ``hw.duplex.cycles``, ``hw.common.cycles``, ``hw.deca.scale``) do not follow it:
+those units' checks keep the full latencies.
 """
 
 from __future__ import annotations
@@ -24,10 +33,42 @@ from unittest import mock
 from amaranth.hdl import Cat, Fragment, Module, Mux, Signal, Value
 
 from golden.fp import FloatFormat
-from hw.arith import fpadd, fpexp, fpmul, fprecip, maxtree
+from hw.arith import cycles, fpadd, fpexp, fpmac, fpmul, fprecip, maxtree
 from hw.pipeline import delay
 
 MAX_LATENCY = maxtree.cycle_model(2).latency  # one comparator
+MIN_LATENCY = 1  # the L3 adder unit's stall-all pipeline (hw.pipeline.PipelineCtl) needs a stage
+# each FP pipeline's latency in hw.arith.cycles and the fp module that re-exports it as LATENCY
+_PIPELINES = {"FPMUL": fpmul, "FPADD": fpadd, "FPEXP": fpexp, "FPRECIP": fprecip}
+
+
+@contextmanager
+def fp_latency(latency: int | None) -> Iterator[None]:
+    """While active, every FP pipeline of hw.arith.cycles has ``latency`` stages (a multiply-add two of
+    them) for whatever reads it: hw.arith.cycles, the fp modules' ``LATENCY`` and any ``hw`` module that
+    imported a latency by name. None: the units' own (nothing changes)."""
+    if latency is None:
+        yield
+        return
+    if not isinstance(latency, int) or latency < MIN_LATENCY:
+        raise ValueError(f"latency: {latency!r} not allowed; an int >= {MIN_LATENCY}")
+    values = {**dict.fromkeys(_PIPELINES, latency), "FPMAC": 2 * latency}
+    homes = {**_PIPELINES, "FPMAC": fpmac}
+    patches = [mock.patch.object(homes[name], "LATENCY", v) for name, v in values.items()]
+    patches += [
+        mock.patch.object(module, name, v)
+        for mod_name, module in list(sys.modules.items())
+        if mod_name.startswith("hw.")
+        for name, v in values.items()
+        if getattr(module, name, None) == getattr(cycles, name)
+    ]
+    for p in patches:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in reversed(patches):
+            p.stop()
 
 
 def _free(
@@ -48,12 +89,20 @@ def _free(
 
 
 @contextmanager
-def free_arithmetic(functional: bool = True) -> Iterator[list[Signal]]:
+def free_arithmetic(functional: bool = True, latency: int | None = None) -> Iterator[list[Signal]]:
     """While active, units elaborated get free values for their FP arithmetic; yields the list the free
     inputs are appended to (the ports to give the model checker). A function imported by name into an
     ``hw`` module (``from hw.arith.maxtree import fp_max``) is replaced there too. ``functional=False``: the
     values free every cycle (more traces, so a pass says more, and a smaller model; a unit whose output
-    rests on held operands then fails spuriously)."""
+    rests on held operands then fails spuriously). ``latency``: FP pipelines of that many stages
+    (:func:`fp_latency`); None: the units' own."""
+    with fp_latency(latency), _stand_ins(functional) as free:
+        yield free
+
+
+@contextmanager
+def _stand_ins(functional: bool) -> Iterator[list[Signal]]:
+    """The FP operators of ``hw`` replaced by free values through their (current) latencies."""
     free: list[Signal] = []
 
     def add(m: Module, en: Value, a: Value, b: Value, fmt: FloatFormat, name: str = "add") -> Value:

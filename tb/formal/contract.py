@@ -43,7 +43,7 @@ from amaranth.hdl import (
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In
 
-from tb.formal.abstract import elaborate, free_arithmetic
+from tb.formal.abstract import elaborate, fp_latency, free_arithmetic
 from tb.formal.sby import FormalSpec
 from tb.runner import TbSpec
 
@@ -230,6 +230,7 @@ def contract_spec(
     done: Callable[[wiring.Component], Value] | None = None,
     extra: Callable[[wiring.Component], Callable[[Module, Value, Value], None]] | None = None,
     engine: str = "smtbmc",
+    latency: int | None = None,
 ) -> FormalSpec:
     """The stream contract of a testbench's unit at the testbench's (reduced) parameters. ``response``
     defaults to the unit's cycle model: latency + II (an accepted item's result leaves within its latency,
@@ -241,11 +242,15 @@ def contract_spec(
     testbench's (the same code, shorter loops; reported under the testbench's row); ``why`` then says why
     ``depth`` spans a transaction there, and ``done`` (covered) marks its end.
     ``extra(dut)``: more properties of the unit built (stream_contract's ``extra``). ``engine``: the check's
-    (tb/formal/sby.py)."""
+    (tb/formal/sby.py). ``latency`` (``abstract`` only): FP pipelines of that many stages, for the stand-ins
+    and the cycle model alike (tb.formal.abstract.fp_latency); recorded in the size."""
+    if latency is not None and not abstract:
+        raise ValueError("latency: only with abstract=True (the real FP units' stages are fixed)")
     mod_name, cls = tb.component.split(":")
     mod = importlib.import_module(mod_name)
     params = params if params is not None else tb.params
-    model = mod.cycle_model(**params)
+    with fp_latency(latency):
+        model = mod.cycle_model(**params)
     given = response is not None
     response = response if response is not None else model.latency + math.ceil(model.ii)
     depth = depth if depth is not None else response + 3
@@ -255,12 +260,13 @@ def contract_spec(
         if not abstract:
             dut = unit(**params)
             return stream_contract(dut, response, done, extra and extra(dut)), ports(dut)
-        with free_arithmetic(functional) as free:
+        with free_arithmetic(functional, latency) as free:
             dut = unit(**params)
             top = elaborate(stream_contract(dut, response, done, extra and extra(dut)))
         return top, [*ports(dut), *free]
 
-    size = ",".join(f"{k}={v}" for k, v in params.items() if tb.params.get(k) != v)
+    sized = {k: v for k, v in params.items() if tb.params.get(k) != v}
+    size = ",".join(f"{k}={v}" for k, v in {**sized, **({"fp_latency": latency} if latency else {})}.items())
     bound = "" if given else f" (cycle model latency {model.latency} + II {model.ii:g})"
     why = why or (
         f"{depth} cycles{' at ' + size if size else ''}: the reset, then at least one item accepted and its "

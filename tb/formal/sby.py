@@ -39,7 +39,9 @@ class FormalSpec:
     testbench unit name (tb/registry.py) the result is reported under. ``slow``: beyond `make test`'s budget.
     ``size``: the unit's parameters where the check runs at a smaller size than the testbench's ("" if not).
     ``engine``: the check's, ``smtbmc`` (yices) or ``abc`` (ABC's bmc3 on the bit-level model: far deeper on
-    wide control, bmc mode only); the cover task runs smtbmc either way."""
+    wide control, bmc mode only); the cover task runs smtbmc either way. ``rewrite`` (abc only): ABC's ``dc2``
+    rewrites the model's logic before bmc3 (each output and next state the same function of the latches and
+    inputs: the same traces, fewer gates for the SAT solver)."""
 
     name: str
     unit: str
@@ -51,12 +53,15 @@ class FormalSpec:
     timeout: int = 40  # seconds per task: `make formal`'s 15-minute budget over ~40 modules on 2 cores
     size: str = ""
     engine: str = "smtbmc"
+    rewrite: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode: {self.mode!r} not allowed; allowed: {MODES}")
         if self.engine not in ENGINES or (self.engine == "abc" and self.mode != "bmc"):
             raise ValueError(f"engine: {self.engine!r} not allowed; allowed: {ENGINES} (abc in bmc mode only)")
+        if self.rewrite and self.engine != "abc":
+            raise ValueError(f"rewrite: only with engine 'abc' (engine {self.engine!r})")
         if self.depth < 1:
             raise ValueError(f"depth: {self.depth} not allowed; must be >= 1")
 
@@ -139,6 +144,7 @@ def run(spec: FormalSpec, out_dir: Path = FORMAL_DIR) -> FormalResult:
     (work / "top.il").write_text(rtlil.convert(top, ports=ports))
     (work / f"{spec.name}.sby").write_text(_sby_text(spec))
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", abc.SECONDS: str(spec.timeout)}
+    env[abc.REWRITE] = abc.DC2 if spec.rewrite else ""
     proc = subprocess.run(
         [str(BIN / "yowasp-sby"), *TOOLS, *ABC, "-f", f"{spec.name}.sby"],
         cwd=work,

@@ -13,14 +13,16 @@ jobs): the chunk-16 softmax unit (abstract) 66 of 66 (26 + 18 s), a whole transa
 115 and bmc3 did not finish 115 in 200 s); the rank (abstract, values free every cycle: FREE_EVERY_CYCLE) at
 e3e0eb7 90-96 of 275 in its 90 s budget (~100 s in all, three runs; 106 in 200 s; as functions 49 in 60 s), short
 of a transaction: its smallest legal size (4 banks, d_head 32, 4 tokens: the geometry's and the buffers'
-lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst each, 24 beats
-through the re-layout unit, then 92 cycles of RDs at tCCD_L, the adder unit, the softmax unit and the
-read-out), fixed by the paper's burst and timing, and the longest of 173; smtbmc reached 22 in 150 s (8-10 at
-64 tokens, as functions); ABC's pdr left the contract undecided after 5 min of CPU. The rank is checked
-through its malformed commands (LEN_ZERO, LEN_OVER at the RUN, PARTIAL_BURST writes) and the writes and most
-of the run of every head; its sub-units' contracts are checked alone above, and tb/l3/rank_props.py splits
-it by assume-guarantee (the softmax unit's guarantees checked at the rank's instance, the rank with a
-stand-in for it: 73 of 124 in 90 s, short of a transaction as well; its docstring says why)."""
+lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst each, 24
+beats through the re-layout unit, then 92 cycles of one score RD, the FP pipelines of the bank PUs, adder
+unit and softmax unit, one context RD and the 32 outputs: tCCD_L adds none, tb/l3/rank_props.py), and the
+longest of 173; smtbmc reached 22 in 150 s (8-10 at 64 tokens, as functions); ABC's pdr left the contract
+undecided after 5 min of CPU. The rank is checked through its malformed commands (LEN_ZERO, LEN_OVER at the
+RUN, PARTIAL_BURST writes) and the writes and most of the run of every head; its sub-units' contracts are
+checked alone above, and tb/l3/rank_props.py splits it by assume-guarantee (the softmax unit's guarantees
+checked at the rank's instance, the rank with a stand-in for it) at an instance with FP pipelines of one
+stage (head 95 cycles): that check spans a whole transaction (100 of 100 cycles; its docstring has the runs),
+so this one, at the units' own FP latencies, is the full-latency rank's formal cover, to the depth above."""
 
 from __future__ import annotations
 

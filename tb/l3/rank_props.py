@@ -1,17 +1,26 @@
-"""The L3 rank's stream contract by assume-guarantee (as the Hermes core's, tb/hermes/hermes_props.py).
+"""The L3 rank's stream contract by assume-guarantee (as the Hermes core's, tb/hermes/hermes_props.py), at a
+formal instance with shorter FP pipelines.
 
 The rank at its smallest legal geometry (RANK_SIZE: 4 banks, d_head 32, 4 tokens, the geometry's and the
-buffers' lower bounds) still has a shortest head that runs of 119 cycles (K, V and Q writes of one burst
-each, 24 beats through the re-layout unit, then 92 cycles of RDs at tCCD_L, bank PUs, adder unit, softmax
-unit and read-out), fixed by the paper's burst and timing. Checked whole (tb/l3/l3_props.py: FP arithmetic
-free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transaction. The split:
+buffers' lower bounds) still has a shortest head that runs of 119 cycles: 24 write beats (K, V and Q of
+one BL8 burst each) and 4 to land, the 2-cycle check, 18 from the score RD to the softmax unit, its 27, 1
+to the context RD, 13 from it to the first output and 31 more outputs (d_head 32, one burst). 45 of them are
+the FP pipelines' latencies (hw.arith.cycles), none is tCCD_L (below). So both checks here build the rank
+with FP pipelines of FP_LATENCY = 1 stage (tb.formal.abstract.fp_latency, through ``free_arithmetic``):
+the FP latency is a parameter of the instance, as ``tile`` is of the DECA PE's. Only delay lines shorten
+(the stand-ins' stages, the units' valid pipelines, the bank PU's and the fold's step counters, the wait
+for the reciprocal); every handshake, stall, buffer, queue and error check is the unit's, and the cycle
+model (hw.l3.cycles, which reads the latencies when called) replays the same instance: the head is 95 cycles
+(74 at latency 0, which does not build: the adder unit's stall-all pipeline needs a stage), and
+tests/test_formal.py simulates the instance's rank and finds head_cycles' counts (95 and 149 for 1 and 4
+tokens; 119 and 173 at full latency). The split:
 
-* ``su-in-rank`` (:func:`su_guarantee`): the softmax unit at the rank's instance (chunk 4, 4 tokens), FP
-  arithmetic free every cycle, by bmc3, bounded at SU_DEPTH (the reset, a head of 4 scores, all SU_ANSWER
-  cycles after it, the next score: a whole transaction): its stream contract (response SU_RESPONSE, its
-  cycle model's) and :func:`su_replies` asserted (one probability per score, all of a head's within
-  SU_ANSWER cycles of a ready sink after its last score, in one run; a head's scores taken as offered),
-  under :func:`su_heads` assumed (at most 4 scores a head, the 4th ``last``).
+* ``su-in-rank`` (:func:`su_guarantee`): the softmax unit at the rank's instance (chunk 4, 4 tokens, FP
+  latency 1), FP arithmetic free every cycle, by bmc3, bounded at SU_DEPTH (the reset, a head of 4 scores,
+  all SU_ANSWER cycles after it, the next score: a whole transaction): its stream contract (response
+  SU_RESPONSE, its cycle model's) and :func:`su_replies` asserted (one probability per score, all of a
+  head's within SU_ANSWER cycles of a ready sink after its last score, in one run; a head's scores taken as
+  offered), under :func:`su_heads` assumed (at most 4 scores a head, the 4th ``last``).
 * ``contract-...-composed`` (:func:`rank_contract`): the rank with its softmax unit replaced by a
   :class:`~tb.formal.contract.Guaranteed` stand-in (its outputs free inputs, its latency anything up to
   the bound) under exactly what ``su-in-rank`` asserts (assumed here) and asserting what it assumes (the
@@ -20,29 +29,36 @@ free every cycle, ABC's bmc3) it reaches 90-96 of 275 in 90 s: short of a transa
   score queue, the S buffers and the rank's phases, sequencer and read-out. The real unit's traces are
   among the stand-in's (its latency is one choice of the free one), so the rank's contract holds of the
   rank with its real softmax unit to the depth checked; a counterexample may be spurious (a latency the
-  real unit never takes). Aimed at RANK_DEPTH (the reset, the longest one-token head with the stand-in at
+  real unit never takes). Bounded at RANK_DEPTH (the reset, the longest one-token head with the stand-in at
   its bound, the next item), response RANK_RESPONSE (a RUN to its first output, the slowest head).
 
-It does not close. Measured 2026-11-27 on the shared 2-core VM (load ~3, the checks at nice 19): the
-composed check 73 of 124 in its 90 s budget and again in 180 s, getting 47 and 53 s of CPU (bmc3's limit
-is wall time); the whole rank's 91 of 275 the same hour with 94 s of CPU: not compared at equal CPU.
-Stand-ins tried before, under the same load: the bank array replaced as well (one ``res_valid`` per RD
-with ``last`` within 10 cycles of it, checked alone to depth 20) and the softmax unit's replies free cycle
-by cycle, its scores taken at will: 61-63 of 128; the real bank array: 69; then the replies in one run and
-the scores taken as offered (now asserted by ``su-in-rank``): 73-77. A whole head that ran is reachable
-at step 80 (with both stand-ins: bmc3 found it when told it was not), so with the stand-in fast a head is
-80 cycles, but the check must reach the longest, 124 (the stand-in's latency up to its bound, as the real
-unit's). Both rank checks run: the whole rank's reaches deeper into the real rank, the composed one
-covers every softmax-unit latency up to its bound.
+What it proves: the rank's stream contract (valid held and payload stable until ready, no beat from
+nothing, a handshake within RANK_RESPONSE with inputs valid and the sink ready, reset mid-transaction)
+over every input sequence of RANK_DEPTH cycles, for the rank at RANK_SIZE with FP pipelines of latency
+FP_LATENCY: its control and handshakes are the unit's. The full-latency rank is covered by the whole
+rank's check (tb/l3/l3_props.py: FP latency the units' own, 90-101 of 275 cycles in 90 s, short of a
+head; 95 and 101 at load ~1 on 2026-11-28, 97 with dc2, so it does not opt in) and by
+the RTL testbenches (tb/l3/cases.py: every head bit-exact, its cycles asserted, under backpressure).
+Measured 2026-11-28 on the shared 2-core VM at nice 10 (load 1.4-2.9 from other jobs): su-in-rank 25 of 25
+in ~2 s; the composed check by plain bmc3 81 of 100 in 90 s, 96 in 300 s, 99 in 420 s; with the model
+rewritten by ABC's dc2 first (FormalSpec.rewrite: the same functions of latches and inputs, fewer gates)
+90 in 90 s and all 100 in 203 s, then in its pytest test 100 of 100 in 185 s (188 s in all, cover
+included). Hence COMPOSED_BUDGET: 300 s, slack for load, as bmc3's limit is wall time.
+
+Earlier runs, at full FP latency (target 124; the shared 2-core VM): 73 of 124 in 90 s (load ~3, nice 19,
+47 s of CPU), 82-84 at load 1.4-2.2 and 107 in 420 s alone; the whole rank 90-96 of 275 in 90 s, 106 in
+200 s. Other stand-ins, the bank array's and replies free cycle by cycle, went less deep (61-63 of 128).
 A hang it found (fixed 2026-11-27): with the response bound at 30 (measured once) it failed
 ``bounded_response`` at step 33 on a K write beat without ``last`` at step 1 and a RUN offered from step 2:
 the RUN waited for every write to land (hw/l3/rank.py ``_host``), and the open write's op stayed queued until
 a ``last`` beat that never came. Now such a RUN is taken once the open write's whole windows have landed and
-answered with PARTIAL_BURST two cycles later (golden.l3.rank_run; tb/l3/cases.py's mid-write heads). At
-RANK_RESPONSE (70) the old trace would have failed at step 73, one past the steps 0-72 checked; the whole
-rank's check (response 272) could not reach it.
-The rank takes no timing parameter (tCCD_L and the burst length are golden.l3_spec constants), so a shorter
-timing for the formal instance is not an option without a new constructor parameter.
+answered with PARTIAL_BURST two cycles later (golden.l3.rank_run; tb/l3/cases.py's mid-write heads).
+A shorter tCCD_L (golden.l3_spec.RD_INTERVAL) would not shorten the head: at this size a head of up to 4
+tokens is one score RD (d_head 32: one burst; 4 banks: one step) and one context RD (one V column), and the
+RD timer restarts at each phase, so it never delays an RD (head_cycles is the same at 1 as at 8; it counts
+from 5 tokens, or d_head 64); measured 2026-11-28 with RD_INTERVAL patched to 1: 81 of 124 against 84. The
+burst length (the 8x8 re-layout transpose, the bank mapping) and d_head (the read-out) are the data layout,
+not waits.
 """
 
 from __future__ import annotations
@@ -58,7 +74,7 @@ from amaranth.hdl import Assert, Assume, Fragment, Module, Mux, Signal, Value
 from golden.l3_spec import Geometry
 from hw.l3.cycles import UNIT_RANK, UNIT_SOFTMAX, head_cycles, run_cycles, su_head_cycles
 from hw.l3.softmax_unit import cycle_model as su_cycle_model
-from tb.formal.abstract import elaborate, free_arithmetic
+from tb.formal.abstract import elaborate, fp_latency, free_arithmetic
 from tb.formal.contract import (
     Guaranteed,
     behaves,
@@ -77,18 +93,28 @@ RANK_TB = next(s for s in SPECS if s.unit == UNIT_RANK)
 GEOMETRY = Geometry(RANK_TB.params["banks"], RANK_TB.params["d_head"])
 MAX_TOKENS = RANK_SIZE["max_tokens"]
 SU_PARAMS = {"chunk": GEOMETRY.chunk, "max_tokens": MAX_TOKENS}  # the softmax unit the rank builds
-_SU_MODEL = su_cycle_model(**SU_PARAMS)
-SU_RESPONSE = _SU_MODEL.latency + int(_SU_MODEL.ii)  # its contract's bound (contract_spec's default)
-SU_ANSWER = _SU_MODEL.latency  # last score -> last probability: a head of one chunk, the longest one here
+FP_LATENCY = 1  # the instance's FP pipelines (tb.formal.abstract.fp_latency): the shortest every unit builds with
+
+
+def _bounds() -> tuple[int, int, int, int]:
+    """(SU_ANSWER, SU_RESPONSE, LONGEST_HEAD, RANK_RESPONSE) from the cycle models of the FP_LATENCY instance."""
+    su_model = su_cycle_model(**SU_PARAMS)
+    answer = su_model.latency  # last score -> last probability: a head of one chunk, the longest one here
+    # the longest head of one token under the stand-in's bound: the real one's with its softmax unit at
+    # ``answer`` (real: su_head_cycles(1) from its one score)
+    head = head_cycles(1, GEOMETRY, MAX_TOKENS)
+    longest = head + answer - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
+    # the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
+    # real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-in's slack over the real unit
+    slowest = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
+    return answer, answer + int(su_model.ii), longest, slowest + longest - head
+
+
+with fp_latency(FP_LATENCY):
+    SU_ANSWER, SU_RESPONSE, LONGEST_HEAD, RANK_RESPONSE = _bounds()
 SU_DEPTH = 2 + MAX_TOKENS + SU_ANSWER + 1
-# the longest head of one token under the stand-in's bound: the real one's (119 cycles) with its softmax unit
-# at SU_ANSWER (real: su_head_cycles(1) from its one score); the reset before it, the next item after it
-LONGEST_HEAD = head_cycles(1, GEOMETRY, MAX_TOKENS) + SU_ANSWER - su_head_cycles(1, GEOMETRY.chunk, MAX_TOKENS)
-RANK_DEPTH = 1 + LONGEST_HEAD + 1
-# the longest stretch without a handshake: a RUN accepted to its first output, for the slowest head (the
-# real run's, run_cycles, less its d_head - 1 read-out beats), with the stand-in's slack over the real unit
-RANK_RESPONSE = max(run_cycles(n, GEOMETRY, MAX_TOKENS) for n in range(1, MAX_TOKENS + 1)) - (GEOMETRY.d_head - 1)
-RANK_RESPONSE += LONGEST_HEAD - head_cycles(1, GEOMETRY, MAX_TOKENS)
+RANK_DEPTH = 1 + LONGEST_HEAD + 1  # the reset before the longest head, the next item after it
+COMPOSED_BUDGET = 300  # s: all RANK_DEPTH frames took 203 s alone at load ~2 (below); bmc3's limit is wall time
 
 
 def su_heads(m: Module, i, check, prefix: str = "su_") -> None:
@@ -138,6 +164,7 @@ def su_guarantee() -> FormalSpec:
         extra=extra,
         engine="abc",
         timeout=60,
+        latency=FP_LATENCY,
     )
     return dataclasses.replace(spec, name="su-in-rank")
 
@@ -168,7 +195,7 @@ def rank_contract(tb: TbSpec) -> FormalSpec:
 
     def build() -> tuple[Fragment, list[Value]]:
         rank = importlib.import_module("hw.l3.rank")  # looked up now: a mutant test swaps it
-        with free_arithmetic(False) as free:
+        with free_arithmetic(False, FP_LATENCY) as free:
             real = rank.SoftmaxUnit(**SU_PARAMS)
             real._MustUse__silence = True  # built for its signature only
             su = Guaranteed(real.signature, free)
@@ -181,9 +208,10 @@ def rank_contract(tb: TbSpec) -> FormalSpec:
         f"{RANK_DEPTH} cycles at {RANK_SIZE}: the reset, a head of one token (24 write beats, the RUN, the run "
         "with the softmax unit's stand-in at its bound) and the next item"
     )
-    size = ",".join(f"{k}={v}" for k, v in RANK_SIZE.items())
+    size = ",".join(f"{k}={v}" for k, v in {**RANK_SIZE, "fp_latency": FP_LATENCY}.items())
+    name = f"contract-{tb.tag}-composed"
     return FormalSpec(
-        f"contract-{tb.tag}-composed", tb.unit, build, RANK_DEPTH, why, timeout=90, size=size, engine="abc"
+        name, tb.unit, build, RANK_DEPTH, why, timeout=COMPOSED_BUDGET, size=size, engine="abc", rewrite=True
     )
 
 
