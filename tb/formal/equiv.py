@@ -4,7 +4,8 @@ Every input (256 for a unary unit, 65,536 pairs for a binary one) streams throug
 simulator, one per cycle with a ready sink, and every result is compared with ``golden.arith``. Exhaustive
 simulation, not a solver: the golden model is Python, and 65,536 cycles simulate in seconds, where a
 proof would first have to restate the golden rounding as a circuit. Only E5M2: the arithmetic units take
-IEEE-style formats (``hw.arith.fpcore.check_ieee``), and E4M3 (OCP FN: no Inf) is not one of them; the
+IEEE-style formats (``hw.arith.fpcore.check_ieee``), and E4M3 (OCP FN: no Inf) is not one of them (its
+codes reach the hardware only through the DECA PE's LUT: tb/deca/pe_tb.py ``test_every_code`` runs all 256); the
 exponential unit takes BF16/FP16 only, and the MAC's three operands (2**24 triples) are past exhaustive.
 """
 
