@@ -52,7 +52,7 @@ class StreamCase:
     probe: Callable[[random.Random], Txn] | None = None
     measure: Callable[[Any, Txn], dict] | None = None
     max_items: int | None = None
-    timed: list = field(default_factory=list)
+    timed: list[Txn] = field(default_factory=list)
 
     def burst_cycles(self, txns: list) -> int:
         """The span of back-to-back transactions, first input accepted to last output accepted."""

@@ -318,10 +318,9 @@ def every_code_tiles(fmt: deca.DecaFormat, nrng: np.random.Generator) -> list[de
     for k in range(3):
         scales = None
         if fmt.group is not None:
-            scales = np.full(fmt.n_scales, BF16_ONE, np.uint16) if k == 0 else nrng.integers(0, 1 << 16, fmt.n_scales)
-        tile = deca.CompressedTile(
-            fmt, nrng.permutation(codes), None, None if scales is None else scales.astype(np.uint16)
-        )
+            drawn = np.full(fmt.n_scales, BF16_ONE) if k == 0 else nrng.integers(0, 1 << 16, fmt.n_scales)
+            scales = drawn.astype(np.uint16)
+        tile = deca.CompressedTile(fmt, nrng.permutation(codes), None, scales)
         tile.check()
         tiles.append(tile)
     return tiles
