@@ -294,7 +294,7 @@ class _FakeVpi:
     def __init__(self, vector):
         self.vector = vector
 
-    def vpi_handle_by_name(self, name, scope):
+    def vpi_handle_by_name(self, name, _scope):
         return 1 if name == b"top.wide" else None
 
     def vpi_get_value(self, handle, value):
