@@ -26,7 +26,7 @@ import numpy as np
 
 from golden import arith
 from golden.commands import pack_fields, skip_to_last, take, unpack_fields
-from golden.duplex_spec import DESC_FIELDS, ELEM_BITS, Err, Geometry, Op
+from golden.duplex_spec import ACC_PHASES, DESC_FIELDS, ELEM_BITS, Err, Geometry, Op
 from golden.fp import FP16, FP32, decode_array, encode_array, round_pack, unpack
 from golden.softmax import softmax
 
@@ -53,10 +53,10 @@ def gemm_tile(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     if w.ndim != 2 or x.ndim != 2 or w.shape[1] != x.shape[1] or 0 in w.shape + x.shape:
         raise ValueError(f"w, x: shapes {w.shape} and {x.shape}; need (m, k) and (n, k), all >= 1")
     wf, xf = w.view(np.float16).astype(np.float32), x.view(np.float16).astype(np.float32)
-    acc = np.full((2, x.shape[0], w.shape[0]), -0.0, dtype=np.float32)
+    acc = np.full((ACC_PHASES, x.shape[0], w.shape[0]), -0.0, dtype=np.float32)
     with np.errstate(all="ignore"):
         for k in range(w.shape[1]):
-            acc[k % 2] += xf[:, k, None] * wf[None, :, k]  # exact product, one FP32 rounding per add
+            acc[k % ACC_PHASES] += xf[:, k, None] * wf[None, :, k]  # exact product, one FP32 rounding per add
         return _bits32(acc[0] + acc[1])
 
 

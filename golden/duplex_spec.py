@@ -22,6 +22,7 @@ INPUT_BUFFER_BYTES = 8 * 1024  # per GEMM module (§VI)
 MODULES_PER_STACK = 32  # one per pseudo-channel (§VI) [D]
 STACKS = 5  # 80 GB / 16 GB per 8-hi HBM3 stack (§VI) [D]
 ACC_PHASES = 2  # partial sums per output (k even / k odd): hides the 2-cycle FP32 adder [S]
+PHASE_BITS = (ACC_PHASES - 1).bit_length()  # a k's partial, k mod ACC_PHASES: k's low bits (a power of two)
 DIM_BITS = 16  # descriptor fields m, k, n
 DESC_FIELDS = {"m": DIM_BITS, "k": DIM_BITS, "n": DIM_BITS}  # a DESC item's data, LSB first
 SOFTMAX_LANES = 64  # matches the module's 64-wide stream [S, notes §2.4f]

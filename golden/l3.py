@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from golden import arith
-from golden.fp import FP16, decode, decode_array, encode, encode_array
+from golden.fp import FP16, decode_array, encode, encode_array
 from golden.l3_spec import (
     BEAT_BITS,
     BEATS_PER_BURST,
@@ -265,10 +265,6 @@ def random_head(rng: np.random.Generator, n: int, g: Geometry, scale: float = 1.
 
 def to_fp16(x: float) -> int:
     return encode(x, F)
-
-
-def from_fp16(bits: int) -> float:
-    return decode(bits, F)
 
 
 def relayout_write(beats: list[int], inverse: bool = False) -> list[tuple[int, int, int]]:

@@ -14,7 +14,6 @@ wording should not force a rerun. The slow grids live in modules of their own
 * :data:`COMMITTED` (``sysmodel/data/report_cache/``, in git): the report's serving grids. ``membound report``
   uses an entry whose key matches, recomputes (and rewrites) one that does not, and ``--full`` recomputes
   all; ``tests/test_report.py`` fails when a committed entry is stale, naming the command that refreshes it.
-* :data:`LOCAL` (``build/cache/``): per-machine memo of slow calibrations (Hermes' per-batch runs).
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ PRESENTATION = frozenset(
     }
 )  # the ledger only labels numbers
 COMMITTED = ROOT / "sysmodel" / "data" / "report_cache"
-LOCAL = Path("build/cache")
 DATA = (
     ROOT / "sysmodel" / "data" / "characterization.json",
     *sorted((ROOT / "sysmodel" / "data" / "models").glob("*.json")),

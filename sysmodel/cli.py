@@ -944,7 +944,7 @@ class _Interrupt:
         self.pending = False
         self.registered = False
 
-    def __call__(self, signum: int, frame: object) -> None:
+    def __call__(self, _signum: int, _frame: object) -> None:
         lock = sys.modules.get("numba.core.compiler_lock")
         if lock is None or not lock.global_compiler_lock.is_locked():
             raise KeyboardInterrupt

@@ -159,8 +159,9 @@ def render_rtl(d: dict) -> list[str]:
 SERVING_BUDGET_S = 10.0  # issue 8: 1,000 L3-trace requests in under 10 s on this 2-core machine
 
 
-def bench_sysmodel() -> dict:
-    from sysmodel import sweep
+def _bench_serving() -> list[dict]:
+    """The serving simulator on GPT-175B, GPU-only, 8x A100-80GB: 1,000 requests of each L3 trace, a Poisson
+    trace and openr1 under the preempting schedulers; then the paged run's target row."""
     from sysmodel.designs.baselines import GpuOnly
     from sysmodel.engines import serving
 
@@ -205,20 +206,30 @@ def bench_sysmodel() -> dict:
             "target": "< 2 s",
         }
     )
+    return results
+
+
+def _bench_sweep() -> dict:
+    """The sweep's points per second on examples/decode.toml."""
+    from sysmodel import sweep
+
     cfg = sweep.load_config(runner.ROOT / "examples" / "decode.toml")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         sweep.sweep(cfg, Path(tmp) / "out.csv", workers=2)
         wall = time.perf_counter() - t0
     n = len(sweep.points(cfg))
-    results.append(
-        {
-            "what": "sweep examples/decode.toml (2 workers)",
-            "points": n,
-            "wall_s": round(wall, 3),
-            "points_per_s": round(n / wall, 1),
-        }
-    )
+    return {
+        "what": "sweep examples/decode.toml (2 workers)",
+        "points": n,
+        "wall_s": round(wall, 3),
+        "points_per_s": round(n / wall, 1),
+    }
+
+
+def bench_sysmodel() -> dict:
+    results = _bench_serving()
+    results.append(_bench_sweep())
     results.append(bench_flash())
     results += bench_hermes_memory()
     results += bench_serving_scale(plot=runner.ROOT / SCALE_PLOT)
@@ -255,7 +266,14 @@ def render_sysmodel(d: dict) -> list[str]:
         "| --- | ---: | ---: |",
     ]
     lines += [f"| {r['what']} | {r['measured']} | {r['target']} |" for r in results if "target" in r]
-    lines += [
+    return lines + _render_engines(d)
+
+
+def _render_engines(d: dict) -> list[str]:
+    """render_sysmodel's tables after the targets: the DRAM engine, `membound hermes --trace`'s peak memory,
+    the serving scale and the flash mechanism."""
+    results = d["results"]
+    lines = [
         "",
         "The DRAM timing engine (sysmodel/engines/memory.py, numba) against the pure-Python engine it replaced "
         f"(commit {d['old_engine']}, loaded from git), one DDR4-3200 channel, refresh postpone (the old policy):",
@@ -485,32 +503,29 @@ def serving_scale_plot(rows: list[dict], path: Path) -> Path:
     return save(fig, plt, path)
 
 
-def bench_targets() -> list[dict]:
-    """The system model's speed targets: a 70B decode of 1,000 tokens as one evaluation, a 10,000-point sweep
-    locally and on a 2-worker Dask LocalCluster (chunked submission), the TBT CDF plot of a long run, and
-    `membound --help`'s start-up."""
-    import subprocess
-    import sys
-
-    from dask.distributed import LocalCluster
-
-    from sysmodel import sweep
+def _target_decode() -> dict:
+    """A 70B decode of 1,000 tokens as one evaluation of the stage cost function."""
     from sysmodel.cost.devices import get_device
     from sysmodel.cost.models import load_model
     from sysmodel.cost.stage import ATTACC, Engine, decode_tokens
 
-    out = []
     cfg, eng = load_model("llama2-70b"), Engine(get_device("a100-80g-sxm"), ATTACC, 4)
     t0 = time.perf_counter()
     for _ in range(10):
         decode_tokens(cfg, eng, 8, 128, 1000)
-    out.append(
-        {
-            "what": "decode of 1,000 tokens, Llama2-70B on 4 A100s (one evaluation)",
-            "measured": f"{(time.perf_counter() - t0) / 10 * 1e3:.2f} ms",
-            "target": "< 10 ms",
-        }
-    )
+    return {
+        "what": "decode of 1,000 tokens, Llama2-70B on 4 A100s (one evaluation)",
+        "measured": f"{(time.perf_counter() - t0) / 10 * 1e3:.2f} ms",
+        "target": "< 10 ms",
+    }
+
+
+def _target_sweeps() -> list[dict]:
+    """A 10,000-point sweep locally and on a 2-worker Dask LocalCluster (chunked submission)."""
+    from dask.distributed import LocalCluster
+
+    from sysmodel import sweep
+
     grid = {
         "model": ["llama2-7b", "opt-6.7b", "llama2-70b", "falcon-40b"],
         "device": ["rtx4090", "a100-80g-sxm"],
@@ -528,15 +543,19 @@ def bench_targets() -> list[dict]:
             t0 = time.perf_counter()
             dask = sweep.sweep(cfg10k, Path(tmp) / "dask.csv", scheduler=cluster.scheduler_address).read_bytes()
             t_dask = time.perf_counter() - t0
-    out.append({"what": f"sweep of {n} points, local pool (2 workers)", "measured": f"{t_local:.2f} s", "target": "-"})
-    out.append(
+    return [
+        {"what": f"sweep of {n} points, local pool (2 workers)", "measured": f"{t_local:.2f} s", "target": "-"},
         {
             "what": f"sweep of {n} points, Dask LocalCluster (2 workers), chunked",
             "measured": f"{t_dask:.2f} s ({t_dask / t_local:.2f}x local; byte-identical: "
             f"{'yes' if dask == local else 'no'})",
             "target": "< 1.5x local, identical",
-        }
-    )
+        },
+    ]
+
+
+def _target_cdf() -> dict:
+    """The TBT CDF plot of a long run."""
     from sysmodel import systems
     from sysmodel.engines import serving
     from sysmodel.report import plots
@@ -548,13 +567,18 @@ def bench_targets() -> list[dict]:
         t0 = time.perf_counter()
         plots.plot_tbt_cdf([res], Path(tmp) / "cdf.png")
         t_cdf = time.perf_counter() - t0
-    out.append(
-        {
-            "what": f"TBT CDF plot of a run of {res.stages:,} stages (serve --plot)",
-            "measured": f"{t_cdf:.2f} s",
-            "target": "< 0.5 s",
-        }
-    )
+    return {
+        "what": f"TBT CDF plot of a run of {res.stages:,} stages (serve --plot)",
+        "measured": f"{t_cdf:.2f} s",
+        "target": "< 0.5 s",
+    }
+
+
+def bench_targets() -> list[dict]:
+    """The system model's speed targets: a 70B decode of 1,000 tokens as one evaluation, a 10,000-point sweep
+    locally and on a 2-worker Dask LocalCluster (chunked submission), the TBT CDF plot of a long run, and
+    `membound --help`'s start-up."""
+    out = [_target_decode(), *_target_sweeps(), _target_cdf()]
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "sysmodel.cli", "--help"], check=True, capture_output=True)
     out.append(

@@ -196,16 +196,11 @@ def test_free_clock_wrapper_keeps_every_port_and_adds_hx_free() -> None:
         wrap(core.replace(", hx_done)", ")").replace("  output hx_done;\n", ""), "verilator", 5)
 
 
-def test_identical_modules_merge_and_every_instance_stays(icarus_prints) -> None:
-    """tb.runner.merge_identical_modules: three equal pairs of equal registers and one wider pair (13 modules)
-    become five (top, a pair and a register of each width); every instance keeps its hierarchical path, and
-    the merged Verilog still compiles and simulates the same chain of +1 registers."""
-    from amaranth.back import verilog
+def _register_chains():
+    """Three equal pairs of equal +1 registers (4 bits) in a chain and one wider pair (5 bits): 13 modules."""
     from amaranth.hdl import Module
     from amaranth.lib import wiring
     from amaranth.lib.wiring import In, Out
-
-    from tb.runner import merge_identical_modules
 
     class Reg(wiring.Component):
         def __init__(self, width: int) -> None:
@@ -238,16 +233,29 @@ def test_identical_modules_merge_and_every_instance_stays(icarus_prints) -> None
             m.d.comb += [self.q.eq(pairs[2].q), pairs[3].d.eq(self.d5), self.q5.eq(pairs[3].q)]
             return m
 
-    def paths(v: str, module: str = "top", at: str = "") -> set[str]:  # every instance's hierarchical path
-        body = v[v.index(f"module {module}") :]
-        cells = re.findall(r"^\s+(\\\S+ ) +(\S+) \(", body[: body.index("endmodule")], re.M)
-        return {p for kind, name in cells for p in (at + name, *paths(v, kind, at + name + "."))}
+    return Top()
 
-    text = verilog.convert(Top(), name="top", emit_src=False)
+
+def _instance_paths(v: str, module: str = "top", at: str = "") -> set[str]:
+    """Every instance's hierarchical path in the Verilog ``v``, from ``module`` down."""
+    body = v[v.index(f"module {module}") :]
+    cells = re.findall(r"^\s+(\\\S+ ) +(\S+) \(", body[: body.index("endmodule")], re.M)
+    return {p for kind, name in cells for p in (at + name, *_instance_paths(v, kind, at + name + "."))}
+
+
+def test_identical_modules_merge_and_every_instance_stays(icarus_prints) -> None:
+    """tb.runner.merge_identical_modules: three equal pairs of equal registers and one wider pair (13 modules)
+    become five (top, a pair and a register of each width); every instance keeps its hierarchical path, and
+    the merged Verilog still compiles and simulates the same chain of +1 registers."""
+    from amaranth.back import verilog
+
+    from tb.runner import merge_identical_modules
+
+    text = verilog.convert(_register_chains(), name="top", emit_src=False)
     merged = merge_identical_modules(text)
     assert (text.count("\nmodule "), merged.count("\nmodule ")) == (13, 5)
     pairs = {f"p{i}" for i in range(4)}
-    assert paths(merged) == paths(text) == pairs | {f"{p}.{r}" for p in pairs for r in "ab"}
+    assert _instance_paths(merged) == _instance_paths(text) == pairs | {f"{p}.{r}" for p in pairs for r in "ab"}
     assert merge_identical_modules(merged) == merged
     bench = (
         "module bench; reg clk = 0, rst = 1; reg [3:0] d = 3; reg [4:0] d5 = 30; wire [3:0] q; wire [4:0] q5;\n"
@@ -286,7 +294,7 @@ class _FakeVpi:
     def __init__(self, vector):
         self.vector = vector
 
-    def vpi_handle_by_name(self, name, scope):
+    def vpi_handle_by_name(self, name, _scope):
         return 1 if name == b"top.wide" else None
 
     def vpi_get_value(self, handle, value):

@@ -70,69 +70,15 @@ def test_pp_one_is_the_engine_and_unsupported_systems_are_named() -> None:
 def test_pp_cli(tmp_path, capsys) -> None:
     from sysmodel.cli import main
 
-    assert (
-        main(
-            [
-                "serve",
-                "--model",
-                "llama2-70b",
-                "--devices",
-                "2",
-                "--trace",
-                "dolphin",
-                "--requests",
-                "16",
-                "--scheduler",
-                "vllm",
-                "--pp",
-                "2",
-                "--out",
-                str(tmp_path / "s"),
-            ]
-        )
-        == 0
-    )
+    serve = "serve --model llama2-70b --devices 2 --trace dolphin --requests 16 --scheduler vllm --pp 2 --out"
+    assert main([*serve.split(), str(tmp_path / "s")]) == 0
     assert "GPU-only (2x a100-80g-sxm), PP 2 | dolphin" in capsys.readouterr().out
     assert (tmp_path / "s" / "kv_utilisation.png").exists()
-    assert (
-        main(
-            [
-                "compare",
-                "--model",
-                "llama2-7b",
-                "--systems",
-                "gpu,offload",
-                "--requests",
-                "8",
-                "--pp",
-                "2",
-                "--replicas",
-                "2",
-                "--out",
-                str(tmp_path / "c"),
-            ]
-        )
-        == 0
-    )
+    compare = "compare --model llama2-7b --systems gpu,offload --requests 8 --pp 2 --replicas 2 --out"
+    assert main([*compare.split(), str(tmp_path / "c")]) == 0
     out = capsys.readouterr().out
     assert "no: pp: system offload" in out and "4 copies x (a baseline" in (tmp_path / "c" / "compare.csv").read_text()
-    assert (
-        main(
-            [
-                "serve",
-                "--model",
-                "llama2-7b",
-                "--requests",
-                "4",
-                "--pp",
-                "2",
-                "--pp-link",
-                "nvlink-x",
-                "--out",
-                str(tmp_path / "p"),
-            ]
-        )
-        == 2
-    )
+    bad_link = "serve --model llama2-7b --requests 4 --pp 2 --pp-link nvlink-x --out"
+    assert main([*bad_link.split(), str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--pp-link: unknown 'nvlink-x'" in err

@@ -265,35 +265,12 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
     from sysmodel.report import plots
 
     plots.CHECK, plots.FOUND[:] = True, []
+    serve = (
+        "serve --model llama2-7b --system gpu --trace openr1 --requests 40 --scheduler vllm --preempt swap "
+        "--block-size 32 --slo-tbt 50 --slo-ttft 10 --out"
+    )
     try:
-        assert (
-            main(
-                [
-                    "serve",
-                    "--model",
-                    "llama2-7b",
-                    "--system",
-                    "gpu",
-                    "--trace",
-                    "openr1",
-                    "--requests",
-                    "40",
-                    "--scheduler",
-                    "vllm",
-                    "--preempt",
-                    "swap",
-                    "--block-size",
-                    "32",
-                    "--slo-tbt",
-                    "50",
-                    "--slo-ttft",
-                    "10",
-                    "--out",
-                    str(tmp_path / "s"),
-                ]
-            )
-            == 0
-        )
+        assert main([*serve.split(), str(tmp_path / "s")]) == 0
     finally:
         plots.CHECK = False
     assert plots.FOUND == []
@@ -301,24 +278,8 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
     assert "scheduler vllm: scheduling delay p50" in out and "preemptions (swap)" in out
     assert "goodput: " in out and "requests meet the SLO" in out
     assert (tmp_path / "s" / "kv_utilisation.png").exists()
-    assert (
-        main(
-            [
-                "compare",
-                "--model",
-                "llama2-7b",
-                "--systems",
-                "gpu,cpu",
-                "--requests",
-                "4",
-                "--scheduler",
-                "sarathi",
-                "--out",
-                str(tmp_path / "c"),
-            ]
-        )
-        == 0
-    )
+    compare = "compare --model llama2-7b --systems gpu,cpu --requests 4 --scheduler sarathi --out"
+    assert main([*compare.split(), str(tmp_path / "c")]) == 0
 
 
 @pytest.mark.parametrize(

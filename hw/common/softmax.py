@@ -321,30 +321,35 @@ class SoftmaxUnit(wiring.Component):
                     m.d.comb += store.restart.eq(1)
                     m.d.sync += pass3.eq(1)
                     m.next = "NORM" if self.normalize else "R_ITEM"
-            if self.normalize:
-                with m.State("NORM"):
-                    m.d.comb += [
-                        store.issuing.eq(1),
-                        self.o.valid.eq(norm_o.valid),
-                        self.o.payload.p.eq(norm_o.payload.p),
-                        self.o.payload.r.eq(fold.r),
-                        self.o.payload.last.eq(norm_o.payload.last),
-                        norm_o.ready.eq(self.o.ready),
-                    ]
-                    with m.If(self.o.valid & self.o.ready & self.o.payload.last):
-                        m.d.comb += clear.eq(1)
-                        m.next = "LOAD"
-            else:
-                with m.State("R_ITEM"):  # deferred normalization: the row ends with r
-                    m.d.comb += [self.o.valid.eq(1), self.o.payload.r.eq(fold.r), self.o.payload.last.eq(1)]
-                    with m.If(self.o.ready):
-                        m.d.comb += clear.eq(1)
-                        m.next = "LOAD"
-            with m.State("ERROR"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.len_over.eq(1)]
+            self._output_states(m, store, fold, norm_o, clear)
+
+    def _output_states(self, m: Module, store: RowStore, fold: SumFold, norm_o, clear: Signal) -> None:
+        """The row's closing states, inside _sequence's FSM: NORM (pass 3) or the deferred r item, and an
+        over-long row's error item."""
+        if self.normalize:
+            with m.State("NORM"):
+                m.d.comb += [
+                    store.issuing.eq(1),
+                    self.o.valid.eq(norm_o.valid),
+                    self.o.payload.p.eq(norm_o.payload.p),
+                    self.o.payload.r.eq(fold.r),
+                    self.o.payload.last.eq(norm_o.payload.last),
+                    norm_o.ready.eq(self.o.ready),
+                ]
+                with m.If(self.o.valid & self.o.ready & self.o.payload.last):
+                    m.d.comb += clear.eq(1)
+                    m.next = "LOAD"
+        else:
+            with m.State("R_ITEM"):  # deferred normalization: the row ends with r
+                m.d.comb += [self.o.valid.eq(1), self.o.payload.r.eq(fold.r), self.o.payload.last.eq(1)]
                 with m.If(self.o.ready):
                     m.d.comb += clear.eq(1)
                     m.next = "LOAD"
+        with m.State("ERROR"):
+            m.d.comb += [self.o.valid.eq(1), self.o.payload.last.eq(1), self.o.payload.error.len_over.eq(1)]
+            with m.If(self.o.ready):
+                m.d.comb += clear.eq(1)
+                m.next = "LOAD"
 
     def _pass2(self, m: Module, exp: ExpLanes, fold: SumFold) -> tuple[Value, Value]:
         """Pass 2's exponentials into the adder tree (always ready) and the fold; deferring normalization,

@@ -25,7 +25,19 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from golden.duplex_spec import ACC_BITS, DESC_FIELDS, DIM_BITS, ELEM_BITS, ERR_FIELDS, FULL, Err, Geometry, Op
+from golden.duplex_spec import (
+    ACC_BITS,
+    ACC_PHASES,
+    DESC_FIELDS,
+    DIM_BITS,
+    ELEM_BITS,
+    ERR_FIELDS,
+    FULL,
+    PHASE_BITS,
+    Err,
+    Geometry,
+    Op,
+)
 from golden.fp import FP16, FP32
 from hw.arith import fpadd, fpmul
 from hw.common.commands import CommandFront
@@ -96,8 +108,9 @@ class InputBuffer(wiring.Component):
 
 
 class MacArray(wiring.Component):
-    """rows x lanes FP16 x FP16 -> FP32 MACs into two partial sums per output. Members: ``issue`` In —
-    a MAC step this cycle; ``w`` In(rows FP16), ``x`` In(lanes FP16) — its operands; ``phase`` In (k mod 2),
+    """rows x lanes FP16 x FP16 -> FP32 MACs into ACC_PHASES (2) partial sums per output. Members: ``issue``
+    In — a MAC step this cycle; ``w`` In(rows FP16), ``x`` In(lanes FP16) — its operands; ``phase`` In (k mod
+    ACC_PHASES),
     ``group`` In (token group), ``first`` In (the phase's first k: add to -0); ``r_group`` In, ``acc``
     Out(2 x rows x lanes FP32) — the two partials of a group, read combinationally by the combine stage;
     ``busy`` Out — a step whose sum has not reached the write port yet.
@@ -111,11 +124,11 @@ class MacArray(wiring.Component):
                 "issue": In(1),
                 "w": In(data.ArrayLayout(ELEM_BITS, g.rows)),
                 "x": In(data.ArrayLayout(ELEM_BITS, g.lanes)),
-                "phase": In(1),
+                "phase": In(range(ACC_PHASES)),
                 "group": In(range(g.lane_words)),
                 "first": In(1),
                 "r_group": In(range(g.lane_words)),
-                "acc": Out(data.ArrayLayout(vec, 2)),
+                "acc": Out(data.ArrayLayout(vec, ACC_PHASES)),
                 "busy": Out(1),
             }
         )
@@ -133,18 +146,18 @@ class MacArray(wiring.Component):
         sums = Signal(g.macs * ACC_BITS)
         fwd = at_out[0] & (slot_out == slot_add)
         stored = Signal(g.macs * ACC_BITS)
-        for p in range(2):
+        for p in range(ACC_PHASES):
             m.submodules[f"acc{p}"] = mem = Memory(shape=g.macs * ACC_BITS, depth=g.lane_words, init=[])
             w, r, d = mem.write_port(), mem.read_port(domain="comb"), mem.read_port(domain="comb")
             m.d.comb += [
-                w.addr.eq(at_out[2:-1]),
+                w.addr.eq(at_out[1 + PHASE_BITS : -1]),
                 w.data.eq(sums),
-                w.en.eq(at_out[0] & (at_out[1] == p)),
-                r.addr.eq(at_add[2:-1]),
+                w.en.eq(at_out[0] & (at_out[1 : 1 + PHASE_BITS] == p)),
+                r.addr.eq(at_add[1 + PHASE_BITS : -1]),
                 d.addr.eq(self.r_group),
                 self.acc[p].eq(d.data),
             ]
-            with m.If(at_add[1] == p):
+            with m.If(at_add[1 : 1 + PHASE_BITS] == p):
                 m.d.comb += stored.eq(r.data)
         outs = []
         for r in range(g.rows):
@@ -284,7 +297,7 @@ class Controller(wiring.Component):
                 "issue": Out(1),
                 "r_addr": Out(range(g.lane_words)),
                 "r_elem": Out(range(g.rows)),
-                "phase": Out(1),
+                "phase": Out(range(ACC_PHASES)),
                 "group": Out(range(g.lane_words)),
                 "first": Out(1),
                 "r_group": Out(range(g.lane_words)),
@@ -311,9 +324,9 @@ class Controller(wiring.Component):
             self.x_addr.eq((c["xj"] >> lt) * kb + c["xb"]),
             self.r_addr.eq(c["grp"] * kb + (c["k_held"] >> lr)),
             self.r_elem.eq(c["k_held"][:lr]),
-            self.phase.eq(c["k_held"][0]),
+            self.phase.eq(c["k_held"][:PHASE_BITS]),
             self.group.eq(c["grp"]),
-            self.first.eq(c["k_held"] < 2),
+            self.first.eq(c["k_held"] < ACC_PHASES),
             self.r_group.eq(c["dj"] >> lt),
             self.lane.eq(c["dj"][:lt] if lt else 0),
         ]

@@ -168,6 +168,66 @@ MODEL = cycle_model(W, L)
 LAYOUT = HarnessLayout.of(SPEC.build_component(os.environ.get("MEMBOUND_SIM")))
 
 
+def check_bubbles(measured: list[int], fmt: deca.DecaFormat, d: float, lq_: int) -> dict:
+    """The mean bubbles per vOp must lie within 4 standard errors of the paper's binomial bpv(W, Lq, d);
+    returns the record's figures."""
+    bubbles = (sum(measured) - NV * len(measured)) / (NV * len(measured))
+    expect = cycles.bpv(W, lq_, d)
+    se = cycles.bpv_std(W, lq_, d) / math.sqrt(NV * len(measured))
+    assert abs(bubbles - expect) <= 4 * se + 1e-9, (
+        f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, bpv formula {expect:.3f} (4 SE {4 * se:.3f})"
+    )
+    return {
+        "lq": lq_,
+        "bubbles_per_vop": round(bubbles, 4),
+        "bpv_formula": round(expect, 4),
+        "bpv_4se": round(4 * se, 4),
+    }
+
+
+async def check_format(h: Tiles, fmt: deca.DecaFormat, d: float, nrng: np.random.Generator) -> tuple[float, float, int]:
+    """N_TILES random tiles of ``fmt`` at density ``d``: bit-exact under random gaps and backpressure, then
+    with ready ports exact cycles per tile and the bubble statistics; writes the (format, density) record.
+    Returns (cycles per tile, wall seconds, simulated cycles)."""
+    sparse = d < 1.0
+    tiles = [deca.random_tile(nrng, fmt, d, sparse) for _ in range(N_TILES)]
+    streams = [deca.TileStreams.of(t, W) for t in tiles]
+    expected = [c for ts in streams for c in golden_tile(ts, fmt)]
+    t0 = time.perf_counter()
+    # 1) random gaps and backpressure: bit-exact, in order, nothing lost or duplicated
+    await h.program(fmt, 0.8)
+    cap = await h.run(streams, 0.8, 0.7)
+    check_scoreboard(expected, cap.items["o"], lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}")
+    stressed = tile_ends(cap)
+    stressed_cpt = (stressed[-1] - stressed[0]) / (len(stressed) - 1)
+    # 2) ready ports: exact cycles per tile and latency, bubble statistics
+    ready = await h.run(streams, 1.0, 1.0)
+    check_scoreboard(expected, ready.items["o"])
+    measured = check_cycles(ready, tiles, fmt)
+    simc, wall = cap.cycles_run + ready.cycles_run, time.perf_counter() - t0
+    stats = check_bubbles(measured, fmt, d, cycles.lq(fmt.bits, L, W))
+    cpt = sum(measured) / len(measured)
+    write_record(
+        UNIT_PE,
+        pe_record(W, L, fmt.name, d),
+        f"{SPEC.tag}-{fmt.name}-d{d}",
+        cycle_model(W, L, fmt.bits, d),
+        latency=MODEL.latency,
+        ii=cpt,
+        cycles_per_transaction=cpt,
+        vectors=2 * len(tiles) * TILE,
+        sim_cycles=simc,
+        wall_s=wall,
+        extra={
+            "parent": SPEC.tag,
+            **stats,
+            "tiles": len(tiles),
+            "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2),
+        },
+    )
+    return cpt, wall, simc
+
+
 @cocotb.test()
 async def test_formats(dut):
     await start_clock(dut)
@@ -178,55 +238,8 @@ async def test_formats(dut):
     checked = 0
     for fmt in formats():
         for d in DENSITIES:
-            sparse = d < 1.0
-            tiles = [deca.random_tile(nrng, fmt, d, sparse) for _ in range(N_TILES)]
-            streams = [deca.TileStreams.of(t, W) for t in tiles]
-            expected = [c for ts in streams for c in golden_tile(ts, fmt)]
-            t0 = time.perf_counter()
-            # 1) random gaps and backpressure: bit-exact, in order, nothing lost or duplicated
-            await h.program(fmt, 0.8)
-            cap = await h.run(streams, 0.8, 0.7)
-            check_scoreboard(
-                expected, cap.items["o"], lambda i, f=fmt, dd=d: f"{f.name} d={dd} tile {i // NV} chunk {i % NV}"
-            )
-            stressed = tile_ends(cap)
-            stressed_cpt = (stressed[-1] - stressed[0]) / (len(stressed) - 1)
-            # 2) ready ports: exact cycles per tile and latency, bubble statistics
-            ready = await h.run(streams, 1.0, 1.0)
-            check_scoreboard(expected, ready.items["o"])
-            measured = check_cycles(ready, tiles, fmt)
-            simc, wall = cap.cycles_run + ready.cycles_run, time.perf_counter() - t0
-            lq_ = cycles.lq(fmt.bits, L, W)
-            bubbles = (sum(measured) - NV * len(measured)) / (NV * len(measured))
-            expect = cycles.bpv(W, lq_, d)
-            se = cycles.bpv_std(W, lq_, d) / math.sqrt(NV * len(measured))
-            assert abs(bubbles - expect) <= 4 * se + 1e-9, (
-                f"{fmt.name} d={d}: {bubbles:.3f} bubbles/vOp, bpv formula {expect:.3f} (4 SE {4 * se:.3f})"
-            )
-            cpt = sum(measured) / len(measured)
-            checked += 2 * len(tiles) * TILE
-            rec_model = cycle_model(W, L, fmt.bits, d)
-            write_record(
-                UNIT_PE,
-                pe_record(W, L, fmt.name, d),
-                f"{SPEC.tag}-{fmt.name}-d{d}",
-                rec_model,
-                latency=MODEL.latency,
-                ii=cpt,
-                cycles_per_transaction=cpt,
-                vectors=2 * len(tiles) * TILE,
-                sim_cycles=simc,
-                wall_s=wall,
-                extra={
-                    "parent": SPEC.tag,
-                    "lq": lq_,
-                    "bubbles_per_vop": round(bubbles, 4),
-                    "bpv_formula": round(expect, 4),
-                    "bpv_4se": round(4 * se, 4),
-                    "tiles": len(tiles),
-                    "cycles_per_tile_p_valid0.8_p_ready0.7": round(stressed_cpt, 2),
-                },
-            )
+            cpt, wall, simc = await check_format(h, fmt, d, nrng)
+            checked += 2 * N_TILES * TILE
             if fmt.name == "q8" and d == 1.0:
                 dense_q8 = (cpt, wall, simc)
     cpt, wall, simc = dense_q8

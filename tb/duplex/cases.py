@@ -35,34 +35,36 @@ def _matrix(rng: random.Random, shape: tuple[int, int], edge: float = 0.03) -> n
 # --- GEMM module: one descriptor, its inputs and its weights -------------------------------------------------
 
 
-def _gemm_case(spec: TbSpec) -> StreamCase:
-    g = Geometry(**spec.params)
-    layout = gemm_module.out_layout(g)
+def _gemm(g: Geometry, rng: random.Random, m: int, k: int, n: int, edge: float = 0.03) -> dict:
+    w, x = _matrix(rng, (g.modules * m, k), edge), _matrix(rng, (n, k), edge)
+    return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
 
-    def gemm(rng: random.Random, m: int, k: int, n: int, edge: float = 0.03) -> dict:
-        w, x = _matrix(rng, (g.modules * m, k), edge), _matrix(rng, (n, k), edge)
-        return {"items": duplex.module_items(w, x, g), "shape": (m, k, n)}
 
-    def fits(rng: random.Random) -> tuple[int, int, int]:
-        n = rng.choice([1, g.lanes, g.lanes + 1, rng.randint(1, 3 * g.lanes)])
-        kb_max = g.lane_words // g.groups(n)
-        if kb_max == 0:
-            n, kb_max = g.lanes, g.lane_words
-        return g.rows * rng.randint(1, 3), g.rows * rng.randint(1, min(kb_max, 4)), n
+def _gemm_fits(g: Geometry, rng: random.Random) -> tuple[int, int, int]:
+    """A random descriptor the input buffer holds."""
+    n = rng.choice([1, g.lanes, g.lanes + 1, rng.randint(1, 3 * g.lanes)])
+    kb_max = g.lane_words // g.groups(n)
+    if kb_max == 0:
+        n, kb_max = g.lanes, g.lane_words
+    return g.rows * rng.randint(1, 3), g.rows * rng.randint(1, min(kb_max, 4)), n
 
-    def flagged(rng: random.Random) -> dict:
-        roll = rng.randrange(5)
-        m, k, n = fits(rng)
-        if roll == 0:
-            m, k, n = rng.choice([(0, k, n), (m, 0, n), (m, k, 0)])
-        elif roll == 1:
-            m, k = m + rng.randint(1, g.rows - 1), k + rng.choice([0, 1])  # M_ALIGN (and maybe K_ALIGN)
-        elif roll == 2:
-            n = g.lanes * (g.lane_words // (k // g.rows) + 1)  # BUF_OVER
-        else:  # MALFORMED
-            return malformed_items(rng, gemm(rng, m, k, n)["items"], Op, drop=roll == 3)
-        return desc_items(rng, duplex.pack_desc(m, k, n), Op)
 
+def _gemm_flagged(g: Geometry, rng: random.Random) -> dict:
+    roll = rng.randrange(5)
+    m, k, n = _gemm_fits(g, rng)
+    if roll == 0:
+        m, k, n = rng.choice([(0, k, n), (m, 0, n), (m, k, 0)])
+    elif roll == 1:
+        m, k = m + rng.randint(1, g.rows - 1), k + rng.choice([0, 1])  # M_ALIGN (and maybe K_ALIGN)
+    elif roll == 2:
+        n = g.lanes * (g.lane_words // (k // g.rows) + 1)  # BUF_OVER
+    else:  # MALFORMED
+        return malformed_items(rng, _gemm(g, rng, m, k, n)["items"], Op, drop=roll == 3)
+    return desc_items(rng, duplex.pack_desc(m, k, n), Op)
+
+
+def _gemm_directed(g: Geometry) -> list[dict]:
+    """Edge values, the whole lane bank, the whole buffer, and descriptors the module flags."""
     rng = random.Random(7)
     one, neg_zero = duplex.ONE, F.sign_bit
     kmax = g.rows * g.lane_words  # one token: the whole lane bank
@@ -78,17 +80,21 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         const(g.rows, g.rows, 2, F.inf_bits, neg_zero),
         const(g.rows, g.rows, 1, 1, one),  # subnormal weights
         const(g.rows, g.rows, 1, F.max_bits, F.max_bits),
-        gemm(rng, g.rows, g.rows, 1, edge=0.5),
-        gemm(rng, g.rows, kmax, 1),
-        gemm(rng, g.rows, g.rows, g.lanes * g.lane_words),
+        _gemm(g, rng, g.rows, g.rows, 1, edge=0.5),
+        _gemm(g, rng, g.rows, kmax, 1),
+        _gemm(g, rng, g.rows, g.rows, g.lanes * g.lane_words),
     ]
-    directed += [
+    return directed + [
         {"items": [(Op.DESC, duplex.pack_desc(*s), 1)], "shape": None}
         for s in [(0, 0, 0), (g.rows, g.rows, 1), (g.rows + 1, g.rows, 1), (g.rows, kmax + g.rows, 1)]
     ]
 
+
+def _gemm_case(spec: TbSpec) -> StreamCase:
+    g = Geometry(**spec.params)
+
     def probe(rng: random.Random) -> dict:
-        return gemm(rng, 2 * g.rows, g.rows * (g.lane_words // 2), g.lanes * 2)
+        return _gemm(g, rng, 2 * g.rows, g.rows * (g.lane_words // 2), g.lanes * 2)
 
     def measure(dut, t: dict) -> dict:
         m, k, n = t["shape"]
@@ -99,15 +105,15 @@ def _gemm_case(spec: TbSpec) -> StreamCase:
         }
 
     return command_case(
-        lambda rng: gemm(rng, *fits(rng)),
-        flagged,
+        lambda rng: _gemm(g, rng, *_gemm_fits(g, rng)),
+        lambda rng: _gemm_flagged(g, rng),
         lambda items: duplex.module_run(items, g),
-        layout,
+        gemm_module.out_layout(g),
         lambda *shape: gemm_module.txn_cycles(*shape, g),
         dcycles.gemm_error_cycles,
-        directed,
+        _gemm_directed(g),
         gemm_module.cycle_model(**spec.params),
-        timing=lambda rng: gemm(rng, *gemm_module.timing_shape(g)),
+        timing=lambda rng: _gemm(g, rng, *gemm_module.timing_shape(g)),
         probe=probe,
         measure=measure,
         extra={"flush_cycles": gemm_module.FLUSH},
@@ -146,68 +152,82 @@ def _activation_case(spec: TbSpec) -> StreamCase:
 # --- softmax unit: one score row, padded to whole beats ------------------------------------------------------
 
 
+def _row(lanes: int, scores: list[int]) -> dict:
+    return {"scores": scores, "beats": -(-len(scores) // lanes)}
+
+
+def _softmax_golden(t: dict, lanes: int, normalize: bool, max_beats: int) -> list[int]:
+    """The output items golden's softmax gives a row: its beats (normalized), or e beats then one r item
+    (deferred: hw/common/softmax.py), or one error item."""
+    layout = softmax_hw.out_layout(lanes)
+    vals, r, err = softmax(t["scores"], lanes, normalize, max_beats * lanes)
+    if err:
+        return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
+    last = t["beats"] - 1 if normalize else -1
+    beats = [
+        pack(
+            layout,
+            {
+                "p": vals[b * lanes : (b + 1) * lanes],
+                "r": r if normalize else 0,
+                "last": int(b == last),
+                "error": 0,
+            },
+        )
+        for b in range(t["beats"])
+    ]
+    return beats if normalize else beats + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
+
+
+def _softmax_directed(lanes: int, max_beats: int) -> list[dict]:
+    full = max_beats * lanes
+    return [
+        _row(lanes, s)
+        for s in (
+            [0],
+            [NEG_INF] * lanes,
+            [F.sign_bit] + [0] * (lanes - 1),  # -0 vs +0
+            [F.nan_bits] + [0] * lanes,
+            [F.inf_bits, 0, NEG_INF],
+            [F.max_bits, F.max_bits ^ F.sign_bit] * lanes,
+            [1, 0x8001, 0x0400] * lanes,  # subnormals
+            [0x3C00] * full,
+            [0] * (full + 1),
+            EDGES * (2 * lanes // len(EDGES) + 1),
+        )
+    ]
+
+
 def _softmax_case(spec: TbSpec) -> StreamCase:
     p = {"lanes": SOFTMAX_LANES, "buffer_bytes": SOFTMAX_BUFFER_BYTES, "normalize": True, **spec.params}
     lanes, normalize = p["lanes"], p["normalize"]
     max_beats = softmax_hw.max_beats(lanes, p["buffer_bytes"])
-    layout = softmax_hw.out_layout(lanes)
-
-    def row(scores: list[int]) -> dict:
-        return {"scores": scores, "beats": -(-len(scores) // lanes)}
 
     def rand(rng: random.Random) -> dict:
         n = rng.choice([1, lanes, lanes + 1, rng.randint(1, min(max_beats, 16) * lanes), rng.randint(1, 3 * lanes)])
         if rng.random() < 0.04:
             n = max_beats * lanes + rng.randint(1, lanes + 1)  # LEN_OVER
         spread = rng.choice([1, 4, 12])  # scores within a few units: the probabilities are not all 0
-        return row(
-            [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, F, exp_span=spread) for _ in range(n)]
+        return _row(
+            lanes,
+            [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, F, exp_span=spread) for _ in range(n)],
         )
 
     def items(t: dict) -> list[dict]:
         padded = t["scores"] + [NEG_INF] * (t["beats"] * lanes - len(t["scores"]))
         return [{"s": padded[b * lanes : (b + 1) * lanes], "last": int(b == t["beats"] - 1)} for b in range(t["beats"])]
 
-    def golden(t: dict) -> list[int]:
-        vals, r, err = softmax(t["scores"], lanes, normalize, max_beats * lanes)
-        if err:
-            return [pack(layout, {"p": [0] * lanes, "r": 0, "last": 1, "error": err})]
-        last = t["beats"] - 1 if normalize else -1  # deferred: e beats, then one r item (hw/common/softmax.py)
-        beats = [
-            pack(
-                layout,
-                {
-                    "p": vals[b * lanes : (b + 1) * lanes],
-                    "r": r if normalize else 0,
-                    "last": int(b == last),
-                    "error": 0,
-                },
-            )
-            for b in range(t["beats"])
-        ]
-        return beats if normalize else beats + [pack(layout, {"p": [0] * lanes, "r": r, "last": 1, "error": 0})]
+    def timing(rng: random.Random) -> dict:
+        return _row(lanes, [random_value(rng, F, exp_span=4) for _ in range(softmax_hw.TIMING_BEATS * lanes)])
 
-    full = max_beats * lanes
-    directed = [
-        row([0]),
-        row([NEG_INF] * lanes),
-        row([F.sign_bit] + [0] * (lanes - 1)),  # -0 vs +0
-        row([F.nan_bits] + [0] * lanes),
-        row([F.inf_bits, 0, NEG_INF]),
-        row([F.max_bits, F.max_bits ^ F.sign_bit] * lanes),
-        row([1, 0x8001, 0x0400] * lanes),  # subnormals
-        row([0x3C00] * full),
-        row([0] * (full + 1)),
-        row(EDGES * (2 * lanes // len(EDGES) + 1)),
-    ]
     return StreamCase(
-        golden,
+        lambda t: _softmax_golden(t, lanes, normalize, max_beats),
         rand,
-        directed,
+        _softmax_directed(lanes, max_beats),
         softmax_unit.cycle_model(**p),
         items,
         lone_cycles=lambda t: dcycles.softmax_row_cycles(t["beats"], **p),
-        timing=lambda rng: row([random_value(rng, F, exp_span=4) for _ in range(softmax_hw.TIMING_BEATS * lanes)]),
+        timing=timing,
         ii_per="txn",
         burst_txns=8,
         max_items=16_000 // lanes,

@@ -18,7 +18,7 @@ import importlib
 
 from amaranth.hdl import Assert, Cover, Module, Mux, Signal, Value
 
-from golden.duplex_spec import DIM_BITS, REDUCED, Geometry, Op
+from golden.duplex_spec import ACC_PHASES, DIM_BITS, PHASE_BITS, REDUCED, Geometry, Op
 from hw.common.cycles import max_beats, row_cycles
 from hw.duplex.cycles import UNIT_ACTIVATION, UNIT_GEMM_MODULE, UNIT_STACK
 from tb.duplex.cases import SPECS
@@ -99,8 +99,8 @@ def gemm_routing(g: Geometry) -> tuple[Module, list[Value]]:
             Assert(dut.w.as_value() == w, "weights"),
             Assert(dut.r_addr == word[: len(dut.r_addr)], "x_word"),
             Assert(dut.r_elem == kk[:lr], "x_element"),
-            Assert(dut.phase == kk[0], "partial"),
-            Assert(dut.first == (kk < 2), "first"),
+            Assert(dut.phase == kk[:PHASE_BITS], "partial"),
+            Assert(dut.first == (kk < ACC_PHASES), "first"),
         ]
     with m.If(dut.drain.valid & ~dut.drain.payload.error.as_value().any()):
         m.d.comb += Assert(beats == k, "block_of_k_beats")

@@ -11,7 +11,18 @@ import numpy as np
 
 from golden import hermes
 from golden.fp import FP16
-from golden.hermes_spec import ACT_BUFFER_BYTES, ACT_LANES, MAX_BATCH, MUL_LANES, REDUCED, ActOp, Mode, Op, pack_desc
+from golden.hermes_spec import (
+    ACT_BUFFER_BYTES,
+    ACT_LANES,
+    MAX_BATCH,
+    MUL_LANES,
+    REDUCED,
+    ActOp,
+    Gemv,
+    Mode,
+    Op,
+    pack_desc,
+)
 from hw.arith.cycles import UNIT_FPMUL
 from hw.hermes import activation, bitserial, core, gemv
 from hw.hermes import cycles as hcycles
@@ -57,68 +68,82 @@ def _bitserial_case(spec: TbSpec) -> StreamCase:
 # --- GEMV unit: one descriptor, its operands and its weights ------------------------------------------------
 
 
-def _gemv_case(spec: TbSpec) -> StreamCase:
-    g = gemv.geometry(**spec.params)
-    layout = gemv.out_layout(g)
-    dot_words, psum_words = g.buffer_bytes // (2 * g.beat), g.buffer_bytes // (4 * g.beat)
+def _gemv_words(g: Gemv) -> tuple[int, int]:
+    """The operand buffer's capacity in beats: DOT's FP16 operands, AXPY's FP32 partial sums."""
+    return g.buffer_bytes // (2 * g.beat), g.buffer_bytes // (4 * g.beat)
 
-    def txn(rng: random.Random, mode: int, n: int, kb: int, batch: int, edge: float = 0.05) -> dict:
-        w = _matrix(rng, (n, kb * g.beat - rng.randrange(g.beat)), edge)
-        v = _matrix(rng, (batch, w.shape[1] if mode == Mode.DOT else n), edge)
-        return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
 
-    def fits(rng: random.Random) -> tuple[int, int, int, int]:
-        mode = rng.choice(list(Mode))
-        batch = rng.choice([1, 2, rng.randint(1, MAX_BATCH)])
-        kb = rng.randint(1, max(1, min(3, (dot_words if mode == Mode.DOT else psum_words) // batch)))
-        if batch * kb > (dot_words if mode == Mode.DOT else psum_words):
-            batch = 1
-        return mode, rng.randint(1, 3), kb, batch
+def _gemv_txn(g: Gemv, rng: random.Random, mode: int, n: int, kb: int, batch: int, edge: float = 0.05) -> dict:
+    w = _matrix(rng, (n, kb * g.beat - rng.randrange(g.beat)), edge)
+    v = _matrix(rng, (batch, w.shape[1] if mode == Mode.DOT else n), edge)
+    return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
 
-    def flagged(rng: random.Random) -> dict:
-        roll = rng.randrange(5)
-        mode, n, kb, batch = fits(rng)
-        if roll == 0:
-            n, kb, batch = rng.choice([(0, kb, batch), (n, 0, batch), (n, kb, 0)])
-        elif roll == 1:
-            batch = rng.randint(MAX_BATCH + 1, 31)
-        elif roll == 2:
-            kb = (dot_words if mode == Mode.DOT else psum_words) // batch + 1  # BUF_OVER
-        else:  # MALFORMED
-            return malformed_items(rng, txn(rng, mode, n, kb, batch)["items"], Op, drop=roll == 3)
-        return desc_items(rng, pack_desc(mode, n, kb, batch), Op)
 
-    def const(mode: int, n: int, kb: int, batch: int, wv: int, xv: int) -> dict:
-        w = np.full((n, kb * g.beat), wv, np.uint16)
-        v = np.full((batch, w.shape[1] if mode == Mode.DOT else n), xv, np.uint16)
-        return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
+def _gemv_fits(g: Gemv, rng: random.Random) -> tuple[int, int, int, int]:
+    """A random descriptor the buffer holds."""
+    dot_words, psum_words = _gemv_words(g)
+    mode = rng.choice(list(Mode))
+    batch = rng.choice([1, 2, rng.randint(1, MAX_BATCH)])
+    kb = rng.randint(1, max(1, min(3, (dot_words if mode == Mode.DOT else psum_words) // batch)))
+    if batch * kb > (dot_words if mode == Mode.DOT else psum_words):
+        batch = 1
+    return mode, rng.randint(1, 3), kb, batch
 
+
+def _gemv_flagged(g: Gemv, rng: random.Random) -> dict:
+    dot_words, psum_words = _gemv_words(g)
+    roll = rng.randrange(5)
+    mode, n, kb, batch = _gemv_fits(g, rng)
+    if roll == 0:
+        n, kb, batch = rng.choice([(0, kb, batch), (n, 0, batch), (n, kb, 0)])
+    elif roll == 1:
+        batch = rng.randint(MAX_BATCH + 1, 31)
+    elif roll == 2:
+        kb = (dot_words if mode == Mode.DOT else psum_words) // batch + 1  # BUF_OVER
+    else:  # MALFORMED
+        return malformed_items(rng, _gemv_txn(g, rng, mode, n, kb, batch)["items"], Op, drop=roll == 3)
+    return desc_items(rng, pack_desc(mode, n, kb, batch), Op)
+
+
+def _gemv_const(g: Gemv, mode: int, n: int, kb: int, batch: int, wv: int, xv: int) -> dict:
+    w = np.full((n, kb * g.beat), wv, np.uint16)
+    v = np.full((batch, w.shape[1] if mode == Mode.DOT else n), xv, np.uint16)
+    return {"items": hermes.gemv_items(mode, w, v, g), "shape": (mode, n, kb, batch)}
+
+
+def _gemv_directed(g: Gemv) -> list[dict]:
+    """Edge values per mode, the full buffer, and descriptors the unit flags."""
+    dot_words, psum_words = _gemv_words(g)
     rng = random.Random(7)
     one, neg_zero = 0x3C00, FP16.sign_bit
     directed = []
     for mode in Mode:
         words = dot_words if mode == Mode.DOT else psum_words
         directed += [
-            const(mode, 1, 1, 1, neg_zero, one),
-            const(mode, 2, 1, 2, 0, 0),
-            const(mode, 1, 1, 1, FP16.inf_bits, one),
-            const(mode, 1, 1, 2, FP16.inf_bits, neg_zero),
-            const(mode, 1, 1, 1, 1, one),  # subnormal weights
-            const(mode, 2, 1, 1, FP16.max_bits, FP16.max_bits),  # FP16 overflow at the final rounding
-            txn(rng, mode, 2, 1, 1, edge=0.5),
-            txn(rng, mode, 1, 1, MAX_BATCH if words >= MAX_BATCH else 1),
-            txn(rng, mode, 1, words, 1),
+            _gemv_const(g, mode, 1, 1, 1, neg_zero, one),
+            _gemv_const(g, mode, 2, 1, 2, 0, 0),
+            _gemv_const(g, mode, 1, 1, 1, FP16.inf_bits, one),
+            _gemv_const(g, mode, 1, 1, 2, FP16.inf_bits, neg_zero),
+            _gemv_const(g, mode, 1, 1, 1, 1, one),  # subnormal weights
+            _gemv_const(g, mode, 2, 1, 1, FP16.max_bits, FP16.max_bits),  # FP16 overflow at the final rounding
+            _gemv_txn(g, rng, mode, 2, 1, 1, edge=0.5),
+            _gemv_txn(g, rng, mode, 1, 1, MAX_BATCH if words >= MAX_BATCH else 1),
+            _gemv_txn(g, rng, mode, 1, words, 1),
         ]  # the full buffer
-    directed += [
+    return directed + [
         {"items": [(Op.DESC, pack_desc(*d), 1)], "shape": None}
         for d in [(0, 0, 0, 0), (0, 1, 1, 1), (1, 1, 1, MAX_BATCH + 1), (0, 1, dot_words + 1, 1)]
     ]
 
+
+def _gemv_case(spec: TbSpec) -> StreamCase:
+    g = gemv.geometry(**spec.params)
+
     def timing(rng: random.Random) -> dict:
-        return txn(rng, *gemv.TIMING)
+        return _gemv_txn(g, rng, *gemv.TIMING)
 
     def probe(rng: random.Random) -> dict:  # the operations' rate over a longer batch: the system model's
-        return txn(rng, Mode.DOT, 2, 2, 4)
+        return _gemv_txn(g, rng, Mode.DOT, 2, 2, 4)
 
     def measure(dut, t: dict) -> dict:
         return {
@@ -128,13 +153,13 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
         }  # the probe's measured cycles were asserted equal to these
 
     return command_case(
-        lambda rng: txn(rng, *fits(rng)),
-        flagged,
+        lambda rng: _gemv_txn(g, rng, *_gemv_fits(g, rng)),
+        lambda rng: _gemv_flagged(g, rng),
         lambda items: hermes.gemv_run(items, g),
-        layout,
+        gemv.out_layout(g),
         lambda *shape: gemv.txn_cycles(*shape, g),
         gemv.error_cycles,
-        directed,
+        _gemv_directed(g),
         gemv.cycle_model(**spec.params),
         timing=timing,
         probe=probe,
@@ -146,61 +171,47 @@ def _gemv_case(spec: TbSpec) -> StreamCase:
 # --- activation unit: one command's beats -------------------------------------------------------------------
 
 
-def _activation_case(spec: TbSpec) -> StreamCase:
-    p = {"lanes": ACT_LANES, "buffer_bytes": ACT_BUFFER_BYTES, **spec.params}
-    lanes = p["lanes"]
-    cap = activation.max_scores(lanes, p["buffer_bytes"])
-    layout = activation.out_layout(lanes)
+def _act_command(lanes: int, op: int, a: list[int], b: list[int] | None = None) -> dict:
+    return {"beats": hermes.act_items(op, a, b, lanes), "op": op, "n": len(a), "ok": True}
+
+
+def _act_values(rng: random.Random, n: int, op: int) -> list[int]:
+    if op == ActOp.SOFTMAX:  # scores within a few units: the probabilities are not all 0
+        spread = rng.choice([1, 4, 12])
+        return [_fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, FP16, exp_span=spread) for _ in range(n)]
+    return [_fp16(rng, 0.05) for _ in range(n)]
+
+
+def _act_good(rng: random.Random, lanes: int, cap: int) -> dict:
+    op = rng.choice(list(ActOp))
+    n = rng.choice([1, lanes, lanes + 1, rng.randint(1, 4 * lanes)])
+    if op == ActOp.SOFTMAX and rng.random() < 0.3:
+        n = rng.randint(1, cap)
+    b = [_fp16(rng, 0.05)] * n if op == ActOp.SCALE else _act_values(rng, n, op)
+    return _act_command(lanes, op, _act_values(rng, n, op), b)
+
+
+def _act_flagged(rng: random.Random, lanes: int, cap: int) -> dict:
+    t, roll = _act_good(rng, lanes, cap), rng.randrange(4)
+    beats = [dict(b) for b in t["beats"]]
+    if roll == 0:
+        beats[0]["n"] = 0  # ZERO_LEN
+    elif roll == 1:
+        beats = hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes)  # LEN_OVER
+    elif roll == 2:
+        beats[0]["n"] = t["n"] + lanes  # more beats promised than sent: last early
+    else:  # an op change, or a missing last followed by a stray beat
+        extra = dict(beats[-1], last=1, op=(beats[-1]["op"] + 1) % 4)
+        beats[-1]["last"] = 0
+        beats.append(extra)
+    return {"beats": beats, "ok": False}
+
+
+def _act_directed(lanes: int, cap: int) -> list[dict]:
+    """Edge values per operation, the full buffer, and commands the unit flags."""
 
     def command(op: int, a: list[int], b: list[int] | None = None) -> dict:
-        return {"beats": hermes.act_items(op, a, b, lanes), "op": op, "n": len(a), "ok": True}
-
-    def values(rng: random.Random, n: int, op: int) -> list[int]:
-        if op == ActOp.SOFTMAX:  # scores within a few units: the probabilities are not all 0
-            spread = rng.choice([1, 4, 12])
-            return [
-                _fp16(rng, 0.02) if rng.random() < 0.3 else random_value(rng, FP16, exp_span=spread) for _ in range(n)
-            ]
-        return [_fp16(rng, 0.05) for _ in range(n)]
-
-    def good(rng: random.Random) -> dict:
-        op = rng.choice(list(ActOp))
-        n = rng.choice([1, lanes, lanes + 1, rng.randint(1, 4 * lanes)])
-        if op == ActOp.SOFTMAX and rng.random() < 0.3:
-            n = rng.randint(1, cap)
-        b = [_fp16(rng, 0.05)] * n if op == ActOp.SCALE else values(rng, n, op)
-        return command(op, values(rng, n, op), b)
-
-    def flagged(rng: random.Random) -> dict:
-        t, roll = good(rng), rng.randrange(4)
-        beats = [dict(b) for b in t["beats"]]
-        if roll == 0:
-            beats[0]["n"] = 0  # ZERO_LEN
-        elif roll == 1:
-            beats = hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes)  # LEN_OVER
-        elif roll == 2:
-            beats[0]["n"] = t["n"] + lanes  # more beats promised than sent: last early
-        else:  # an op change, or a missing last followed by a stray beat
-            extra = dict(beats[-1], last=1, op=(beats[-1]["op"] + 1) % 4)
-            beats[-1]["last"] = 0
-            beats.append(extra)
-        return {"beats": beats, "ok": False}
-
-    def rand(rng: random.Random) -> dict:
-        return flagged(rng) if rng.random() < 0.1 else good(rng)
-
-    def golden(t: dict) -> list[int]:
-        return [
-            pack(layout, {"y": y, "last": last, "error": err})
-            for y, last, err in hermes.act_run(t["beats"], lanes, cap)
-        ]
-
-    def lone(t: dict) -> int:
-        if t["ok"]:
-            return activation.txn_cycles(t["op"], t["n"], **p)
-        # flagged: a bound (the beat that closes a malformed transaction still runs its path; only timeouts use it)
-        beats = t["beats"]
-        return hcycles.act_error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
+        return _act_command(lanes, op, a, b)
 
     rng = random.Random(11)
     directed = [
@@ -219,13 +230,33 @@ def _activation_case(spec: TbSpec) -> StreamCase:
         {"beats": hermes.act_items(ActOp.RELU, [], None, lanes), "ok": False},  # n = 0
         {"beats": hermes.act_items(ActOp.SOFTMAX, [0] * (cap + 1), None, lanes), "ok": False},
     ]
-    directed += [flagged(rng) for _ in range(6)]
+    return directed + [_act_flagged(rng, lanes, cap) for _ in range(6)]
 
-    def timing(rng: random.Random) -> dict:
-        return command(ActOp.SOFTMAX, values(rng, activation.TIMING[1] * lanes, ActOp.SOFTMAX))
 
-    def probe(rng: random.Random) -> dict:  # a second softmax length: the system model's cycles per beat
-        return command(ActOp.SOFTMAX, values(rng, PROBE_BEATS * lanes, ActOp.SOFTMAX))
+def _activation_case(spec: TbSpec) -> StreamCase:
+    p = {"lanes": ACT_LANES, "buffer_bytes": ACT_BUFFER_BYTES, **spec.params}
+    lanes = p["lanes"]
+    cap = activation.max_scores(lanes, p["buffer_bytes"])
+    layout = activation.out_layout(lanes)
+
+    def rand(rng: random.Random) -> dict:
+        return _act_flagged(rng, lanes, cap) if rng.random() < 0.1 else _act_good(rng, lanes, cap)
+
+    def golden(t: dict) -> list[int]:
+        return [
+            pack(layout, {"y": y, "last": last, "error": err})
+            for y, last, err in hermes.act_run(t["beats"], lanes, cap)
+        ]
+
+    def lone(t: dict) -> int:
+        if t["ok"]:
+            return activation.txn_cycles(t["op"], t["n"], **p)
+        # flagged: a bound (the beat that closes a malformed transaction still runs its path; only timeouts use it)
+        beats = t["beats"]
+        return hcycles.act_error_cycles(len(beats)) + activation.txn_cycles(beats[0]["op"], len(beats) * lanes, **p)
+
+    def softmax_row(rng: random.Random, beats: int) -> dict:
+        return _act_command(lanes, ActOp.SOFTMAX, _act_values(rng, beats * lanes, ActOp.SOFTMAX))
 
     def measure(dut, t: dict) -> dict:
         return {
@@ -237,12 +268,12 @@ def _activation_case(spec: TbSpec) -> StreamCase:
     return StreamCase(
         golden,
         rand,
-        directed,
+        _act_directed(lanes, cap),
         activation.cycle_model(**p),
         lambda t: t["beats"],
         lone_cycles=lone,
-        timing=timing,
-        probe=probe,
+        timing=lambda rng: softmax_row(rng, activation.TIMING[1]),
+        probe=lambda rng: softmax_row(rng, PROBE_BEATS),  # a second softmax length: the system model's cycles per beat
         measure=measure,
         ii_per="txn",
         burst_txns=8,
@@ -251,6 +282,38 @@ def _activation_case(spec: TbSpec) -> StreamCase:
 
 
 # --- NDP core: a layer's cold-neuron work through the command front end ----------------------------------------
+
+
+def _wrap(unit: int, t: dict) -> dict:
+    return {"unit": unit, "t": t}
+
+
+def _core_layer(g: Gemv, act_lanes: int) -> list[dict]:
+    """A layer's cold-neuron MLP work as the host issues it: up-projection rows, ReLU, down-projection
+    columns, merge."""
+    rng = random.Random(13)
+    d = g.beat
+    w1, x = _matrix(rng, (3, 2 * d), 0.02), _matrix(rng, (1, 2 * d), 0.02)
+    h = hermes.gemv_dot(w1, x, g)[0]
+    w2 = _matrix(rng, (3, d), 0.02)
+    hidden = hermes.elementwise(ActOp.RELU, list(h), [])
+    y = hermes.gemv_axpy(w2, np.array([hidden], np.uint16), g)[0]
+    merge = hermes.act_items(ActOp.MERGE, list(y), _matrix(rng, (1, d), 0.02)[0].tolist(), act_lanes)
+    return [
+        _wrap(core.GEMV, {"items": hermes.gemv_items(Mode.DOT, w1, x, g), "shape": (Mode.DOT, 3, 2, 1)}),
+        _wrap(
+            core.ACT,
+            {"beats": hermes.act_items(ActOp.RELU, list(h), None, act_lanes), "op": ActOp.RELU, "n": 3, "ok": True},
+        ),
+        _wrap(
+            core.GEMV,
+            {
+                "items": hermes.gemv_items(Mode.AXPY, w2, np.array([hidden], np.uint16), g),
+                "shape": (Mode.AXPY, 3, 1, 1),
+            },
+        ),
+        _wrap(core.ACT, {"beats": merge, "op": ActOp.MERGE, "n": d, "ok": True}),
+    ]
 
 
 def _core_case(spec: TbSpec) -> StreamCase:
@@ -264,12 +327,9 @@ def _core_case(spec: TbSpec) -> StreamCase:
     g = gemv.geometry(**gp)
     out = core.out_layout(g, ap["lanes"])
 
-    def wrap(unit: int, t: dict) -> dict:
-        return {"unit": unit, "t": t}
-
     def rand(rng: random.Random) -> dict:
         unit = rng.choice([core.GEMV, core.ACT])
-        return wrap(unit, sub[unit].random(rng))
+        return _wrap(unit, sub[unit].random(rng))
 
     def items(t: dict) -> list[dict]:
         other = core.ACT if t["unit"] == core.GEMV else core.GEMV
@@ -282,43 +342,11 @@ def _core_case(spec: TbSpec) -> StreamCase:
             pack(out, {"unit": t["unit"], "gemv": 0, "act": 0, field: bits}) for bits in sub[t["unit"]].golden(t["t"])
         ]
 
-    rng = random.Random(13)
-    # a layer's cold-neuron MLP work as the host issues it: up-projection rows, ReLU, down-projection columns, merge
-    d = g.beat
-    w1, x = _matrix(rng, (3, 2 * d), 0.02), _matrix(rng, (1, 2 * d), 0.02)
-    h = hermes.gemv_dot(w1, x, g)[0]
-    w2 = _matrix(rng, (3, d), 0.02)
-    hidden = hermes.elementwise(ActOp.RELU, list(h), [])
-    y = hermes.gemv_axpy(w2, np.array([hidden], np.uint16), g)[0]
-    layer = [
-        wrap(core.GEMV, {"items": hermes.gemv_items(Mode.DOT, w1, x, g), "shape": (Mode.DOT, 3, 2, 1)}),
-        wrap(
-            core.ACT,
-            {"beats": hermes.act_items(ActOp.RELU, list(h), None, ap["lanes"]), "op": ActOp.RELU, "n": 3, "ok": True},
-        ),
-        wrap(
-            core.GEMV,
-            {
-                "items": hermes.gemv_items(Mode.AXPY, w2, np.array([hidden], np.uint16), g),
-                "shape": (Mode.AXPY, 3, 1, 1),
-            },
-        ),
-        wrap(
-            core.ACT,
-            {
-                "beats": hermes.act_items(ActOp.MERGE, list(y), _matrix(rng, (1, d), 0.02)[0].tolist(), ap["lanes"]),
-                "op": ActOp.MERGE,
-                "n": d,
-                "ok": True,
-            },
-        ),
-    ]
     directed = (
-        layer
-        + [wrap(core.GEMV, t) for t in sub[core.GEMV].directed[-2:]]
-        + [wrap(core.ACT, t) for t in sub[core.ACT].directed[-2:]]
+        _core_layer(g, ap["lanes"])
+        + [_wrap(core.GEMV, t) for t in sub[core.GEMV].directed[-2:]]
+        + [_wrap(core.ACT, t) for t in sub[core.ACT].directed[-2:]]
     )
-
     return StreamCase(
         golden,
         rand,
@@ -326,7 +354,7 @@ def _core_case(spec: TbSpec) -> StreamCase:
         core.cycle_model(**p),
         items,
         lone_cycles=lambda t: sub[t["unit"]].txn_cycles(t["t"]),
-        timing=lambda rng: wrap(core.GEMV, sub[core.GEMV].timing_txn(rng)),
+        timing=lambda rng: _wrap(core.GEMV, sub[core.GEMV].timing_txn(rng)),
         ii_per="txn",
         burst_txns=8,
         max_items=sub[core.GEMV].max_items,

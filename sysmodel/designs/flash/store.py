@@ -175,7 +175,7 @@ class FlashReader:
     def __enter__(self) -> FlashReader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_exc) -> None:
         self.close()
 
     def requests(self, neurons: np.ndarray) -> list[tuple[int, int, int]]:
