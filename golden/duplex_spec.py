@@ -21,7 +21,8 @@ LANES = 8  # token lanes: 512 MACs / 64 rows (§VI "512 FP16 MACs") [D]
 INPUT_BUFFER_BYTES = 8 * 1024  # per GEMM module (§VI)
 MODULES_PER_STACK = 32  # one per pseudo-channel (§VI) [D]
 STACKS = 5  # 80 GB / 16 GB per 8-hi HBM3 stack (§VI) [D]
-ACC_PHASES = 2  # partial sums per output (k even / k odd): hides the 2-cycle FP32 adder [S]
+ACC_PHASES = 2  # partial sums per output (k even / k odd): hides the 2-cycle FP32 adder [S]; fixed at 2:
+# the combine stage (hw/duplex/gemm_module.py Combine, golden gemm_tile) sums two partials with one FP32 add
 PHASE_BITS = (ACC_PHASES - 1).bit_length()  # a k's partial, k mod ACC_PHASES: k's low bits (a power of two)
 DIM_BITS = 16  # descriptor fields m, k, n
 DESC_FIELDS = {"m": DIM_BITS, "k": DIM_BITS, "n": DIM_BITS}  # a DESC item's data, LSB first
