@@ -321,3 +321,37 @@ def test_a_library_warning_is_one_line(tmp_path, capsys, monkeypatch) -> None:
         assert main(["serve", "--model", "llama2-7b", "--trace", str(trace), "--out", str(tmp_path)]) == 0
     err = one_line(capsys, "membound serve: warning: No artists with labels")
     assert err.endswith("(UserWarning)\n")
+
+
+# --- a new user's afternoon (session s10): mistakes that used to give a library's words, or none ------------
+
+_BINARY = b"\xff\xfe\x00garbage"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "option", "needle"),
+    [
+        ("t.csv", _BINARY, "--trace", "trace: {path}: not UTF-8 text"),  # was only the codec's message
+        ("p.csv", _BINARY, "--profile", "profile: {path}: not UTF-8 text"),
+        # a row longer than its header: the extra field used to be dropped unread
+        ("t.csv", b"arrival_s,prompt_tokens,output_tokens\n0,10,5,7\n", "--trace", "t.csv line 2: 4 fields"),
+        ("b.csv", b"Timestamp,Model,Request tokens,Response tokens\n0,x,10,5,9\n", "--trace", "b.csv line 2: 5 fields"),
+        # an existing file of another kind was told it could be "a file"
+        ("t.txt", b"prompt_tokens,output_tokens\n10,5\n", "--trace", "or a .csv or .jsonl file"),
+    ],
+    ids=["trace-binary", "profile-binary", "trace-long-row", "burstgpt-long-row", "trace-suffix"],
+)
+def test_a_bad_user_file_is_named(name, content, option, needle, tmp_path, capsys) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    args = ["serve", "--model", "llama2-7b", "--requests", "2", option, str(path), "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    one_line(capsys, needle.format(path=path))
+
+
+@pytest.mark.parametrize("system", ["hermes", "duplex"])
+def test_a_negative_seed_is_refused_by_name(system, tmp_path, capsys) -> None:
+    """numpy's generators refuse seeds < 0 with "expected non-negative integer", naming nothing."""
+    args = ["serve", "--system", system, "--model", "mixtral-8x7b" if system == "duplex" else "llama2-7b"]
+    assert main([*args, "--set", "seed=-1", "--requests", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "seed: '-1' not allowed; allowed: >= 0")

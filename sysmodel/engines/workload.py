@@ -11,9 +11,11 @@ field.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +133,9 @@ def make_trace(
         mi, si, mo, so = L3_TRACES[kind]
         p, o = lognormal_lengths(rng, mi, si, n, cap), lognormal_lengths(rng, mo, so, n, cap)
     else:
-        raise ValueError(f"trace: unknown {kind!r}; allowed: fixed, gaussian, {', '.join(L3_TRACES)}, or a file")
+        raise ValueError(
+            f"trace: unknown {kind!r}; allowed: fixed, gaussian, {', '.join(L3_TRACES)}, or a .csv or .jsonl file"
+        )
     arrival = np.zeros(n) if qps is None else poisson_arrivals(rng, qps, n)
     return Trace(arrival, p, o, kind if qps is None else f"{kind}@{qps:g}qps")
 
@@ -144,6 +148,25 @@ def _whole(value, line: int, name: str, where: str, minimum: int) -> int:
     if not (math.isfinite(v) and v == int(v) and v >= minimum):
         raise ValueError(f"{where} line {line}: {name}: {value!r} is not a whole number >= {minimum}")
     return int(v)
+
+
+@contextlib.contextmanager
+def text_file(what: str, path: Path) -> Iterator[None]:
+    """Reading a user's text file: bytes that are not UTF-8 (a binary, another encoding) are an error naming
+    ``what`` and the file, not the codec's message alone."""
+    try:
+        yield
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what}: {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def checked_row(row: dict, line: int, where: str) -> dict:
+    """A CSV row, refused when it has more fields than the header names (csv.DictReader files them under
+    None, where they would be dropped unread)."""
+    if None in row:
+        given, named = len(row) - 1 + len(row[None]), len(row) - 1
+        raise ValueError(f"{where} line {line}: {given} fields; the header names {named}")
+    return row
 
 
 def load_trace(path: Path) -> Trace:
@@ -166,7 +189,7 @@ def load_trace(path: Path) -> Trace:
             missing = set(TRACE_COLUMNS[1:]) - set(reader.fieldnames or [])
             if missing:
                 raise ValueError(f"{path.name} line 1: missing columns {sorted(missing)}; need {TRACE_COLUMNS}")
-            rows = [(i, r) for i, r in enumerate(reader, 2)]
+            rows = [(i, checked_row(r, i, path.name)) for i, r in enumerate(reader, 2)]
     else:
         raise ValueError(f"trace: {path.name} not allowed; a .csv or .jsonl file")
     if not rows:

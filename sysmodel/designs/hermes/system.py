@@ -24,7 +24,7 @@ from sysmodel.systems import Param, register
             choices=paper.POLICIES,
         ),
         Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
-        Param("seed", 1, "activation trace seed"),
+        Param("seed", 1, "activation trace seed", minimum=0),  # numpy generators take seeds >= 0
         *EFFICIENCY,
     ),
     records=tuple(PAPER_RECORDS.items()),
