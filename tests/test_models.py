@@ -172,6 +172,9 @@ def test_layer_kind_reads_as_the_moe_flag() -> None:
     assert LayerKind(True, 4096) == 1 and not LayerKind(False) and LayerKind(False, 64).window == 64
 
 
+_LLAMA_7B = json.loads(Path("sysmodel/data/models/llama2-7b.json").read_text())
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -181,6 +184,10 @@ def test_layer_kind_reads_as_the_moe_flag() -> None:
         ({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
           "vocab_size": 10, "intermediate_size": 8, "hidden_act": "silu", "num_local_experts": 4},
          "field 'num_experts_per_tok' missing"),
+        # shapes transformers could not build: these used to load, with a 1365-wide head or 32 KV heads for 3
+        ({**_LLAMA_7B, "num_attention_heads": 3}, "field 'num_attention_heads' = 3 not allowed; it must divide"),
+        ({**_LLAMA_7B, "num_key_value_heads": 5}, "5 KV heads not allowed; they must divide the 32 attention heads"),
+        ({**_LLAMA_7B, "head_dim": -1}, "field 'head_dim' = -1 not allowed; a whole number >= 0"),
     ],
 )  # fmt: skip
 def test_loader_errors_name_the_field(tmp_path: Path, config: dict, message: str) -> None:

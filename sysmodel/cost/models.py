@@ -345,6 +345,20 @@ def _kv_heads(c: dict, family: str, heads: int, where: str) -> int:
     return _whole(c, ("num_key_value_heads",), where, heads)
 
 
+def _heads(c: dict, family: str, heads: int, hidden: int, where: str) -> dict:
+    """KV heads and an explicit head width, refused where transformers' attention could not be built: query
+    heads that do not split the hidden size (without a ``head_dim``), KV heads that do not group them."""
+    kv, head_size = _kv_heads(c, family, heads, where), _whole(c, ("head_dim",), where, 0, 0)
+    if not head_size and family not in DEEPSEEK and hidden % heads:  # MLA sets its own head width
+        raise ConfigError(
+            f"model: {where}: field {SIZE_KEYS['heads'][0]!r} = {heads} not allowed; it must divide the hidden "
+            f"size {hidden} when no head_dim is given"
+        )
+    if heads % kv:
+        raise ConfigError(f"model: {where}: {kv} KV heads not allowed; they must divide the {heads} attention heads")
+    return {"kv_heads": kv, "head_size": head_size}
+
+
 def from_config(c: dict, name: str, where: str) -> ModelConfig:
     """A :class:`ModelConfig` from the fields of a Hugging Face config.json (module docstring)."""
     family = c.get("model_type")
@@ -369,7 +383,7 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
             "intermediate": _whole(
                 c, ("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"), where, default_ffn
             ),
-            "kv_heads": _kv_heads(c, family, size["heads"], where),
+            **_heads(c, family, size["heads"], hidden, where),
             "activation": str(
                 _field(
                     c,
@@ -383,7 +397,6 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
             "learned_positions": positions,
             "biases": bool(c.get("bias", False)) if family == "falcon" else fam.biases,
             "qkv_bias": family in ("qwen2", "qwen2_moe") or bool(c.get("attention_bias", False)),
-            "head_size": c.get("head_dim") or 0,
             "context": _whole(c, ("max_position_embeddings", "n_positions"), where, 0, 0),
             **extra,
         }
