@@ -20,8 +20,9 @@ A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every co
 
 Configs are validated before anything runs: unknown kinds, keys, models or devices, empty grids, a
 bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run (weights plus
-KV cache over the devices' memory) is kept in the output with ``feasible`` false, the ``reason``, and no
-latency or throughput — the same reason the Python API raises as ``sysmodel.cost.stage.Infeasible``.
+KV cache over the devices' memory, a ``kv_len`` past the model's context) is kept in the output with
+``feasible`` false, the ``reason``, and no latency or throughput — the same reason the Python API raises as
+``sysmodel.cost.stage.Infeasible``.
 
 Executors: a local process pool by default (``--workers N``), or an existing Dask cluster
 (``--scheduler tcp://HOST:PORT``, ``dask.distributed``). A progress bar shows on a terminal only.
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from golden.deca_spec import LANES, W
 from sysmodel.cluster import client
+from sysmodel.engines.workload import text_file
 from sysmodel.progress import progress
 from sysmodel.systems import Param
 
@@ -90,7 +92,10 @@ def load_config(path: Path) -> dict:
     """A TOML or YAML config, parsed (a syntax error names its line) and validated (:func:`validate`)."""
     if path.suffix not in (".yaml", ".yml", ".toml"):
         raise ValueError(f"config: {path.name} not allowed; a .toml, .yaml or .yml file")
-    text = path.read_text()
+    if not path.is_file():
+        raise ValueError(f"config: {path} {'is not a file' if path.exists() else 'does not exist'}")
+    with text_file("config", path):
+        text = path.read_text()
     if path.suffix == ".toml":
         try:
             cfg = tomllib.loads(text)
@@ -168,6 +173,8 @@ def run_point(kind: str, p: dict) -> dict:
             dev = replace(dev, mem_bw=q["mem_bw"])
         batch, kv_len, wbytes, gpus = q["batch"], q["kv_len"], q["wbytes"], q["gpus"]
         try:
+            if cfg.context and kv_len + 1 > cfg.context:  # the token decoded sits at position kv_len
+                raise Infeasible(f"{cfg.name}: {kv_len} + 1 tokens exceed its context of {cfg.context} tokens")
             require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {q['device']}", batch, kv_len, wbytes)
         except Infeasible as e:
             return {**p, "feasible": False, "reason": str(e), "latency_ms": None, "tokens_per_s": None}
