@@ -355,3 +355,25 @@ def test_a_negative_seed_is_refused_by_name(system, tmp_path, capsys) -> None:
     args = ["serve", "--system", system, "--model", "mixtral-8x7b" if system == "duplex" else "llama2-7b"]
     assert main([*args, "--set", "seed=-1", "--requests", "2", "--out", str(tmp_path)]) == 2
     one_line(capsys, "seed: '-1' not allowed; allowed: >= 0")
+
+
+def _npy(path: Path) -> None:
+    with path.open("wb") as f:  # through a handle: np.save would append .npy to the name
+        np.save(f, np.zeros((4, 4)))
+
+
+@pytest.mark.parametrize(
+    ("write", "needle"),
+    [
+        (_npy, "one .npy array, not an .npz archive"),  # was a traceback (an ndarray has no .files)
+        (lambda p: np.savez(p, x=np.zeros((4, 4)), pre=np.full((4, 8), "a")), "pre is <U1; finite floats"),  # too
+        (lambda p: p.write_text("x,active\n1,2\n"), "not an .npz archive (numpy.savez writes one)"),  # "pickled"
+    ],
+    ids=["npy", "text-pre", "csv"],
+)
+def test_flash_predictor_dump_mistakes(write, needle, tmp_path, capsys) -> None:
+    """The same .npz reader as Hermes' traces (sysmodel/designs/npz.py), each mistake in its own words."""
+    path = tmp_path / "d.npz"
+    write(path)
+    assert main(["flash-predictor", "--dump", str(path)]) == 2
+    one_line(capsys, f"activation dump {path}: {needle}")
