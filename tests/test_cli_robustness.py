@@ -377,3 +377,16 @@ def test_flash_predictor_dump_mistakes(write, needle, tmp_path, capsys) -> None:
     write(path)
     assert main(["flash-predictor", "--dump", str(path)]) == 2
     one_line(capsys, f"activation dump {path}: {needle}")
+
+
+@pytest.mark.parametrize(
+    ("system", "setting", "needle"),
+    [
+        ("deca", "capacity_gb=0.5", "do not fit SPR-HBM's 0.5 GB"),  # was "0 GB"
+        ("flash", "dram_gb=0.5", "do not fit 0.5 GB of DRAM (--set dram_gb=0.5)"),  # was "0 GB ... half its memory"
+    ],
+)
+def test_a_capacity_too_small_is_said_as_set(system, setting, needle, tmp_path, capsys) -> None:
+    args = ["serve", "--system", system, "--model", "llama2-7b", "--set", setting, "--out", str(tmp_path)]
+    assert main(args) == 2
+    one_line(capsys, needle)
