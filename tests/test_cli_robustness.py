@@ -390,3 +390,9 @@ def test_a_capacity_too_small_is_said_as_set(system, setting, needle, tmp_path, 
     args = ["serve", "--system", system, "--model", "llama2-7b", "--set", setting, "--out", str(tmp_path)]
     assert main(args) == 2
     one_line(capsys, needle)
+
+
+def test_a_request_the_watermark_refuses_says_so(tmp_path, capsys) -> None:
+    """It used to say the system holds 0.1 GB next to its weights (66.5 GB: the rest kept free)."""
+    assert main(["serve", "--model", "llama2-7b", "--watermark", "0.999", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "the system holds 66.5 GB next to its weights, 0.1 GB of it above the watermark (0.999 kept")
