@@ -3,6 +3,7 @@ modes of written files, a benchmark file larger than the disk, Ctrl-C while numb
 characterization records, and warnings on stderr. Every case runs the real command."""
 
 import contextlib
+import csv
 import http.server
 import json
 import os
@@ -396,3 +397,13 @@ def test_a_request_the_watermark_refuses_says_so(tmp_path, capsys) -> None:
     """It used to say the system holds 0.1 GB next to its weights (66.5 GB: the rest kept free)."""
     assert main(["serve", "--model", "llama2-7b", "--watermark", "0.999", "--out", str(tmp_path)]) == 2
     one_line(capsys, "the system holds 66.5 GB next to its weights, 0.1 GB of it above the watermark (0.999 kept")
+
+
+def test_a_default_that_does_not_fit_the_model_is_one_compare_row(tmp_path, capsys) -> None:
+    """L3's 8 GPUs cannot split Falcon-7B's 71 heads: that used to refuse the whole comparison (exit 2)."""
+    args = ["compare", "--model", "falcon-7b", "--systems", "gpu,l3", "--requests", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    rows = {r["system"]: r for r in csv.DictReader((tmp_path / "compare.csv").open())}
+    assert rows["gpu"]["feasible"] == "True" and rows["l3"]["feasible"] == "False"
+    assert rows["l3"]["reason"].startswith("tp: 8 does not divide falcon-7b's 71 attention heads")
+    assert rows["l3"]["throughput_tok_s"] == ""

@@ -453,11 +453,13 @@ def fewest_devices(model: str, device: str, wbytes: float = 2.0) -> int:
 def tp_devices(model: str, devices: int, option: str = "devices", most: int = 64) -> int:
     """A user's tensor-parallel device count, refused unless it splits the attention heads evenly: each device
     computes whole heads (vLLM refuses the same: ``ModelConfig.verify_with_parallel_config``). The papers'
-    own settings (Hermes' TensorRT-LLM on 5 GPUs) build their systems directly, unchecked."""
+    own settings (Hermes' TensorRT-LLM on 5 GPUs) build their systems directly, unchecked. Infeasible, not a
+    plain ValueError: a default that does not fit the model (L3's 8 GPUs on Falcon-7B's 71 heads) is one
+    ``compare`` row saying so, not the whole comparison refused."""
     heads = load_model(model).heads
     if heads % devices:
         ok = ", ".join(str(d) for d in range(1, min(heads, most) + 1) if heads % d == 0)
-        raise ValueError(
+        raise Infeasible(
             f"{option}: {devices} does not divide {model}'s {heads} attention heads (tensor parallelism gives "
             f"each device whole heads); allowed: {ok}"
         )
