@@ -188,6 +188,10 @@ _LLAMA_7B = json.loads(Path("sysmodel/data/models/llama2-7b.json").read_text())
         ({**_LLAMA_7B, "num_attention_heads": 3}, "field 'num_attention_heads' = 3 not allowed; it must divide"),
         ({**_LLAMA_7B, "num_key_value_heads": 5}, "5 KV heads not allowed; they must divide the 32 attention heads"),
         ({**_LLAMA_7B, "head_dim": -1}, "field 'head_dim' = -1 not allowed; a whole number >= 0"),
+        # a top-9 of 8 experts and a window of -5 tokens loaded (the window then capped every layer's KV below 0)
+        ({**_LLAMA_7B, "model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 9},
+         "field 'num_experts_per_tok' = 9 not allowed; at most the 8 experts"),
+        ({**_LLAMA_7B, "model_type": "mistral", "sliding_window": -5}, "field 'sliding_window' = -5 not allowed"),
     ],
 )  # fmt: skip
 def test_loader_errors_name_the_field(tmp_path: Path, config: dict, message: str) -> None:

@@ -298,18 +298,23 @@ def _moe(c: dict, family: str, layers: int, where: str) -> dict:
     shared = _whole(c, ("n_shared_experts",), where, 0, 0) * width or _whole(
         c, ("shared_expert_intermediate_size",), where, 0, 0
     )
+    top_k = _whole(c, ("num_experts_per_tok",), where)
+    if top_k > experts:
+        raise ConfigError(
+            f"model: {where}: field 'num_experts_per_tok' = {top_k} not allowed; at most the {experts} experts"
+        )
     return {
         "experts": experts,
-        "top_k": _whole(c, ("num_experts_per_tok",), where),
+        "top_k": top_k,
         "dense_layers": tuple(dense),
         "shared_intermediate": shared,
         **({"intermediate": width, "dense_intermediate": c.get("intermediate_size") or 0} if width else {}),
     }
 
 
-def _sliding(c: dict, family: str, layers: int) -> dict:
+def _sliding(c: dict, family: str, layers: int, where: str) -> dict:
     """Sliding-window layers: ``layer_types`` where the config lists them, else each family's rule."""
-    window = c.get("sliding_window") or 0
+    window = _whole(c, ("sliding_window",), where, 0, 0)
     if c.get("layer_types"):
         chosen = [i for i, t in enumerate(c["layer_types"]) if t == "sliding_attention"]
     elif family == "gemma2":  # Gemma2DecoderLayer: even layers slide
@@ -371,7 +376,7 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
     tied = c.get("tie_word_embeddings")
     extra = {
         **_moe(c, family, layers, where),
-        **_sliding(c, family, layers),
+        **_sliding(c, family, layers, where),
         **(_mla(c, where) if family in DEEPSEEK else {}),
     }
     positions = c.get(fam.positions, 0) + fam.position_offset if fam.positions else 0
