@@ -223,7 +223,8 @@ def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par
     from sysmodel import runinfo
     from sysmodel.engines.serving import L3_TRACES
 
-    load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
+    timed = _trace_file(a) and bool(trace.arrival.any())  # a file without arrival_s: every request at t = 0
+    load = runinfo.arrivals(timed, qps, getattr(a, "concurrency", None))
     own = _trace_file(a) or a.trace in L3_TRACES  # a trace with its own lengths
     generated = {} if own else {"prompt": a.prompt, "output": a.output}
     return runinfo.block(a.model, a.trace, trace, load, qps, a.seed, a.max_batch, sched, par, **generated, **extra)

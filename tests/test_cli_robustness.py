@@ -407,3 +407,11 @@ def test_a_default_that_does_not_fit_the_model_is_one_compare_row(tmp_path, caps
     assert rows["gpu"]["feasible"] == "True" and rows["l3"]["feasible"] == "False"
     assert rows["l3"]["reason"].startswith("tp: 8 does not divide falcon-7b's 71 attention heads")
     assert rows["l3"]["throughput_tok_s"] == ""
+
+
+def test_a_trace_file_without_arrival_times_says_all_at_zero(tmp_path, capsys) -> None:
+    """``arrival_s`` is optional (every request at t = 0); the headline used to say "the file's arrival times"."""
+    path = tmp_path / "t.csv"
+    path.write_text("prompt_tokens,output_tokens\n10,5\n20,5\n")
+    assert main(["serve", "--model", "llama2-7b", "--trace", str(path), "--out", str(tmp_path / "o")]) == 0
+    assert "| t (all at t=0) |" in capsys.readouterr().out
