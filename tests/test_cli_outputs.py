@@ -331,3 +331,19 @@ def test_single_token_requests_have_no_tbt_and_still_plot(tmp_path, capsys) -> N
     assert main([*COMPARE, "--output", "1", "--out", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "compare_latency.png").exists()
     capsys.readouterr()
+
+
+def test_a_pareto_front_of_one_system_is_marked(tmp_path, monkeypatch) -> None:
+    """When one system beats all on tokens/s and J/token its front is one point: a dashed line through it drew
+    nothing, the legend naming a front the plot did not show. Each front point is ringed."""
+    from sysmodel.report import compare as compare_report
+
+    figures = []
+    monkeypatch.setattr(compare_report, "save", lambda fig, plt, path: figures.append(fig) or path)
+    rows = [
+        {"system": s, "feasible": True, "joules_per_token": j, "throughput_tok_s": t, "tbt_p99_ms": 10.0}
+        for s, j, t in (("gpu", 1.0, 100.0), ("duplex", 0.5, 300.0), ("cpu", 3.0, 10.0))
+    ]
+    compare_report.plot(rows, "t", tmp_path)
+    (front,) = [ln for ln in figures[0].axes[0].get_lines() if ln.get_label() == "Pareto front"]
+    assert list(front.get_xdata()) == [0.5] and front.get_marker() == "o"
