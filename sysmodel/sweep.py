@@ -40,7 +40,7 @@ from pathlib import Path
 
 from golden.deca_spec import LANES, W
 from sysmodel.cluster import client
-from sysmodel.engines.workload import text_file
+from sysmodel.engines.workload import USER_ENCODING, text_file
 from sysmodel.progress import progress
 from sysmodel.systems import Param
 
@@ -95,7 +95,7 @@ def load_config(path: Path) -> dict:
     if not path.is_file():
         raise ValueError(f"config: {path} {'is not a file' if path.exists() else 'does not exist'}")
     with text_file("config", path):
-        text = path.read_text()
+        text = path.read_text(USER_ENCODING)
     if path.suffix == ".toml":
         try:
             cfg = tomllib.loads(text)

@@ -415,3 +415,25 @@ def test_a_trace_file_without_arrival_times_says_all_at_zero(tmp_path, capsys) -
     path.write_text("prompt_tokens,output_tokens\n10,5\n20,5\n")
     assert main(["serve", "--model", "llama2-7b", "--trace", str(path), "--out", str(tmp_path / "o")]) == 0
     assert "| t (all at t=0) |" in capsys.readouterr().out
+
+
+_BOM = b"\xef\xbb\xbf"  # Excel's "CSV UTF-8" and some editors start a file with it
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path) -> None:
+    """Read as plain UTF-8 the mark renamed the first column: a trace's arrival_s went unread (every request at
+    t = 0, silently), a profile's header, a sweep config and a model's config.json were refused."""
+    from sysmodel import sweep
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines import profile, traces
+
+    (tmp_path / "t.csv").write_bytes(_BOM + b"arrival_s,prompt_tokens,output_tokens\r\n0,100,50\r\n1.5,20,5\r\n")
+    assert list(traces.load(tmp_path / "t.csv")[0].arrival) == [0.0, 1.5]
+    (tmp_path / "b.csv").write_bytes(_BOM + b"Timestamp,Model,Request tokens,Response tokens\n2,x,10,5\n4,x,10,5\n")
+    assert list(traces.load(tmp_path / "b.csv")[0].arrival) == [0.0, 2.0]
+    (tmp_path / "p.csv").write_bytes(_BOM + b"decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n0,0,1,1\n")
+    assert profile.load(tmp_path / "p.csv")[0][0] == "decode_reqs"
+    (tmp_path / "c.toml").write_bytes(_BOM + b'kind = "decode"\n[grid]\nmodel = ["llama2-7b"]\ndevice = ["rtx4090"]\n')
+    assert sweep.load_config(tmp_path / "c.toml")["kind"] == "decode"
+    (tmp_path / "config.json").write_bytes(_BOM + Path("sysmodel/data/models/llama2-7b.json").read_bytes())
+    assert load_model(tmp_path / "config.json").params() == load_model("llama2-7b").params()

@@ -425,7 +425,7 @@ def load_model(name: str | Path) -> ModelConfig:
     elif not path.is_file():
         raise ValueError(f"model: {path} does not exist")
     try:
-        c = json.loads(path.read_text())
+        c = json.loads(path.read_text("utf-8-sig"))  # a byte-order mark some editors write, dropped
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"model: {path}: not JSON ({e})") from None
     if not isinstance(c, dict):

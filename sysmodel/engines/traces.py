@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sysmodel.engines.serving import TRACE_COLUMNS, Trace, load_trace
-from sysmodel.engines.workload import checked_row, text_file
+from sysmodel.engines.workload import USER_ENCODING, checked_row, text_file
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _object(text: str, line: int, name: str) -> dict:
 
 def _header(path: Path) -> list[str]:
     """A CSV's header, or the keys of a JSONL file's first object."""
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding=USER_ENCODING) as f:
         if path.suffix == ".csv":
             return next(csv.reader(f), [])
         for i, ln in enumerate(f, 1):
@@ -114,7 +114,7 @@ def _header(path: Path) -> list[str]:
 
 def _records(path: Path) -> Iterator[tuple[int, dict]]:
     """(line, row) of every request row."""
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding=USER_ENCODING) as f:
         if path.suffix == ".csv":
             yield from ((i, checked_row(r, i, path.name)) for i, r in enumerate(csv.DictReader(f), 2))
         else:

@@ -150,6 +150,11 @@ def _whole(value, line: int, name: str, where: str, minimum: int) -> int:
     return int(v)
 
 
+# a user's text files (traces, profiles, sweep configs): UTF-8, a leading byte-order mark dropped (Excel's
+# "CSV UTF-8" writes one; read as plain UTF-8 it renamed the first column, and arrival_s went unread)
+USER_ENCODING = "utf-8-sig"
+
+
 @contextlib.contextmanager
 def text_file(what: str, path: Path) -> Iterator[None]:
     """Reading a user's text file: bytes that are not UTF-8 (a binary, another encoding) are an error naming
@@ -177,14 +182,14 @@ def load_trace(path: Path) -> Trace:
         raise ValueError(f"trace: {path} does not exist")
     rows: list[tuple[int, dict]] = []
     if path.suffix == ".jsonl":
-        for i, ln in enumerate(path.read_text().splitlines(), 1):
+        for i, ln in enumerate(path.read_text(USER_ENCODING).splitlines(), 1):
             if ln.strip():
                 try:
                     rows.append((i, json.loads(ln)))
                 except json.JSONDecodeError as e:
                     raise ValueError(f"{path.name} line {i}: not a JSON object ({e.msg})") from None
     elif path.suffix == ".csv":
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding=USER_ENCODING) as f:
             reader = csv.DictReader(f)
             missing = set(TRACE_COLUMNS[1:]) - set(reader.fieldnames or [])
             if missing:
