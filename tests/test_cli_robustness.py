@@ -337,10 +337,21 @@ _BINARY = b"\xff\xfe\x00garbage"
         # a row longer than its header: the extra field used to be dropped unread
         ("t.csv", b"arrival_s,prompt_tokens,output_tokens\n0,10,5,7\n", "--trace", "t.csv line 2: 4 fields"),
         ("b.csv", b"Timestamp,Model,Request tokens,Response tokens\n0,x,10,5,9\n", "--trace", "b.csv line 2: 5 fields"),
+        # a misspelt arrival_s went unread: every request at t = 0, silently
+        ("t.csv", b"arrival,prompt_tokens,output_tokens\n0,10,5\n", "--trace", "no arrival_s, and ['arrival'] not"),
+        ("t.jsonl", b'{"t": 1, "prompt_tokens": 10, "output_tokens": 5}\n', "--trace", "no arrival_s, and ['t'] not"),
         # an existing file of another kind was told it could be "a file"
         ("t.txt", b"prompt_tokens,output_tokens\n10,5\n", "--trace", "or a .csv or .jsonl file"),
     ],
-    ids=["trace-binary", "profile-binary", "trace-long-row", "burstgpt-long-row", "trace-suffix"],
+    ids=[
+        "trace-binary",
+        "profile-binary",
+        "trace-long-row",
+        "burstgpt-long-row",
+        "arrival-misspelt",
+        "jsonl-arrival-misspelt",
+        "trace-suffix",
+    ],
 )
 def test_a_bad_user_file_is_named(name, content, option, needle, tmp_path, capsys) -> None:
     path = tmp_path / name

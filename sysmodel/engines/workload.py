@@ -203,6 +203,12 @@ def load_trace(path: Path) -> Trace:
     for i, r in rows:
         if not isinstance(r, dict):
             raise ValueError(f"{path.name} line {i}: not a JSON object")
+        unread = sorted(set(r) - set(TRACE_COLUMNS))
+        if "arrival_s" not in r and unread:  # a misspelt arrival_s would silently mean every request at t = 0
+            raise ValueError(
+                f"{path.name} line {i}: no arrival_s, and {unread} not read; name the arrival times arrival_s (or "
+                "leave only prompt_tokens, output_tokens: every request at t = 0)"
+            )
         a = r.get("arrival_s", 0) or 0
         try:
             a = float(a)
