@@ -579,8 +579,12 @@ def cmd_dram(a: argparse.Namespace) -> int:
     p = mm.replace(p, org=mm.replace(p.org, channels=1))
     if not 0 <= a.writes <= 1:
         raise ValueError(f"--writes: {a.writes} not allowed; a share in [0, 1]")
-    addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride, seed=a.seed)
-    writes = np.random.default_rng(a.seed).random(len(addrs)) < a.writes
+    addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride or 1, seed=a.seed or 0)  # names a bad pattern
+    if a.stride is not None and a.pattern != "strided":  # options that would do nothing are refused
+        raise ValueError(f"--stride: only for --pattern strided, not {a.pattern}")
+    if a.seed is not None and a.pattern != "random" and not a.writes:
+        raise ValueError(f"--seed: nothing random to seed (--pattern {a.pattern}, no --writes)")
+    writes = np.random.default_rng(a.seed or 0).random(len(addrs)) < a.writes
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None, age_cap=a.age_cap)
     print(
         f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
@@ -852,10 +856,10 @@ def _dram_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
     p.add_argument("--pattern", default="streaming", help="streaming, random, strided")
     p.add_argument("--requests", type=positive_int, default=100000, help="bursts")
-    p.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
+    p.add_argument("--stride", type=positive_int, help="strided: bursts between requests (default 1)")
     p.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     p.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
-    p.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
+    p.add_argument("--seed", type=seed, help="seed of random addresses and writes (default 0)")
     p.add_argument(
         "--age-cap",
         type=positive_int,

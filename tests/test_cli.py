@@ -332,6 +332,9 @@ def test_dram_checks_the_log_under_its_policy(tmp_path, capsys) -> None:
         (["--preset", "ddr3"], "preset: unknown 'ddr3'"),
         (["--pattern", "zigzag"], "pattern: unknown 'zigzag'"),
         (["--log", "/nonexistent-dir/x.csv"], "--log: /nonexistent-dir does not exist"),
+        # options that would do nothing (they were silently ignored)
+        (["--stride", "4"], "--stride: only for --pattern strided, not streaming"),
+        (["--pattern", "strided", "--seed", "3"], "--seed: nothing random to seed (--pattern strided, no --writes)"),
     ],
 )
 def test_dram_mistakes(args, needle, capsys) -> None:
