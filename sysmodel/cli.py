@@ -211,6 +211,16 @@ def _check_lengths(a: argparse.Namespace) -> None:
         )
 
 
+def _check_seed(a: argparse.Namespace) -> None:
+    """``--seed`` is refused where nothing is drawn (the fixed trace or a file, at its own arrival times or a
+    closed loop: an option that would do nothing); unset, it is 1."""
+    from sysmodel.engines.serving import L3_TRACES
+
+    if a.seed is not None and not (a.qps or a.trace == "gaussian" or a.trace in L3_TRACES):
+        raise ValueError(f"--seed: nothing random to seed (trace {a.trace}, no --qps)")
+    a.seed = 1 if a.seed is None else a.seed
+
+
 def _no_repeats(values: list, option: str) -> None:
     """A value given twice (``--qps 1,1``, ``--systems gpu,gpu``) would run twice and overwrite its own files."""
     seen = [v for i, v in enumerate(values) if v in values[:i]]
@@ -336,6 +346,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
     _no_repeats(qps, "--qps")
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
+    _check_seed(a)
     system = systems.build(a.system, a.model, _system_settings(a))
     _check_lengths(a)
     if a.profile is not None:
@@ -434,6 +445,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     load_model(a.model)
     _check_lengths(a)
+    _check_seed(a)
     sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
@@ -671,7 +683,7 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--prompt", type=positive_int, default=DEFAULT_TOKENS, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=DEFAULT_TOKENS, help="output tokens (mean for gaussian)")
     _engine_options(p)
-    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
+    p.add_argument("--seed", type=seed, help="seed of generated traces and Poisson arrivals (default 1)")
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 

@@ -256,6 +256,9 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         (["serve", "--model", "llama2-7b", "--set", "devices=2.5"], "devices: '2.5' is not a whole number"),
         (["serve", "--model", "llama2-7b", "--set", "wbytes=x"], "wbytes: 'x' is not a number"),
         (["serve", "--model", "llama2-7b", "--seed", "-1"], "--seed: '-1' is not a whole number >= 0"),
+        # an option that would do nothing: the fixed trace at t = 0 draws nothing (the seed was ignored)
+        (["serve", "--model", "llama2-7b", "--seed", "5"], "--seed: nothing random to seed (trace fixed, no --qps)"),
+        (["compare", "--model", "llama2-7b", "--seed", "5"], "--seed: nothing random to seed"),
         (["serve", "--model", "llama2-7b", "--prompt", "5000"], "5000 + 128 tokens exceed llama2-7b's context of 4096"),
         (["compare", "--model", "llama2-7b", "--output", "4000"], "128 + 4000 tokens exceed llama2-7b's context"),
         (
