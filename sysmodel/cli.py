@@ -541,6 +541,8 @@ def cmd_hermes(a: argparse.Namespace) -> int:
 
     if a.trace and (a.batch is not None or a.seed is not None):
         raise ValueError("--batch, --seed: for generated traces; a trace file has its own sequences")
+    if a.host and a.multipliers is not None:
+        raise ValueError("--multipliers: Hermes-host computes the cold neurons on the CPU; no NDP multipliers")
     with progress(0, "hermes: loading the model") as bar:
         from sysmodel.cost.models import load_model
         from sysmodel.designs.hermes import model as hm
@@ -549,7 +551,7 @@ def cmd_hermes(a: argparse.Namespace) -> int:
         cfg = load_model(a.model)
         if a.policy not in hm.POLICIES:
             raise ValueError(f"--policy: {a.policy!r} not allowed; allowed: {', '.join(hm.POLICIES)}")
-        hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
+        hw = hm.with_multipliers(hm.Hardware(), a.multipliers or hm.Hardware().multipliers)
         if a.trace:
             tr = wl.load_trace(a.trace, lambda t: hm.check_trace(cfg, t), bar)
         else:
@@ -856,7 +858,6 @@ def _hermes_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--multipliers",
         type=positive_int,
-        default=256,
         help="GEMV multipliers per NDP core (default 256; at most the paper's DSE's largest)",
     )
 

@@ -448,3 +448,16 @@ def test_a_byte_order_mark_is_dropped(tmp_path) -> None:
     assert sweep.load_config(tmp_path / "c.toml")["kind"] == "decode"
     (tmp_path / "config.json").write_bytes(_BOM + Path("sysmodel/data/models/llama2-7b.json").read_bytes())
     assert load_model(tmp_path / "config.json").params() == load_model("llama2-7b").params()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["hermes", "--model", "llama2-13b", "--host", "--multipliers", "64"], "--multipliers: Hermes-host computes"),
+        (["serve", "--system", "hermes", "--model", "llama2-13b", "--set", "host=true", "--set", "dimms=4"], "dimms=4"),
+    ],
+)
+def test_hermes_host_refuses_ndp_settings(args, needle, tmp_path, capsys) -> None:
+    """Hermes-host runs the cold neurons on the CPU: NDP multipliers and DIMMs changed nothing, silently."""
+    assert main([*args, *(["--out", str(tmp_path)] if args[0] == "serve" else [])]) == 2
+    one_line(capsys, needle, "Hermes-host computes the cold neurons on the CPU")

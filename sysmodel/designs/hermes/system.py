@@ -32,4 +32,8 @@ from sysmodel.systems import Param, register
 def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int, efficiency: str):
     from sysmodel.designs.hermes.model import HermesSystem
 
+    given = (("dimms", dimms, paper.DIMMS), ("multipliers", multipliers, MULTIPLIERS))
+    unused = [f"{k}={v}" for k, v, default in given if v != default]
+    if host and unused:  # settings that would do nothing
+        raise ValueError(f"{', '.join(unused)}: Hermes-host computes the cold neurons on the CPU; no NDP-DIMMs")
     return HermesSystem(model, dimms, multipliers, policy, host, seed, device_profile(efficiency, paper.GPU))
