@@ -461,3 +461,19 @@ def test_hermes_host_refuses_ndp_settings(args, needle, tmp_path, capsys) -> Non
     """Hermes-host runs the cold neurons on the CPU: NDP multipliers and DIMMs changed nothing, silently."""
     assert main([*args, *(["--out", str(tmp_path)] if args[0] == "serve" else [])]) == 2
     one_line(capsys, needle, "Hermes-host computes the cold neurons on the CPU")
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        (["mode=gpu", "pim=bank"], "pim=bank: unused with mode gpu"),  # was named "GPU (Bank-PIM)", numbers as GPU
+        (["mode=gpu", "softmax_lanes=8"], "softmax_lanes=8: unused with mode gpu"),
+        (["seed=5", "routing={routing}"], "seed=5: unused with mode duplex+pe+et and a routing file"),
+    ],
+)
+def test_duplex_refuses_settings_that_change_nothing(settings, needle, tmp_path, capsys) -> None:
+    routing = tmp_path / "r.npy"
+    np.save(routing, np.tile([0, 1], (16, 1)))
+    sets = [x for s in settings for x in ("--set", s.format(routing=routing))]
+    assert main(["serve", "--system", "duplex", "--model", "mixtral-8x7b", *sets, "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, needle)

@@ -56,6 +56,14 @@ def _duplex(
 
     from sysmodel.designs.duplex.model import DuplexSystem
 
+    given = (  # (name, value, default, whether this configuration reads it)
+        ("pim", pim, "logic", mode != "gpu"),
+        ("softmax_lanes", softmax_lanes, SOFTMAX_LANES, mode != "gpu"),
+        ("seed", seed, 1, not routing),
+    )
+    unused = [f"{k}={v}" for k, v, default, read in given if v != default and not read]
+    if unused:  # settings that would do nothing
+        raise ValueError(f"{', '.join(unused)}: unused with mode {mode}{' and a routing file' if routing else ''}")
     return DuplexSystem(
         model,
         mode,
