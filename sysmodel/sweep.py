@@ -19,10 +19,10 @@ A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every co
     w = [32]; lanes = [8]; system = ["deca", "sw"]
 
 Configs are validated before anything runs: unknown kinds, keys, models or devices, empty grids, a
-bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run (weights plus
-KV cache over the devices' memory, a ``kv_len`` past the model's context) is kept in the output with
-``feasible`` false, the ``reason``, and no latency or throughput — the same reason the Python API raises as
-``sysmodel.cost.stage.Infeasible``.
+bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run is kept in the
+output with ``feasible`` false, the ``reason``, and no latency or throughput: weights plus KV cache over the
+devices' memory (the reason the Python API raises as ``sysmodel.cost.stage.Infeasible``), or a ``kv_len``
+past the model's context (``serve`` refuses such lengths too).
 
 Executors: a local process pool by default (``--workers N``), or an existing Dask cluster
 (``--scheduler tcp://HOST:PORT``, ``dask.distributed``). A progress bar shows on a terminal only.

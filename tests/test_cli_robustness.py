@@ -477,3 +477,9 @@ def test_duplex_refuses_settings_that_change_nothing(settings, needle, tmp_path,
     sets = [x for s in settings for x in ("--set", s.format(routing=routing))]
     assert main(["serve", "--system", "duplex", "--model", "mixtral-8x7b", *sets, "--out", str(tmp_path / "o")]) == 2
     one_line(capsys, needle)
+
+
+def test_the_fewest_devices_that_fit_must_split_the_heads(tmp_path, capsys) -> None:
+    """Falcon-7B (71 heads) needs 2 T4s by memory: it ran on them with 35.5 heads each, silently."""
+    assert main(["serve", "--model", "falcon-7b", "--device", "t4-hermes", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "devices=0 (the fewest that fit): 2 does not divide falcon-7b's 71 attention heads")

@@ -466,6 +466,11 @@ def tp_devices(model: str, devices: int, option: str = "devices", most: int = 64
     return devices
 
 
+def _tensor_parallel(model: str, devices: int, fewest: int) -> int:
+    """``devices``, or with 0 the ``fewest`` that fit: either checked against the heads (:func:`tp_devices`)."""
+    return tp_devices(model, devices) if devices else tp_devices(model, fewest, "devices=0 (the fewest that fit)")
+
+
 _DEVICES = (
     Param(
         "devices",
@@ -506,7 +511,7 @@ def _device(default: str) -> Param:
     (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    n = tp_devices(model, devices) if devices else fewest_devices(model, device, wbytes)
+    n = _tensor_parallel(model, devices, fewest_devices(model, device, wbytes))
     return GpuOnly(model, device, n, wbytes, device_profile(efficiency, device))
 
 
@@ -521,7 +526,7 @@ def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) 
     ),
 )
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    n = tp_devices(model, devices) if devices else fewest_devices(model, device)
+    n = _tensor_parallel(model, devices, fewest_devices(model, device))
     return HbmPim(model, device, n, factor, eff=device_profile(efficiency, device))
 
 
