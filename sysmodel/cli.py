@@ -620,6 +620,7 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
     from sysmodel.designs.flash import bench
 
     threads = tuple(number_list(a.threads, "--threads", positive_int))
+    _no_repeats(list(threads), "--threads")  # each count measured twice, its rows printed twice
     with out_dir(a, bench.OUT) as out:
         res = bench.run(out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
