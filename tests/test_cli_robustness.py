@@ -340,6 +340,19 @@ _BINARY = b"\xff\xfe\x00garbage"
         # a misspelt arrival_s went unread: every request at t = 0, silently
         ("t.csv", b"arrival,prompt_tokens,output_tokens\n0,10,5\n", "--trace", "no arrival_s, and ['arrival'] not"),
         ("t.jsonl", b'{"t": 1, "prompt_tokens": 10, "output_tokens": 5}\n', "--trace", "no arrival_s, and ['t'] not"),
+        # an unclosed quote running into csv's field size limit was a traceback (csv.Error is no ValueError)
+        (
+            "t.csv",
+            b'arrival_s,prompt_tokens,output_tokens\n0,"10,5\n' + b"1,10,5\n" * 30000,
+            "--trace",
+            "{path}: not readable as CSV",
+        ),
+        (
+            "p.csv",
+            b'decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,"' + b"1" * 200000,
+            "--profile",
+            "{path}: not readable as CSV",
+        ),
         # an existing file of another kind was told it could be "a file"
         ("t.txt", b"prompt_tokens,output_tokens\n10,5\n", "--trace", "or a .csv or .jsonl file"),
     ],
@@ -350,6 +363,8 @@ _BINARY = b"\xff\xfe\x00garbage"
         "burstgpt-long-row",
         "arrival-misspelt",
         "jsonl-arrival-misspelt",
+        "trace-unclosed-quote",
+        "profile-huge-field",
         "trace-suffix",
     ],
 )

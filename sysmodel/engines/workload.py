@@ -157,12 +157,15 @@ USER_ENCODING = "utf-8-sig"
 
 @contextlib.contextmanager
 def text_file(what: str, path: Path) -> Iterator[None]:
-    """Reading a user's text file: bytes that are not UTF-8 (a binary, another encoding) are an error naming
-    ``what`` and the file, not the codec's message alone."""
+    """Reading a user's text file: bytes that are not UTF-8 (a binary, another encoding), or CSV the csv module
+    cannot split (an unclosed quote running into a field over its size limit), are an error naming ``what``
+    and the file, not the library's message alone (csv.Error is no ValueError: it was a traceback)."""
     try:
         yield
     except UnicodeDecodeError as e:
         raise ValueError(f"{what}: {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except csv.Error as e:
+        raise ValueError(f"{what}: {path}: not readable as CSV ({e}; an unclosed quote?)") from None
 
 
 def checked_row(row: dict, line: int, where: str) -> dict:
