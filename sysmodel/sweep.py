@@ -120,7 +120,7 @@ def validate(cfg: dict) -> None:
     """Every key and value of every grid point against :data:`SCHEMA`, then what only a point can say (a
     format the PE's W rejects runs as infeasible, so it passes here)."""
     kind = cfg.get("kind")
-    if kind not in SCHEMA:
+    if not isinstance(kind, str) or kind not in SCHEMA:  # a YAML list or table is unhashable: a TypeError
         raise ValueError(f"kind: {kind!r} not allowed; allowed: {sorted(SCHEMA)}")
     grid = cfg.get("grid")
     if not isinstance(grid, dict) or not grid:

@@ -15,6 +15,8 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
     ("cfg", "msg"),
     [
         ({"kind": "train", "grid": {"x": [1]}}, r"kind: 'train' not allowed"),
+        ({"kind": ["decode"], "grid": {"x": [1]}}, r"kind: \['decode'\] not allowed"),  # was a TypeError
+        ({"kind": {"a": 1}}, r"kind: \{'a': 1\} not allowed"),
         ({"kind": "decode"}, r"grid: missing or empty"),
         ({"kind": "decode", "grid": {"colour": [1]}}, r"grid.colour: unknown for kind decode"),
         ({"kind": "decode", "grid": {"model": []}}, r"grid.model: must be a non-empty list"),
