@@ -278,13 +278,24 @@ def _whole(c: dict, keys: tuple[str, ...], where: str, default: int | None = Non
     return v
 
 
+def _layer_list(c: dict, key: str, layers: int, where: str) -> list[int]:
+    """A config's list of layer indices (absent or null: none), each a whole number below ``layers``."""
+    v = c.get(key) or []
+    if not (isinstance(v, list) and all(type(i) is int and 0 <= i < layers for i in v)):
+        raise ConfigError(f"model: {where}: field {key!r} = {v!r} not allowed; a list of layers 0 to {layers - 1}")
+    return v
+
+
 def _moe(c: dict, family: str, layers: int, where: str) -> dict:
     """Routed and shared experts, and which layers stay dense, by each family's rule in transformers."""
     experts = _whole(c, ("num_local_experts", "num_experts", "n_routed_experts"), where, 1)
     if experts == 1:
         return {}
     if family in QWEN_MOE:  # Qwen2MoeDecoderLayer: MoE unless in mlp_only_layers or (i + 1) % step != 0
-        step, only = _whole(c, ("decoder_sparse_step",), where, 1), set(c.get("mlp_only_layers") or ())
+        step, only = (
+            _whole(c, ("decoder_sparse_step",), where, 1),
+            set(_layer_list(c, "mlp_only_layers", layers, where)),
+        )
         dense = [i for i in range(layers) if i in only or (i + 1) % step]
     elif family in DEEPSEEK:  # DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, every moe_layer_freq
         first, freq = _whole(c, ("first_k_dense_replace",), where, 0, 0), _whole(c, ("moe_layer_freq",), where, 1)
@@ -316,11 +327,15 @@ def _sliding(c: dict, family: str, layers: int, where: str) -> dict:
     """Sliding-window layers: ``layer_types`` where the config lists them, else each family's rule."""
     window = _whole(c, ("sliding_window",), where, 0, 0)
     if c.get("layer_types"):
-        chosen = [i for i, t in enumerate(c["layer_types"]) if t == "sliding_attention"]
+        types = c["layer_types"]
+        if not (isinstance(types, list) and len(types) == layers and all(isinstance(t, str) for t in types)):
+            raise ConfigError(f"model: {where}: field 'layer_types' not allowed; a list of {layers} names, one a layer")
+        chosen = [i for i, t in enumerate(types) if t == "sliding_attention"]
     elif family == "gemma2":  # Gemma2DecoderLayer: even layers slide
         chosen = list(range(0, layers, 2))
     elif family.startswith("qwen"):  # Qwen2: with use_sliding_window, the layers from max_window_layers on
-        chosen = list(range(c.get("max_window_layers") or 0, layers)) if c.get("use_sliding_window") else []
+        first = _whole(c, ("max_window_layers",), where, 0, 0)
+        chosen = list(range(first, layers)) if c.get("use_sliding_window") else []
     elif family in ("mistral", "mixtral", "phi3"):
         chosen = list(range(layers))
     else:
@@ -367,7 +382,7 @@ def _heads(c: dict, family: str, heads: int, hidden: int, where: str) -> dict:
 def from_config(c: dict, name: str, where: str) -> ModelConfig:
     """A :class:`ModelConfig` from the fields of a Hugging Face config.json (module docstring)."""
     family = c.get("model_type")
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:  # a list or table: unhashable
         raise ConfigError(f"model: {where}: model_type {family!r} not supported; supported: {', '.join(FAMILIES)}")
     fam = FAMILIES[family]
     size = {k: _whole(c, keys, where) for k, keys in SIZE_KEYS.items()}
@@ -379,7 +394,7 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
         **_sliding(c, family, layers, where),
         **(_mla(c, where) if family in DEEPSEEK else {}),
     }
-    positions = c.get(fam.positions, 0) + fam.position_offset if fam.positions else 0
+    positions = _whole(c, (fam.positions,), where, 0, 0) + fam.position_offset if fam.positions else 0
     return ModelConfig(
         **{
             "name": name,
