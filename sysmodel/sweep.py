@@ -256,7 +256,10 @@ def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, schedu
     if out is not None and not Path(out).parent.is_dir():  # a user's --out needs its directory
         check_dir(Path(out).parent, "--out")
         raise ValueError(f"--out: {Path(out).parent} does not exist (create it, or choose another directory)")
+    option = "--out" if out is not None else "out"  # the command line's, or the config's
     out = Path(out or cfg.get("out", f"build/sweeps/{cfg['kind']}.csv"))
+    if out.is_dir() or out.suffix not in (".csv", ".parquet"):  # a directory was Python's rename error
+        raise ValueError(f"{option}: {out} not allowed; a .csv or .parquet file")
     check_dir(out.parent, "--out", parents=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with progress(len(pts), f"sweep {cfg['kind']}") as bar:

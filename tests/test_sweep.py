@@ -239,3 +239,14 @@ def test_a_points_defaults_are_the_schemas_and_equal_the_engines() -> None:
     full = {**given, **sweep.defaults("decode")}
     assert sweep.run_point("decode", given)["latency_ms"] == sweep.run_point("decode", full)["latency_ms"]
     assert sweep.run_point("deca", {})["tflops"] == sweep.run_point("deca", sweep.defaults("deca"))["tflops"]
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"), [("", "not allowed"), ("x.json", "x.json not allowed; a .csv or .parquet")]
+)
+def test_out_is_a_csv_or_parquet_file(name, needle, tmp_path, capsys) -> None:
+    """A directory gave Python's rename error naming a temporary file; x.json got CSV text."""
+    assert main(["sweep", str(EXAMPLES / "decode.toml"), "--out", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out: {tmp_path / name}" in err and needle in err
+    assert list(tmp_path.iterdir()) == []
