@@ -163,7 +163,9 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     if Path(a.trace).suffix not in (".csv", ".jsonl"):
         if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
             raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
-        return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
+        trace = serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
+        _gaussian_within_context(a, trace)
+        return trace
     from sysmodel.cost.models import load_model
     from sysmodel.engines import traces
 
@@ -219,6 +221,21 @@ def _check_seed(a: argparse.Namespace) -> None:
     if a.seed is not None and not (a.qps or a.trace == "gaussian" or a.trace in L3_TRACES):
         raise ValueError(f"--seed: nothing random to seed (trace {a.trace}, no --qps)")
     a.seed = 1 if a.seed is None else a.seed
+
+
+def _gaussian_within_context(a: argparse.Namespace, trace) -> None:
+    """A gaussian trace's drawn lengths past the model's context are refused, as its means are
+    (:func:`_check_lengths`): they were served silently, where a trace file's are skipped and counted."""
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines.serving import GAUSSIAN_STD
+
+    context = load_model(a.model).context
+    over = int((trace.prompt + trace.output > context).sum()) if a.trace == "gaussian" and context else 0
+    if over:
+        raise ValueError(
+            f"--prompt, --output: {over} of the {len(trace)} gaussian requests (std {GAUSSIAN_STD:.0%} of the means) "
+            f"exceed {a.model}'s context of {context} tokens; lower the means"
+        )
 
 
 def _no_repeats(values: list, option: str) -> None:

@@ -261,6 +261,23 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         (["compare", "--model", "llama2-7b", "--seed", "5"], "--seed: nothing random to seed"),
         (["serve", "--model", "llama2-7b", "--prompt", "5000"], "5000 + 128 tokens exceed llama2-7b's context of 4096"),
         (["compare", "--model", "llama2-7b", "--output", "4000"], "128 + 4000 tokens exceed llama2-7b's context"),
+        # drawn lengths past the context were served silently (22 of 50 here)
+        (
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--trace",
+                "gaussian",
+                "--prompt",
+                "3800",
+                "--output",
+                "200",
+                "--requests",
+                "50",
+            ],
+            "22 of the 50 gaussian requests (std 25% of the means) exceed llama2-7b's context of 4096 tokens",
+        ),
         (
             ["serve", "--model", "llama2-70b", "--devices", "3"],
             "devices: 3 does not divide llama2-70b's 64 attention heads",
