@@ -498,3 +498,9 @@ def test_the_fewest_devices_that_fit_must_split_the_heads(tmp_path, capsys) -> N
     """Falcon-7B (71 heads) needs 2 T4s by memory: it ran on them with 35.5 heads each, silently."""
     assert main(["serve", "--model", "falcon-7b", "--device", "t4-hermes", "--out", str(tmp_path)]) == 2
     one_line(capsys, "devices=0 (the fewest that fit): 2 does not divide falcon-7b's 71 attention heads")
+
+
+def test_a_missing_pipeline_link_lists_the_links(tmp_path, capsys) -> None:
+    """It pointed at `devices.LINKS`, a name in the code, not the names --pp-link takes."""
+    assert main(["serve", "--model", "llama2-7b", "--system", "cpu", "--pp", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "give one: --pp-link pcie4x16 | pcie5x16")
