@@ -504,3 +504,10 @@ def test_a_missing_pipeline_link_lists_the_links(tmp_path, capsys) -> None:
     """It pointed at `devices.LINKS`, a name in the code, not the names --pp-link takes."""
     assert main(["serve", "--model", "llama2-7b", "--system", "cpu", "--pp", "2", "--out", str(tmp_path)]) == 2
     one_line(capsys, "give one: --pp-link pcie4x16 | pcie5x16")
+
+
+def test_replicas_of_a_pipeline_are_named_with_it(tmp_path, capsys) -> None:
+    """Two replicas of a 2-stage pipeline were headed "GPU-only (1x a100-80g-sxm) x 2", the PP 2 dropped."""
+    args = ["serve", "--model", "llama2-7b", "--requests", "8", "--replicas", "2", "--pp", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("GPU-only (1x a100-80g-sxm), PP 2 x 2 (round-robin) |")
