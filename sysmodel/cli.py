@@ -163,7 +163,9 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
     if Path(a.trace).suffix not in (".csv", ".jsonl"):
         if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
             raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
-        return serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
+        trace = serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
+        _gaussian_within_context(a, trace)
+        return trace
     from sysmodel.cost.models import load_model
     from sysmodel.engines import traces
 
@@ -211,6 +213,31 @@ def _check_lengths(a: argparse.Namespace) -> None:
         )
 
 
+def _check_seed(a: argparse.Namespace) -> None:
+    """``--seed`` is refused where nothing is drawn (the fixed trace or a file, at its own arrival times or a
+    closed loop: an option that would do nothing); unset, it is 1."""
+    from sysmodel.engines.serving import L3_TRACES
+
+    if a.seed is not None and not (a.qps or a.trace == "gaussian" or a.trace in L3_TRACES):
+        raise ValueError(f"--seed: nothing random to seed (trace {a.trace}, no --qps)")
+    a.seed = 1 if a.seed is None else a.seed
+
+
+def _gaussian_within_context(a: argparse.Namespace, trace) -> None:
+    """A gaussian trace's drawn lengths past the model's context are refused, as its means are
+    (:func:`_check_lengths`): they were served silently, where a trace file's are skipped and counted."""
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines.serving import GAUSSIAN_STD
+
+    context = load_model(a.model).context
+    over = int((trace.prompt + trace.output > context).sum()) if a.trace == "gaussian" and context else 0
+    if over:
+        raise ValueError(
+            f"--prompt, --output: {over} of the {len(trace)} gaussian requests (std {GAUSSIAN_STD:.0%} of the means) "
+            f"exceed {a.model}'s context of {context} tokens; lower the means"
+        )
+
+
 def _no_repeats(values: list, option: str) -> None:
     """A value given twice (``--qps 1,1``, ``--systems gpu,gpu``) would run twice and overwrite its own files."""
     seen = [v for i, v in enumerate(values) if v in values[:i]]
@@ -223,7 +250,8 @@ def _run_block(a: argparse.Namespace, trace, qps: float | None, sched: dict, par
     from sysmodel import runinfo
     from sysmodel.engines.serving import L3_TRACES
 
-    load = runinfo.arrivals(_trace_file(a), qps, getattr(a, "concurrency", None))
+    timed = _trace_file(a) and bool(trace.arrival.any())  # a file without arrival_s: every request at t = 0
+    load = runinfo.arrivals(timed, qps, getattr(a, "concurrency", None))
     own = _trace_file(a) or a.trace in L3_TRACES  # a trace with its own lengths
     generated = {} if own else {"prompt": a.prompt, "output": a.output}
     return runinfo.block(a.model, a.trace, trace, load, qps, a.seed, a.max_batch, sched, par, **generated, **extra)
@@ -335,6 +363,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
     _no_repeats(qps, "--qps")
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
+    _check_seed(a)
     system = systems.build(a.system, a.model, _system_settings(a))
     _check_lengths(a)
     if a.profile is not None:
@@ -433,6 +462,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     load_model(a.model)
     _check_lengths(a)
+    _check_seed(a)
     sched, par = _scheduling(a), _parallel(a)
     with out_dir(a, Path("build/compare")) as out:
         trace = load_requests(a, a.qps, "compare")
@@ -528,6 +558,8 @@ def cmd_hermes(a: argparse.Namespace) -> int:
 
     if a.trace and (a.batch is not None or a.seed is not None):
         raise ValueError("--batch, --seed: for generated traces; a trace file has its own sequences")
+    if a.host and a.multipliers is not None:
+        raise ValueError("--multipliers: Hermes-host computes the cold neurons on the CPU; no NDP multipliers")
     with progress(0, "hermes: loading the model") as bar:
         from sysmodel.cost.models import load_model
         from sysmodel.designs.hermes import model as hm
@@ -536,7 +568,7 @@ def cmd_hermes(a: argparse.Namespace) -> int:
         cfg = load_model(a.model)
         if a.policy not in hm.POLICIES:
             raise ValueError(f"--policy: {a.policy!r} not allowed; allowed: {', '.join(hm.POLICIES)}")
-        hw = hm.with_multipliers(hm.Hardware(), a.multipliers)
+        hw = hm.with_multipliers(hm.Hardware(), a.multipliers or hm.Hardware().multipliers)
         if a.trace:
             tr = wl.load_trace(a.trace, lambda t: hm.check_trace(cfg, t), bar)
         else:
@@ -578,8 +610,12 @@ def cmd_dram(a: argparse.Namespace) -> int:
     p = mm.replace(p, org=mm.replace(p.org, channels=1))
     if not 0 <= a.writes <= 1:
         raise ValueError(f"--writes: {a.writes} not allowed; a share in [0, 1]")
-    addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride, seed=a.seed)
-    writes = np.random.default_rng(a.seed).random(len(addrs)) < a.writes
+    addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride or 1, seed=a.seed or 0)  # names a bad pattern
+    if a.stride is not None and a.pattern != "strided":  # options that would do nothing are refused
+        raise ValueError(f"--stride: only for --pattern strided, not {a.pattern}")
+    if a.seed is not None and a.pattern != "random" and not a.writes:
+        raise ValueError(f"--seed: nothing random to seed (--pattern {a.pattern}, no --writes)")
+    writes = np.random.default_rng(a.seed or 0).random(len(addrs)) < a.writes
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None, age_cap=a.age_cap)
     print(
         f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
@@ -601,6 +637,7 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
     from sysmodel.designs.flash import bench
 
     threads = tuple(number_list(a.threads, "--threads", positive_int))
+    _no_repeats(list(threads), "--threads")  # each count measured twice, its rows printed twice
     with out_dir(a, bench.OUT) as out:
         res = bench.run(out, a.size << 20, threads=threads, seconds=a.seconds, progress=True)
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
@@ -666,7 +703,7 @@ def _trace_options(p: argparse.ArgumentParser, requests_help: str) -> None:
     p.add_argument("--prompt", type=positive_int, default=DEFAULT_TOKENS, help="prompt tokens (mean for gaussian)")
     p.add_argument("--output", type=positive_int, default=DEFAULT_TOKENS, help="output tokens (mean for gaussian)")
     _engine_options(p)
-    p.add_argument("--seed", type=seed, default=1, help="seed of generated traces and Poisson arrivals")
+    p.add_argument("--seed", type=seed, help="seed of generated traces and Poisson arrivals (default 1)")
     p.add_argument("--out", type=Path, help="output directory (its parent must exist)")
 
 
@@ -839,7 +876,6 @@ def _hermes_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--multipliers",
         type=positive_int,
-        default=256,
         help="GEMV multipliers per NDP core (default 256; at most the paper's DSE's largest)",
     )
 
@@ -851,10 +887,10 @@ def _dram_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
     p.add_argument("--pattern", default="streaming", help="streaming, random, strided")
     p.add_argument("--requests", type=positive_int, default=100000, help="bursts")
-    p.add_argument("--stride", type=positive_int, default=1, help="strided: bursts between requests")
+    p.add_argument("--stride", type=positive_int, help="strided: bursts between requests (default 1)")
     p.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     p.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
-    p.add_argument("--seed", type=seed, default=0, help="seed of random addresses and writes")
+    p.add_argument("--seed", type=seed, help="seed of random addresses and writes (default 0)")
     p.add_argument(
         "--age-cap",
         type=positive_int,

@@ -19,9 +19,10 @@ A config (TOML or YAML) names a sweep ``kind`` and a ``grid`` of lists; every co
     w = [32]; lanes = [8]; system = ["deca", "sw"]
 
 Configs are validated before anything runs: unknown kinds, keys, models or devices, empty grids, a
-bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run (weights plus
-KV cache over the devices' memory) is kept in the output with ``feasible`` false, the ``reason``, and no
-latency or throughput — the same reason the Python API raises as ``sysmodel.cost.stage.Infeasible``.
+bandwidth of zero — each a ValueError naming the field. A point that is valid but cannot run is kept in the
+output with ``feasible`` false, the ``reason``, and no latency or throughput: weights plus KV cache over the
+devices' memory (the reason the Python API raises as ``sysmodel.cost.stage.Infeasible``), or a ``kv_len``
+past the model's context (``serve`` refuses such lengths too).
 
 Executors: a local process pool by default (``--workers N``), or an existing Dask cluster
 (``--scheduler tcp://HOST:PORT``, ``dask.distributed``). A progress bar shows on a terminal only.
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from golden.deca_spec import LANES, W
 from sysmodel.cluster import client
+from sysmodel.engines.workload import USER_ENCODING, text_file
 from sysmodel.progress import progress
 from sysmodel.systems import Param
 
@@ -90,7 +92,10 @@ def load_config(path: Path) -> dict:
     """A TOML or YAML config, parsed (a syntax error names its line) and validated (:func:`validate`)."""
     if path.suffix not in (".yaml", ".yml", ".toml"):
         raise ValueError(f"config: {path.name} not allowed; a .toml, .yaml or .yml file")
-    text = path.read_text()
+    if not path.is_file():
+        raise ValueError(f"config: {path} {'is not a file' if path.exists() else 'does not exist'}")
+    with text_file("config", path):
+        text = path.read_text(USER_ENCODING)
     if path.suffix == ".toml":
         try:
             cfg = tomllib.loads(text)
@@ -115,7 +120,7 @@ def validate(cfg: dict) -> None:
     """Every key and value of every grid point against :data:`SCHEMA`, then what only a point can say (a
     format the PE's W rejects runs as infeasible, so it passes here)."""
     kind = cfg.get("kind")
-    if kind not in SCHEMA:
+    if not isinstance(kind, str) or kind not in SCHEMA:  # a YAML list or table is unhashable: a TypeError
         raise ValueError(f"kind: {kind!r} not allowed; allowed: {sorted(SCHEMA)}")
     grid = cfg.get("grid")
     if not isinstance(grid, dict) or not grid:
@@ -168,6 +173,8 @@ def run_point(kind: str, p: dict) -> dict:
             dev = replace(dev, mem_bw=q["mem_bw"])
         batch, kv_len, wbytes, gpus = q["batch"], q["kv_len"], q["wbytes"], q["gpus"]
         try:
+            if cfg.context and kv_len + 1 > cfg.context:  # the token decoded sits at position kv_len
+                raise Infeasible(f"{cfg.name}: {kv_len} + 1 tokens exceed its context of {cfg.context} tokens")
             require_fit(cfg, gpus * dev.mem_bytes, f"{gpus} x {q['device']}", batch, kv_len, wbytes)
         except Infeasible as e:
             return {**p, "feasible": False, "reason": str(e), "latency_ms": None, "tokens_per_s": None}
@@ -249,7 +256,10 @@ def sweep(cfg: dict, out: Path | None = None, workers: int | None = None, schedu
     if out is not None and not Path(out).parent.is_dir():  # a user's --out needs its directory
         check_dir(Path(out).parent, "--out")
         raise ValueError(f"--out: {Path(out).parent} does not exist (create it, or choose another directory)")
+    option = "--out" if out is not None else "out"  # the command line's, or the config's
     out = Path(out or cfg.get("out", f"build/sweeps/{cfg['kind']}.csv"))
+    if out.is_dir() or out.suffix not in (".csv", ".parquet"):  # a directory was Python's rename error
+        raise ValueError(f"{option}: {out} not allowed; a .csv or .parquet file")
     check_dir(out.parent, "--out", parents=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with progress(len(pts), f"sweep {cfg['kind']}") as bar:

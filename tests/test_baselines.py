@@ -53,11 +53,11 @@ def test_sweep_and_baseline_price_a_point_alike() -> None:
     point = {"model": "llama2-7b", "device": "a100-80g-sxm", "batch": 1, "kv_len": 1024}
     row = sweep.run_point("decode", point)
     assert row["latency_ms"] == pytest.approx(b.gpu_only("llama2-7b", batch=1, kv_len=1024).seconds * 1e3, rel=1e-12)
-    big = {"model": "llama2-7b", "device": "rtx4090", "batch": 128, "kv_len": 65536}
+    big = {"model": "llama3.1-8b", "device": "rtx4090", "batch": 128, "kv_len": 65536}  # within its 128K context
     row = sweep.run_point("decode", big)
     assert row["feasible"] is False and row["tokens_per_s"] is None
     with pytest.raises(Infeasible) as e:
-        b.gpu_only("llama2-7b", device="rtx4090", batch=128, kv_len=65536)
+        b.gpu_only("llama3.1-8b", device="rtx4090", batch=128, kv_len=65536)
     assert row["reason"] == str(e.value)
 
 

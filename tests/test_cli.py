@@ -235,6 +235,12 @@ def test_flash_predictor_refuses_nan_dumps(tmp_path, capsys) -> None:
     one_line(capsys, "pre has non-finite values")
 
 
+def test_flash_bench_threads_given_twice(tmp_path, capsys) -> None:
+    assert main(["flash-bench", "--threads", "1,4,1", "--out", str(tmp_path / "fb")]) == 2
+    one_line(capsys, "--threads: 1 given twice")  # it measured 1 thread twice, printing its row twice
+    assert not (tmp_path / "fb").exists()
+
+
 @pytest.mark.parametrize("seconds", ["0", "nan", "-1", "inf"])
 def test_flash_bench_seconds_must_be_positive(seconds, tmp_path, capsys) -> None:
     assert main(["flash-bench", "--seconds", seconds, "--out", str(tmp_path / "fb")]) == 2
@@ -332,6 +338,9 @@ def test_dram_checks_the_log_under_its_policy(tmp_path, capsys) -> None:
         (["--preset", "ddr3"], "preset: unknown 'ddr3'"),
         (["--pattern", "zigzag"], "pattern: unknown 'zigzag'"),
         (["--log", "/nonexistent-dir/x.csv"], "--log: /nonexistent-dir does not exist"),
+        # options that would do nothing (they were silently ignored)
+        (["--stride", "4"], "--stride: only for --pattern strided, not streaming"),
+        (["--pattern", "strided", "--seed", "3"], "--seed: nothing random to seed (--pattern strided, no --writes)"),
     ],
 )
 def test_dram_mistakes(args, needle, capsys) -> None:

@@ -256,8 +256,28 @@ def test_every_option_has_help_and_shows_its_default(capsys) -> None:
         (["serve", "--model", "llama2-7b", "--set", "devices=2.5"], "devices: '2.5' is not a whole number"),
         (["serve", "--model", "llama2-7b", "--set", "wbytes=x"], "wbytes: 'x' is not a number"),
         (["serve", "--model", "llama2-7b", "--seed", "-1"], "--seed: '-1' is not a whole number >= 0"),
+        # an option that would do nothing: the fixed trace at t = 0 draws nothing (the seed was ignored)
+        (["serve", "--model", "llama2-7b", "--seed", "5"], "--seed: nothing random to seed (trace fixed, no --qps)"),
+        (["compare", "--model", "llama2-7b", "--seed", "5"], "--seed: nothing random to seed"),
         (["serve", "--model", "llama2-7b", "--prompt", "5000"], "5000 + 128 tokens exceed llama2-7b's context of 4096"),
         (["compare", "--model", "llama2-7b", "--output", "4000"], "128 + 4000 tokens exceed llama2-7b's context"),
+        # drawn lengths past the context were served silently (22 of 50 here)
+        (
+            [
+                "serve",
+                "--model",
+                "llama2-7b",
+                "--trace",
+                "gaussian",
+                "--prompt",
+                "3800",
+                "--output",
+                "200",
+                "--requests",
+                "50",
+            ],
+            "22 of the 50 gaussian requests (std 25% of the means) exceed llama2-7b's context of 4096 tokens",
+        ),
         (
             ["serve", "--model", "llama2-70b", "--devices", "3"],
             "devices: 3 does not divide llama2-70b's 64 attention heads",
@@ -331,3 +351,19 @@ def test_single_token_requests_have_no_tbt_and_still_plot(tmp_path, capsys) -> N
     assert main([*COMPARE, "--output", "1", "--out", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "compare_latency.png").exists()
     capsys.readouterr()
+
+
+def test_a_pareto_front_of_one_system_is_marked(tmp_path, monkeypatch) -> None:
+    """When one system beats all on tokens/s and J/token its front is one point: a dashed line through it drew
+    nothing, the legend naming a front the plot did not show. Each front point is ringed."""
+    from sysmodel.report import compare as compare_report
+
+    figures = []
+    monkeypatch.setattr(compare_report, "save", lambda fig, plt, path: figures.append(fig) or path)
+    rows = [
+        {"system": s, "feasible": True, "joules_per_token": j, "throughput_tok_s": t, "tbt_p99_ms": 10.0}
+        for s, j, t in (("gpu", 1.0, 100.0), ("duplex", 0.5, 300.0), ("cpu", 3.0, 10.0))
+    ]
+    compare_report.plot(rows, "t", tmp_path)
+    (front,) = [ln for ln in figures[0].axes[0].get_lines() if ln.get_label() == "Pareto front"]
+    assert list(front.get_xdata()) == [0.5] and front.get_marker() == "o"

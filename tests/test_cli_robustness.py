@@ -3,6 +3,7 @@ modes of written files, a benchmark file larger than the disk, Ctrl-C while numb
 characterization records, and warnings on stderr. Every case runs the real command."""
 
 import contextlib
+import csv
 import http.server
 import json
 import os
@@ -321,3 +322,192 @@ def test_a_library_warning_is_one_line(tmp_path, capsys, monkeypatch) -> None:
         assert main(["serve", "--model", "llama2-7b", "--trace", str(trace), "--out", str(tmp_path)]) == 0
     err = one_line(capsys, "membound serve: warning: No artists with labels")
     assert err.endswith("(UserWarning)\n")
+
+
+# --- a new user's afternoon (session s10): mistakes that used to give a library's words, or none ------------
+
+_BINARY = b"\xff\xfe\x00garbage"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "option", "needle"),
+    [
+        ("t.csv", _BINARY, "--trace", "trace: {path}: not UTF-8 text"),  # was only the codec's message
+        ("p.csv", _BINARY, "--profile", "profile: {path}: not UTF-8 text"),
+        # a row longer than its header: the extra field used to be dropped unread
+        ("t.csv", b"arrival_s,prompt_tokens,output_tokens\n0,10,5,7\n", "--trace", "t.csv line 2: 4 fields"),
+        ("b.csv", b"Timestamp,Model,Request tokens,Response tokens\n0,x,10,5,9\n", "--trace", "b.csv line 2: 5 fields"),
+        # a misspelt arrival_s went unread: every request at t = 0, silently
+        ("t.csv", b"arrival,prompt_tokens,output_tokens\n0,10,5\n", "--trace", "no arrival_s, and ['arrival'] not"),
+        ("t.jsonl", b'{"t": 1, "prompt_tokens": 10, "output_tokens": 5}\n', "--trace", "no arrival_s, and ['t'] not"),
+        # an unclosed quote running into csv's field size limit was a traceback (csv.Error is no ValueError)
+        (
+            "t.csv",
+            b'arrival_s,prompt_tokens,output_tokens\n0,"10,5\n' + b"1,10,5\n" * 30000,
+            "--trace",
+            "{path}: not readable as CSV",
+        ),
+        (
+            "p.csv",
+            b'decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,"' + b"1" * 200000,
+            "--profile",
+            "{path}: not readable as CSV",
+        ),
+        # an existing file of another kind was told it could be "a file"
+        ("t.txt", b"prompt_tokens,output_tokens\n10,5\n", "--trace", "or a .csv or .jsonl file"),
+    ],
+    ids=[
+        "trace-binary",
+        "profile-binary",
+        "trace-long-row",
+        "burstgpt-long-row",
+        "arrival-misspelt",
+        "jsonl-arrival-misspelt",
+        "trace-unclosed-quote",
+        "profile-huge-field",
+        "trace-suffix",
+    ],
+)
+def test_a_bad_user_file_is_named(name, content, option, needle, tmp_path, capsys) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    args = ["serve", "--model", "llama2-7b", "--requests", "2", option, str(path), "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    one_line(capsys, needle.format(path=path))
+
+
+@pytest.mark.parametrize("system", ["hermes", "duplex"])
+def test_a_negative_seed_is_refused_by_name(system, tmp_path, capsys) -> None:
+    """numpy's generators refuse seeds < 0 with "expected non-negative integer", naming nothing."""
+    args = ["serve", "--system", system, "--model", "mixtral-8x7b" if system == "duplex" else "llama2-7b"]
+    assert main([*args, "--set", "seed=-1", "--requests", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "seed: '-1' not allowed; allowed: >= 0")
+
+
+def _npy(path: Path) -> None:
+    with path.open("wb") as f:  # through a handle: np.save would append .npy to the name
+        np.save(f, np.zeros((4, 4)))
+
+
+@pytest.mark.parametrize(
+    ("write", "needle"),
+    [
+        (_npy, "one .npy array, not an .npz archive"),  # was a traceback (an ndarray has no .files)
+        (lambda p: np.savez(p, x=np.zeros((4, 4)), pre=np.full((4, 8), "a")), "pre is <U1; finite floats"),  # too
+        (lambda p: p.write_text("x,active\n1,2\n"), "not an .npz archive (numpy.savez writes one)"),  # "pickled"
+    ],
+    ids=["npy", "text-pre", "csv"],
+)
+def test_flash_predictor_dump_mistakes(write, needle, tmp_path, capsys) -> None:
+    """The same .npz reader as Hermes' traces (sysmodel/designs/npz.py), each mistake in its own words."""
+    path = tmp_path / "d.npz"
+    write(path)
+    assert main(["flash-predictor", "--dump", str(path)]) == 2
+    one_line(capsys, f"activation dump {path}: {needle}")
+
+
+@pytest.mark.parametrize(
+    ("system", "setting", "needle"),
+    [
+        ("deca", "capacity_gb=0.5", "do not fit SPR-HBM's 0.5 GB"),  # was "0 GB"
+        ("flash", "dram_gb=0.5", "do not fit 0.5 GB of DRAM (--set dram_gb=0.5)"),  # was "0 GB ... half its memory"
+    ],
+)
+def test_a_capacity_too_small_is_said_as_set(system, setting, needle, tmp_path, capsys) -> None:
+    args = ["serve", "--system", system, "--model", "llama2-7b", "--set", setting, "--out", str(tmp_path)]
+    assert main(args) == 2
+    one_line(capsys, needle)
+
+
+def test_a_request_the_watermark_refuses_says_so(tmp_path, capsys) -> None:
+    """It used to say the system holds 0.1 GB next to its weights (66.5 GB: the rest kept free)."""
+    assert main(["serve", "--model", "llama2-7b", "--watermark", "0.999", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "the system holds 66.5 GB next to its weights, 0.1 GB of it above the watermark (0.999 kept")
+
+
+def test_a_default_that_does_not_fit_the_model_is_one_compare_row(tmp_path, capsys) -> None:
+    """L3's 8 GPUs cannot split Falcon-7B's 71 heads: that used to refuse the whole comparison (exit 2)."""
+    args = ["compare", "--model", "falcon-7b", "--systems", "gpu,l3", "--requests", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    rows = {r["system"]: r for r in csv.DictReader((tmp_path / "compare.csv").open())}
+    assert rows["gpu"]["feasible"] == "True" and rows["l3"]["feasible"] == "False"
+    assert rows["l3"]["reason"].startswith("tp: 8 does not divide falcon-7b's 71 attention heads")
+    assert rows["l3"]["throughput_tok_s"] == ""
+
+
+def test_a_trace_file_without_arrival_times_says_all_at_zero(tmp_path, capsys) -> None:
+    """``arrival_s`` is optional (every request at t = 0); the headline used to say "the file's arrival times"."""
+    path = tmp_path / "t.csv"
+    path.write_text("prompt_tokens,output_tokens\n10,5\n20,5\n")
+    assert main(["serve", "--model", "llama2-7b", "--trace", str(path), "--out", str(tmp_path / "o")]) == 0
+    assert "| t (all at t=0) |" in capsys.readouterr().out
+
+
+_BOM = b"\xef\xbb\xbf"  # Excel's "CSV UTF-8" and some editors start a file with it
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path) -> None:
+    """Read as plain UTF-8 the mark renamed the first column: a trace's arrival_s went unread (every request at
+    t = 0, silently), a profile's header, a sweep config and a model's config.json were refused."""
+    from sysmodel import sweep
+    from sysmodel.cost.models import load_model
+    from sysmodel.engines import profile, traces
+
+    (tmp_path / "t.csv").write_bytes(_BOM + b"arrival_s,prompt_tokens,output_tokens\r\n0,100,50\r\n1.5,20,5\r\n")
+    assert list(traces.load(tmp_path / "t.csv")[0].arrival) == [0.0, 1.5]
+    (tmp_path / "b.csv").write_bytes(_BOM + b"Timestamp,Model,Request tokens,Response tokens\n2,x,10,5\n4,x,10,5\n")
+    assert list(traces.load(tmp_path / "b.csv")[0].arrival) == [0.0, 2.0]
+    (tmp_path / "p.csv").write_bytes(_BOM + b"decode_reqs,decode_ctx,prefill_tokens,seconds\n1,1,0,1\n0,0,1,1\n")
+    assert profile.load(tmp_path / "p.csv")[0][0] == "decode_reqs"
+    (tmp_path / "c.toml").write_bytes(_BOM + b'kind = "decode"\n[grid]\nmodel = ["llama2-7b"]\ndevice = ["rtx4090"]\n')
+    assert sweep.load_config(tmp_path / "c.toml")["kind"] == "decode"
+    (tmp_path / "config.json").write_bytes(_BOM + Path("sysmodel/data/models/llama2-7b.json").read_bytes())
+    assert load_model(tmp_path / "config.json").params() == load_model("llama2-7b").params()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["hermes", "--model", "llama2-13b", "--host", "--multipliers", "64"], "--multipliers: Hermes-host computes"),
+        (["serve", "--system", "hermes", "--model", "llama2-13b", "--set", "host=true", "--set", "dimms=4"], "dimms=4"),
+    ],
+)
+def test_hermes_host_refuses_ndp_settings(args, needle, tmp_path, capsys) -> None:
+    """Hermes-host runs the cold neurons on the CPU: NDP multipliers and DIMMs changed nothing, silently."""
+    assert main([*args, *(["--out", str(tmp_path)] if args[0] == "serve" else [])]) == 2
+    one_line(capsys, needle, "Hermes-host computes the cold neurons on the CPU")
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        (["mode=gpu", "pim=bank"], "pim=bank: unused with mode gpu"),  # was named "GPU (Bank-PIM)", numbers as GPU
+        (["mode=gpu", "softmax_lanes=8"], "softmax_lanes=8: unused with mode gpu"),
+        (["seed=5", "routing={routing}"], "seed=5: unused with mode duplex+pe+et and a routing file"),
+    ],
+)
+def test_duplex_refuses_settings_that_change_nothing(settings, needle, tmp_path, capsys) -> None:
+    routing = tmp_path / "r.npy"
+    np.save(routing, np.tile([0, 1], (16, 1)))
+    sets = [x for s in settings for x in ("--set", s.format(routing=routing))]
+    assert main(["serve", "--system", "duplex", "--model", "mixtral-8x7b", *sets, "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, needle)
+
+
+def test_the_fewest_devices_that_fit_must_split_the_heads(tmp_path, capsys) -> None:
+    """Falcon-7B (71 heads) needs 2 T4s by memory: it ran on them with 35.5 heads each, silently."""
+    assert main(["serve", "--model", "falcon-7b", "--device", "t4-hermes", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "devices=0 (the fewest that fit): 2 does not divide falcon-7b's 71 attention heads")
+
+
+def test_a_missing_pipeline_link_lists_the_links(tmp_path, capsys) -> None:
+    """It pointed at `devices.LINKS`, a name in the code, not the names --pp-link takes."""
+    assert main(["serve", "--model", "llama2-7b", "--system", "cpu", "--pp", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "give one: --pp-link pcie4x16 | pcie5x16")
+
+
+def test_replicas_of_a_pipeline_are_named_with_it(tmp_path, capsys) -> None:
+    """Two replicas of a 2-stage pipeline were headed "GPU-only (1x a100-80g-sxm) x 2", the PP 2 dropped."""
+    args = ["serve", "--model", "llama2-7b", "--requests", "8", "--replicas", "2", "--pp", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("GPU-only (1x a100-80g-sxm), PP 2 x 2 (round-robin) |")

@@ -172,6 +172,10 @@ def test_layer_kind_reads_as_the_moe_flag() -> None:
     assert LayerKind(True, 4096) == 1 and not LayerKind(False) and LayerKind(False, 64).window == 64
 
 
+_LLAMA_7B = json.loads(Path("sysmodel/data/models/llama2-7b.json").read_text())
+_OPT_6_7B = json.loads(Path("sysmodel/data/models/opt-6.7b.json").read_text())  # learned positions
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -181,6 +185,22 @@ def test_layer_kind_reads_as_the_moe_flag() -> None:
         ({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
           "vocab_size": 10, "intermediate_size": 8, "hidden_act": "silu", "num_local_experts": 4},
          "field 'num_experts_per_tok' missing"),
+        # shapes transformers could not build: these used to load, with a 1365-wide head or 32 KV heads for 3
+        ({**_LLAMA_7B, "num_attention_heads": 3}, "field 'num_attention_heads' = 3 not allowed; it must divide"),
+        ({**_LLAMA_7B, "num_key_value_heads": 5}, "5 KV heads not allowed; they must divide the 32 attention heads"),
+        ({**_LLAMA_7B, "head_dim": -1}, "field 'head_dim' = -1 not allowed; a whole number >= 0"),
+        # a top-9 of 8 experts and a window of -5 tokens loaded (the window then capped every layer's KV below 0)
+        ({**_LLAMA_7B, "model_type": "mixtral", "num_local_experts": 8, "num_experts_per_tok": 9},
+         "field 'num_experts_per_tok' = 9 not allowed; at most the 8 experts"),
+        ({**_LLAMA_7B, "model_type": "mistral", "sliding_window": -5}, "field 'sliding_window' = -5 not allowed"),
+        # fields of the wrong type were tracebacks (TypeError) or read letter by letter
+        ({**_LLAMA_7B, "model_type": ["llama"]}, r"model_type \['llama'\] not supported"),
+        ({**_OPT_6_7B, "max_position_embeddings": "2048"}, "field 'max_position_embeddings' = '2048' not allowed"),
+        ({**_LLAMA_7B, "model_type": "gemma2", "layer_types": "sliding_attention"}, "field 'layer_types' not allowed"),
+        ({**_LLAMA_7B, "model_type": "qwen2", "use_sliding_window": True, "sliding_window": 64,
+          "max_window_layers": "x"}, "field 'max_window_layers' = 'x' not allowed"),
+        ({**_LLAMA_7B, "model_type": "qwen2_moe", "num_experts": 4, "num_experts_per_tok": 2,
+          "moe_intermediate_size": 64, "mlp_only_layers": 3}, "field 'mlp_only_layers' = 3 not allowed; a list"),
     ],
 )  # fmt: skip
 def test_loader_errors_name_the_field(tmp_path: Path, config: dict, message: str) -> None:

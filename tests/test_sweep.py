@@ -15,6 +15,8 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
     ("cfg", "msg"),
     [
         ({"kind": "train", "grid": {"x": [1]}}, r"kind: 'train' not allowed"),
+        ({"kind": ["decode"], "grid": {"x": [1]}}, r"kind: \['decode'\] not allowed"),  # was a TypeError
+        ({"kind": {"a": 1}}, r"kind: \{'a': 1\} not allowed"),
         ({"kind": "decode"}, r"grid: missing or empty"),
         ({"kind": "decode", "grid": {"colour": [1]}}, r"grid.colour: unknown for kind decode"),
         ({"kind": "decode", "grid": {"model": []}}, r"grid.model: must be a non-empty list"),
@@ -113,7 +115,7 @@ def test_dask_executor_matches_the_process_pool(tmp_path) -> None:
     cfg = {
         "kind": "decode",
         "grid": {
-            "model": ["llama2-7b"],
+            "model": ["llama3.1-8b"],  # a 128K context: 64K tokens are within it
             "device": ["rtx4090", "a100-80g-sxm"],
             "batch": [1, 128, *range(2, 100)],
             "kv_len": [65536],
@@ -126,7 +128,8 @@ def test_dask_executor_matches_the_process_pool(tmp_path) -> None:
         remote = sweep.sweep(cfg, tmp_path / "dask.csv", scheduler=cluster.scheduler_address).read_bytes()
     assert remote == local
     rows = list(csv.DictReader((tmp_path / "local.csv").open()))
-    # 64K tokens of KV (34 GB) overflow the 4090 at batch 1; at batch 128 (4.4 TB) every device
+    # 64K tokens of KV (8.6 GB) beside 16 GB of weights overflow the 4090 at batch 1; at batch 128 (1.1 TB)
+    # every device
     assert [r["feasible"] for r in rows if r["batch"] in ("1", "128")] == ["False", "True", "False", "False"]
 
 
@@ -140,10 +143,32 @@ def test_chunk_size() -> None:
     ]
 
 
-def test_cli_errors_are_one_line(tmp_path, capsys) -> None:
-    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (None, "config: {path} does not exist"),  # was Python's "[Errno 2] No such file or directory"
+        (b"\xff\xfe\x00", "config: {path}: not UTF-8 text"),  # was only the codec's message
+    ],
+    ids=["missing", "binary"],
+)
+def test_cli_errors_are_one_line(content, needle, tmp_path, capsys) -> None:
+    path = tmp_path / "c.toml"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["sweep", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "missing.toml" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and needle.format(path=path) in err and "Traceback" not in err
+
+
+def test_a_context_past_the_models_is_infeasible(tmp_path) -> None:
+    """A decode step past ``max_position_embeddings`` is flagged, not given a latency: Llama 2 (4096 tokens)
+    at 8191 + 1 used to get one on 8 A100s, where ``serve`` refuses the same lengths."""
+    cfg = {"kind": "decode", "grid": {"model": ["llama2-7b"], "device": ["a100-80g-sxm"], "gpus": [8]}}
+    cfg["grid"]["kv_len"] = [4095, 4096, 8191]
+    rows = list(csv.DictReader(sweep.sweep(cfg, tmp_path / "out.csv", workers=1).open()))
+    assert [r["feasible"] for r in rows] == ["True", "False", "False"]
+    assert rows[1]["reason"] == "llama2-7b: 4096 + 1 tokens exceed its context of 4096 tokens"
+    assert rows[2]["latency_ms"] == rows[2]["tokens_per_s"] == ""
 
 
 def test_a_model_may_be_a_config_path(tmp_path) -> None:
@@ -214,3 +239,14 @@ def test_a_points_defaults_are_the_schemas_and_equal_the_engines() -> None:
     full = {**given, **sweep.defaults("decode")}
     assert sweep.run_point("decode", given)["latency_ms"] == sweep.run_point("decode", full)["latency_ms"]
     assert sweep.run_point("deca", {})["tflops"] == sweep.run_point("deca", sweep.defaults("deca"))["tflops"]
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"), [("", "not allowed"), ("x.json", "x.json not allowed; a .csv or .parquet")]
+)
+def test_out_is_a_csv_or_parquet_file(name, needle, tmp_path, capsys) -> None:
+    """A directory gave Python's rename error naming a temporary file; x.json got CSV text."""
+    assert main(["sweep", str(EXAMPLES / "decode.toml"), "--out", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out: {tmp_path / name}" in err and needle in err
+    assert list(tmp_path.iterdir()) == []

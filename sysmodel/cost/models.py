@@ -278,13 +278,24 @@ def _whole(c: dict, keys: tuple[str, ...], where: str, default: int | None = Non
     return v
 
 
+def _layer_list(c: dict, key: str, layers: int, where: str) -> list[int]:
+    """A config's list of layer indices (absent or null: none), each a whole number below ``layers``."""
+    v = c.get(key) or []
+    if not (isinstance(v, list) and all(type(i) is int and 0 <= i < layers for i in v)):
+        raise ConfigError(f"model: {where}: field {key!r} = {v!r} not allowed; a list of layers 0 to {layers - 1}")
+    return v
+
+
 def _moe(c: dict, family: str, layers: int, where: str) -> dict:
     """Routed and shared experts, and which layers stay dense, by each family's rule in transformers."""
     experts = _whole(c, ("num_local_experts", "num_experts", "n_routed_experts"), where, 1)
     if experts == 1:
         return {}
     if family in QWEN_MOE:  # Qwen2MoeDecoderLayer: MoE unless in mlp_only_layers or (i + 1) % step != 0
-        step, only = _whole(c, ("decoder_sparse_step",), where, 1), set(c.get("mlp_only_layers") or ())
+        step, only = (
+            _whole(c, ("decoder_sparse_step",), where, 1),
+            set(_layer_list(c, "mlp_only_layers", layers, where)),
+        )
         dense = [i for i in range(layers) if i in only or (i + 1) % step]
     elif family in DEEPSEEK:  # DeepseekV3DecoderLayer: MoE from first_k_dense_replace on, every moe_layer_freq
         first, freq = _whole(c, ("first_k_dense_replace",), where, 0, 0), _whole(c, ("moe_layer_freq",), where, 1)
@@ -298,24 +309,33 @@ def _moe(c: dict, family: str, layers: int, where: str) -> dict:
     shared = _whole(c, ("n_shared_experts",), where, 0, 0) * width or _whole(
         c, ("shared_expert_intermediate_size",), where, 0, 0
     )
+    top_k = _whole(c, ("num_experts_per_tok",), where)
+    if top_k > experts:
+        raise ConfigError(
+            f"model: {where}: field 'num_experts_per_tok' = {top_k} not allowed; at most the {experts} experts"
+        )
     return {
         "experts": experts,
-        "top_k": _whole(c, ("num_experts_per_tok",), where),
+        "top_k": top_k,
         "dense_layers": tuple(dense),
         "shared_intermediate": shared,
         **({"intermediate": width, "dense_intermediate": c.get("intermediate_size") or 0} if width else {}),
     }
 
 
-def _sliding(c: dict, family: str, layers: int) -> dict:
+def _sliding(c: dict, family: str, layers: int, where: str) -> dict:
     """Sliding-window layers: ``layer_types`` where the config lists them, else each family's rule."""
-    window = c.get("sliding_window") or 0
+    window = _whole(c, ("sliding_window",), where, 0, 0)
     if c.get("layer_types"):
-        chosen = [i for i, t in enumerate(c["layer_types"]) if t == "sliding_attention"]
+        types = c["layer_types"]
+        if not (isinstance(types, list) and len(types) == layers and all(isinstance(t, str) for t in types)):
+            raise ConfigError(f"model: {where}: field 'layer_types' not allowed; a list of {layers} names, one a layer")
+        chosen = [i for i, t in enumerate(types) if t == "sliding_attention"]
     elif family == "gemma2":  # Gemma2DecoderLayer: even layers slide
         chosen = list(range(0, layers, 2))
     elif family.startswith("qwen"):  # Qwen2: with use_sliding_window, the layers from max_window_layers on
-        chosen = list(range(c.get("max_window_layers") or 0, layers)) if c.get("use_sliding_window") else []
+        first = _whole(c, ("max_window_layers",), where, 0, 0)
+        chosen = list(range(first, layers)) if c.get("use_sliding_window") else []
     elif family in ("mistral", "mixtral", "phi3"):
         chosen = list(range(layers))
     else:
@@ -345,10 +365,24 @@ def _kv_heads(c: dict, family: str, heads: int, where: str) -> int:
     return _whole(c, ("num_key_value_heads",), where, heads)
 
 
+def _heads(c: dict, family: str, heads: int, hidden: int, where: str) -> dict:
+    """KV heads and an explicit head width, refused where transformers' attention could not be built: query
+    heads that do not split the hidden size (without a ``head_dim``), KV heads that do not group them."""
+    kv, head_size = _kv_heads(c, family, heads, where), _whole(c, ("head_dim",), where, 0, 0)
+    if not head_size and family not in DEEPSEEK and hidden % heads:  # MLA sets its own head width
+        raise ConfigError(
+            f"model: {where}: field {SIZE_KEYS['heads'][0]!r} = {heads} not allowed; it must divide the hidden "
+            f"size {hidden} when no head_dim is given"
+        )
+    if heads % kv:
+        raise ConfigError(f"model: {where}: {kv} KV heads not allowed; they must divide the {heads} attention heads")
+    return {"kv_heads": kv, "head_size": head_size}
+
+
 def from_config(c: dict, name: str, where: str) -> ModelConfig:
     """A :class:`ModelConfig` from the fields of a Hugging Face config.json (module docstring)."""
     family = c.get("model_type")
-    if family not in FAMILIES:
+    if not isinstance(family, str) or family not in FAMILIES:  # a list or table: unhashable
         raise ConfigError(f"model: {where}: model_type {family!r} not supported; supported: {', '.join(FAMILIES)}")
     fam = FAMILIES[family]
     size = {k: _whole(c, keys, where) for k, keys in SIZE_KEYS.items()}
@@ -357,10 +391,10 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
     tied = c.get("tie_word_embeddings")
     extra = {
         **_moe(c, family, layers, where),
-        **_sliding(c, family, layers),
+        **_sliding(c, family, layers, where),
         **(_mla(c, where) if family in DEEPSEEK else {}),
     }
-    positions = c.get(fam.positions, 0) + fam.position_offset if fam.positions else 0
+    positions = _whole(c, (fam.positions,), where, 0, 0) + fam.position_offset if fam.positions else 0
     return ModelConfig(
         **{
             "name": name,
@@ -369,7 +403,7 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
             "intermediate": _whole(
                 c, ("intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size"), where, default_ffn
             ),
-            "kv_heads": _kv_heads(c, family, size["heads"], where),
+            **_heads(c, family, size["heads"], hidden, where),
             "activation": str(
                 _field(
                     c,
@@ -383,7 +417,6 @@ def from_config(c: dict, name: str, where: str) -> ModelConfig:
             "learned_positions": positions,
             "biases": bool(c.get("bias", False)) if family == "falcon" else fam.biases,
             "qkv_bias": family in ("qwen2", "qwen2_moe") or bool(c.get("attention_bias", False)),
-            "head_size": c.get("head_dim") or 0,
             "context": _whole(c, ("max_position_embeddings", "n_positions"), where, 0, 0),
             **extra,
         }
@@ -407,7 +440,7 @@ def load_model(name: str | Path) -> ModelConfig:
     elif not path.is_file():
         raise ValueError(f"model: {path} does not exist")
     try:
-        c = json.loads(path.read_text())
+        c = json.loads(path.read_text("utf-8-sig"))  # a byte-order mark some editors write, dropped
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"model: {path}: not JSON ({e})") from None
     if not isinstance(c, dict):

@@ -453,15 +453,22 @@ def fewest_devices(model: str, device: str, wbytes: float = 2.0) -> int:
 def tp_devices(model: str, devices: int, option: str = "devices", most: int = 64) -> int:
     """A user's tensor-parallel device count, refused unless it splits the attention heads evenly: each device
     computes whole heads (vLLM refuses the same: ``ModelConfig.verify_with_parallel_config``). The papers'
-    own settings (Hermes' TensorRT-LLM on 5 GPUs) build their systems directly, unchecked."""
+    own settings (Hermes' TensorRT-LLM on 5 GPUs) build their systems directly, unchecked. Infeasible, not a
+    plain ValueError: a default that does not fit the model (L3's 8 GPUs on Falcon-7B's 71 heads) is one
+    ``compare`` row saying so, not the whole comparison refused."""
     heads = load_model(model).heads
     if heads % devices:
         ok = ", ".join(str(d) for d in range(1, min(heads, most) + 1) if heads % d == 0)
-        raise ValueError(
+        raise Infeasible(
             f"{option}: {devices} does not divide {model}'s {heads} attention heads (tensor parallelism gives "
             f"each device whole heads); allowed: {ok}"
         )
     return devices
+
+
+def _tensor_parallel(model: str, devices: int, fewest: int) -> int:
+    """``devices``, or with 0 the ``fewest`` that fit: either checked against the heads (:func:`tp_devices`)."""
+    return tp_devices(model, devices) if devices else tp_devices(model, fewest, "devices=0 (the fewest that fit)")
 
 
 _DEVICES = (
@@ -504,7 +511,7 @@ def _device(default: str) -> Param:
     (_device("a100-80g-sxm"), *_DEVICES, Param("wbytes", 2.0, "bytes per weight", minimum=0.125), *EFFICIENCY),
 )
 def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) -> GpuOnly:
-    n = tp_devices(model, devices) if devices else fewest_devices(model, device, wbytes)
+    n = _tensor_parallel(model, devices, fewest_devices(model, device, wbytes))
     return GpuOnly(model, device, n, wbytes, device_profile(efficiency, device))
 
 
@@ -519,7 +526,7 @@ def _gpu(model: str, device: str, devices: int, wbytes: float, efficiency: str) 
     ),
 )
 def _hbm_pim(model: str, device: str, devices: int, factor: float, efficiency: str) -> HbmPim:
-    n = tp_devices(model, devices) if devices else fewest_devices(model, device)
+    n = _tensor_parallel(model, devices, fewest_devices(model, device))
     return HbmPim(model, device, n, factor, eff=device_profile(efficiency, device))
 
 

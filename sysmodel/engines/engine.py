@@ -686,7 +686,13 @@ def admissible(trace: Trace, system: System, pol: Scheduler, oversize: str, long
         raise Infeasible(
             f"{system.name}: request {i} ({trace.prompt[i]} + {need[i] / per_tok - trace.prompt[i]:.0f} tokens) needs "
             f"{need[i] / 1e9:.1f} GB "
-            f"of KV cache; the system holds {room / 1e9:.1f} GB next to its weights"
+            f"of KV cache; the system holds {cap / 1e9:.1f} GB next to its weights"
+            # the watermark said when it is what refuses the request
+            + (
+                f", {room / 1e9:.1f} GB of it above the watermark ({pol.watermark:g} kept free)"
+                if need[i] <= cap
+                else ""
+            )
         )
     return trace, rejected
 

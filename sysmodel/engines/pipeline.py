@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysmodel.cost.devices import Link, get_link
+from sysmodel.cost.devices import LINKS, Link, get_link
 from sysmodel.cost.energy import Usage, joules
 from sysmodel.cost.models import StageShape
 from sysmodel.cost.stage import ACT_BYTES
@@ -43,7 +43,8 @@ def default_link(system: System) -> str:
     link = getattr(getattr(system, "device", None), "link", None)
     if link is None:
         raise PipelineUnsupported(
-            f"pp_link: system {system.name} names no device interconnect; give one (--pp-link NAME, devices.LINKS)"
+            f"pp_link: system {system.name} names no device interconnect; give one: --pp-link "
+            f"{' | '.join(LINKS)}"  # the names, not the module that holds them
         )
     return link
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from sysmodel.cost.models import StageShape
 from sysmodel.cost.stage import Infeasible
+from sysmodel.engines.workload import USER_ENCODING, text_file
 from sysmodel.systems import Area, Provenance, System
 
 LEGACY = ("decode_reqs", "decode_ctx", "prefill_tokens", "seconds")
@@ -132,7 +133,7 @@ def load(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"profile: {path} does not exist")
-    with path.open(newline="") as f:
+    with text_file("profile", path), path.open(newline="", encoding=USER_ENCODING) as f:
         reader = csv.DictReader(f)
         header = tuple(c.strip() for c in reader.fieldnames or ())
         if header not in (COLUMNS, LEGACY):

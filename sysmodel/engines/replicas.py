@@ -138,7 +138,8 @@ def run(
         pooled = parts[0][1]
     else:
         counts = [len(idx) for idx, _ in parts]
-        pooled = _merge(trace, system.name, parts, replicas, router, counts)
+        name = f"{system.name}, PP {pp}" if pp > 1 else system.name  # each replica's own name, as one replica's
+        pooled = _merge(trace, name, parts, replicas, router, counts)
     pooled.meta["rejected"] = rejected
     return pooled, [r for runs in each for r in runs]
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sysmodel.engines.serving import TRACE_COLUMNS, Trace, load_trace
+from sysmodel.engines.workload import USER_ENCODING, checked_row, text_file
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _object(text: str, line: int, name: str) -> dict:
 
 def _header(path: Path) -> list[str]:
     """A CSV's header, or the keys of a JSONL file's first object."""
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding=USER_ENCODING) as f:
         if path.suffix == ".csv":
             return next(csv.reader(f), [])
         for i, ln in enumerate(f, 1):
@@ -113,9 +114,9 @@ def _header(path: Path) -> list[str]:
 
 def _records(path: Path) -> Iterator[tuple[int, dict]]:
     """(line, row) of every request row."""
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding=USER_ENCODING) as f:
         if path.suffix == ".csv":
-            yield from enumerate(csv.DictReader(f), 2)
+            yield from ((i, checked_row(r, i, path.name)) for i, r in enumerate(csv.DictReader(f), 2))
         else:
             yield from ((i, _object(ln, i, path.name)) for i, ln in enumerate(f, 1) if ln.strip())
 
@@ -184,14 +185,15 @@ def load(
         raise ValueError(f"trace: {path} does not exist")
     if path.suffix not in (".csv", ".jsonl"):
         raise ValueError(f"trace: {path.name} not allowed; a .csv or .jsonl file")
-    fmt = detect(_header(path), path.name)
-    if fmt is FORMATS["membound"]:  # the kit's own format: every row must be servable (an error otherwise)
-        if where:
-            raise ValueError("--trace-where: only for the public trace formats (Azure, BurstGPT, Mooncake)")
-        base = load_trace(path)
-        times, prompt, output, loaded = base.arrival, base.prompt, base.output, Loaded(fmt.name, len(base))
-    else:
-        times, prompt, output, loaded = _read(path, fmt, where or [])
+    with text_file("trace", path):
+        fmt = detect(_header(path), path.name)
+        if fmt is FORMATS["membound"]:  # the kit's own format: every row must be servable (an error otherwise)
+            if where:
+                raise ValueError("--trace-where: only for the public trace formats (Azure, BurstGPT, Mooncake)")
+            base = load_trace(path)
+            times, prompt, output, loaded = base.arrival, base.prompt, base.output, Loaded(fmt.name, len(base))
+        else:
+            times, prompt, output, loaded = _read(path, fmt, where or [])
     keep = _select(times, prompt, output, window, context, loaded)
     if not keep.any():
         raise ValueError(f"{path.name}: no request left ({_account(loaded)})")

@@ -11,9 +11,11 @@ field.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,7 +133,9 @@ def make_trace(
         mi, si, mo, so = L3_TRACES[kind]
         p, o = lognormal_lengths(rng, mi, si, n, cap), lognormal_lengths(rng, mo, so, n, cap)
     else:
-        raise ValueError(f"trace: unknown {kind!r}; allowed: fixed, gaussian, {', '.join(L3_TRACES)}, or a file")
+        raise ValueError(
+            f"trace: unknown {kind!r}; allowed: fixed, gaussian, {', '.join(L3_TRACES)}, or a .csv or .jsonl file"
+        )
     arrival = np.zeros(n) if qps is None else poisson_arrivals(rng, qps, n)
     return Trace(arrival, p, o, kind if qps is None else f"{kind}@{qps:g}qps")
 
@@ -146,6 +150,33 @@ def _whole(value, line: int, name: str, where: str, minimum: int) -> int:
     return int(v)
 
 
+# a user's text files (traces, profiles, sweep configs): UTF-8, a leading byte-order mark dropped (Excel's
+# "CSV UTF-8" writes one; read as plain UTF-8 it renamed the first column, and arrival_s went unread)
+USER_ENCODING = "utf-8-sig"
+
+
+@contextlib.contextmanager
+def text_file(what: str, path: Path) -> Iterator[None]:
+    """Reading a user's text file: bytes that are not UTF-8 (a binary, another encoding), or CSV the csv module
+    cannot split (an unclosed quote running into a field over its size limit), are an error naming ``what``
+    and the file, not the library's message alone (csv.Error is no ValueError: it was a traceback)."""
+    try:
+        yield
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what}: {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except csv.Error as e:
+        raise ValueError(f"{what}: {path}: not readable as CSV ({e}; an unclosed quote?)") from None
+
+
+def checked_row(row: dict, line: int, where: str) -> dict:
+    """A CSV row, refused when it has more fields than the header names (csv.DictReader files them under
+    None, where they would be dropped unread)."""
+    if None in row:
+        given, named = len(row) - 1 + len(row[None]), len(row) - 1
+        raise ValueError(f"{where} line {line}: {given} fields; the header names {named}")
+    return row
+
+
 def load_trace(path: Path) -> Trace:
     """A CSV (header ``arrival_s,prompt_tokens,output_tokens``; ``arrival_s`` optional, default 0) or
     JSONL file (one object per line with those keys) of requests, sorted by arrival."""
@@ -154,19 +185,19 @@ def load_trace(path: Path) -> Trace:
         raise ValueError(f"trace: {path} does not exist")
     rows: list[tuple[int, dict]] = []
     if path.suffix == ".jsonl":
-        for i, ln in enumerate(path.read_text().splitlines(), 1):
+        for i, ln in enumerate(path.read_text(USER_ENCODING).splitlines(), 1):
             if ln.strip():
                 try:
                     rows.append((i, json.loads(ln)))
                 except json.JSONDecodeError as e:
                     raise ValueError(f"{path.name} line {i}: not a JSON object ({e.msg})") from None
     elif path.suffix == ".csv":
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding=USER_ENCODING) as f:
             reader = csv.DictReader(f)
             missing = set(TRACE_COLUMNS[1:]) - set(reader.fieldnames or [])
             if missing:
                 raise ValueError(f"{path.name} line 1: missing columns {sorted(missing)}; need {TRACE_COLUMNS}")
-            rows = [(i, r) for i, r in enumerate(reader, 2)]
+            rows = [(i, checked_row(r, i, path.name)) for i, r in enumerate(reader, 2)]
     else:
         raise ValueError(f"trace: {path.name} not allowed; a .csv or .jsonl file")
     if not rows:
@@ -175,6 +206,12 @@ def load_trace(path: Path) -> Trace:
     for i, r in rows:
         if not isinstance(r, dict):
             raise ValueError(f"{path.name} line {i}: not a JSON object")
+        unread = sorted(set(r) - set(TRACE_COLUMNS))
+        if "arrival_s" not in r and unread:  # a misspelt arrival_s would silently mean every request at t = 0
+            raise ValueError(
+                f"{path.name} line {i}: no arrival_s, and {unread} not read; name the arrival times arrival_s (or "
+                "leave only prompt_tokens, output_tokens: every request at t = 0)"
+            )
         a = r.get("arrival_s", 0) or 0
         try:
             a = float(a)

@@ -95,7 +95,18 @@ def plot(rows: list[dict], title: str, out: Path, stem: str = "compare") -> list
                 linewidths=1.4,
             )
         if name == "energy" and front:
-            ax.plot([r[xk] for r in front], [r[yk] for r in front], "k--", lw=0.8, label="Pareto front", zorder=2)
+            # a ring on each front point: a front of one system (one dominates all) draws no line
+            ax.plot(
+                [r[xk] for r in front],
+                [r[yk] for r in front],
+                "k--o",
+                lw=0.8,
+                ms=12,
+                mfc="none",
+                mew=0.8,
+                label="Pareto front",
+                zorder=2,
+            )
         if shown:
             log_axis(ax.xaxis)
             log_axis(ax.yaxis)

@@ -64,7 +64,7 @@ class DecaSystem:
         if self.kv_capacity() <= 0:
             raise Infeasible(
                 f"{model} at {self.kernel.label}: {self.weight_bytes / 1e9:.0f} GB of weights do not "
-                f"fit {machine}'s {self.capacity / 1e9:.0f} GB (DECA §7 simulates a larger HBM for such "
+                f"fit {machine}'s {self.capacity / 1e9:.3g} GB (DECA §7 simulates a larger HBM for such "
                 "formats: --set capacity_gb=...)"
             )
 

@@ -29,7 +29,7 @@ from sysmodel.systems import Param, register
         Param("nodes", 0, "nodes (0: Table I's for the paper's models, else 1)", minimum=0, maximum=64),
         Param("devices", 0, "devices per node (0: Table I's, else 4)", minimum=0, maximum=8),
         Param("routing", "", "MoE routing trace (.npy (tokens, top_k) or .npz 'experts'); uniform when empty"),
-        Param("seed", 1, "uniform routing seed"),
+        Param("seed", 1, "uniform routing seed", minimum=0),  # numpy generators take seeds >= 0
         Param(
             "softmax_lanes",
             SOFTMAX_LANES,
@@ -56,6 +56,14 @@ def _duplex(
 
     from sysmodel.designs.duplex.model import DuplexSystem
 
+    given = (  # (name, value, default, whether this configuration reads it)
+        ("pim", pim, "logic", mode != "gpu"),
+        ("softmax_lanes", softmax_lanes, SOFTMAX_LANES, mode != "gpu"),
+        ("seed", seed, 1, not routing),
+    )
+    unused = [f"{k}={v}" for k, v, default, read in given if v != default and not read]
+    if unused:  # settings that would do nothing
+        raise ValueError(f"{', '.join(unused)}: unused with mode {mode}{' and a routing file' if routing else ''}")
     return DuplexSystem(
         model,
         mode,

@@ -197,7 +197,8 @@ class FlashSystem:
         if self.kv_capacity() <= 0:
             raise Infeasible(
                 f"{model}: the resident {self.resident_bytes / 1e9:.1f} GB (window, attention, head) do "
-                f"not fit {self.dram / 1e9:.0f} GB of DRAM ({self.device.name}, half its memory)"
+                f"not fit {self.dram / 1e9:.3g} GB of DRAM "
+                f"({f'--set dram_gb={dram_gb:g}' if dram_gb else f'{self.device.name}, half its memory'})"
             )
 
     @property

@@ -24,6 +24,7 @@ import numpy as np
 from scipy.stats import norm
 
 from sysmodel.designs.flash import paper
+from sysmodel.designs.npz import read_npz
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,12 @@ def synthetic(tokens: int, p: Synthetic = Synthetic(), seed: int = 0) -> Activat
 def load_dump(path: Path) -> Activations:
     """A user's activation dump: ``.npz`` with ``x`` (tokens, d_model) float predictor inputs and either
     ``active`` (tokens, d_ff) bool or ``pre`` (tokens, d_ff) float pre-activations (active = pre > 0)."""
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"activation dump: cannot read {path}: {e}") from None
+    data = read_npz(path, "activation dump")
     if "x" not in data or not ("active" in data or "pre" in data):
-        raise ValueError(f"activation dump {path}: needs 'x' and one of 'active' or 'pre'; has {data.files}")
+        raise ValueError(f"activation dump {path}: needs 'x' and one of 'active' or 'pre'; has {sorted(data)}")
     x = data["x"]
+    if "active" not in data and not np.issubdtype(data["pre"].dtype, np.number):
+        raise ValueError(f"activation dump {path}: pre is {data['pre'].dtype}; finite floats")
     act = data["active"] if "active" in data else data["pre"] > 0
     if x.ndim != 2 or act.ndim != 2 or x.shape[0] != act.shape[0]:
         raise ValueError(

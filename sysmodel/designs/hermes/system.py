@@ -24,7 +24,7 @@ from sysmodel.systems import Param, register
             choices=paper.POLICIES,
         ),
         Param("host", False, "Hermes-host: the CPU computes the cold neurons (PowerInfer-like)"),
-        Param("seed", 1, "activation trace seed"),
+        Param("seed", 1, "activation trace seed", minimum=0),  # numpy generators take seeds >= 0
         *EFFICIENCY,
     ),
     records=tuple(PAPER_RECORDS.items()),
@@ -32,4 +32,8 @@ from sysmodel.systems import Param, register
 def _hermes(model: str, dimms: int, multipliers: int, policy: str, host: bool, seed: int, efficiency: str):
     from sysmodel.designs.hermes.model import HermesSystem
 
+    given = (("dimms", dimms, paper.DIMMS), ("multipliers", multipliers, MULTIPLIERS))
+    unused = [f"{k}={v}" for k, v, default in given if v != default]
+    if host and unused:  # settings that would do nothing
+        raise ValueError(f"{', '.join(unused)}: Hermes-host computes the cold neurons on the CPU; no NDP-DIMMs")
     return HermesSystem(model, dimms, multipliers, policy, host, seed, device_profile(efficiency, paper.GPU))

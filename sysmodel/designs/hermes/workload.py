@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import re
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
 from sysmodel.designs.hermes import paper
+from sysmodel.designs.npz import read_npz
 
 BLOCKS = ("attn", "mlp")
 _X = np.linspace(-9, 9, 2001)  # quadrature grid for the N(0, 1) expectations below
@@ -288,30 +288,6 @@ def correlation_table(prev: np.ndarray, cur: np.ndarray, top: int = 2) -> np.nda
 _KEY = re.compile(r"(parents_)?layer(0|[1-9]\d*)_(\w+)")  # a trace file's array names besides prefill
 
 
-def _read(path: Path) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` at ``path``, read without unpickling: a trace file is data, never code."""
-    try:
-        data = np.load(path, allow_pickle=False)
-    except OSError as e:  # missing, unreadable, a directory
-        raise ValueError(f"trace: cannot read {path}: {e.strerror or e}") from None
-    except (ValueError, EOFError, zipfile.BadZipFile):  # neither an .npy nor a zip numpy can read
-        raise ValueError(f"trace {path}: not an .npz archive (numpy.savez writes one)") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"trace {path}: one .npy array, not an .npz archive of named arrays (numpy.savez)")
-    with data:
-        return {key: _member(data, key, path) for key in data.files}
-
-
-def _member(data: np.lib.npyio.NpzFile, key: str, path: Path) -> np.ndarray:
-    try:
-        a = data[key]
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile):  # Python objects (pickled) or damaged data
-        a = None
-    if not isinstance(a, np.ndarray):
-        raise ValueError(f"trace {path}: {key} is not an array of numbers or bools (objects or damaged data)")
-    return a
-
-
 def _split(arrays: dict[str, np.ndarray], path: Path) -> tuple[dict, dict]:
     """The activation and parents arrays by (layer, block); any other name than theirs and prefill refused."""
     acts: dict[tuple[int, str], np.ndarray] = {}
@@ -372,7 +348,7 @@ def load_trace(path: Path, check: Callable[[Trace], None] | None = None, bar: An
     ``check`` refuses (called before the profiling, which computes the correlation tables a file lacks;
     ``bar``, a progress bar, counts its layers)."""
     stage(bar, f"reading {path.name}")
-    arrays = _read(path)
+    arrays = read_npz(path, "trace")
     acts, parents = _split(arrays, path)
     _check_acts(acts, path)
     _check_parents(parents, acts, path)
