@@ -720,7 +720,8 @@ def render(data: dict) -> str:
             for h in data["history"]
         ]
         out.append("")
-    out += [*data.get("notes", [])]
+    for note in data.get("notes", []):  # a paragraph each
+        out += [note, ""]
     return "\n".join(out).rstrip() + "\n"
 
 
