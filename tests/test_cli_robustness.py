@@ -426,12 +426,14 @@ def test_a_request_the_watermark_refuses_says_so(tmp_path, capsys) -> None:
 
 
 def test_a_default_that_does_not_fit_the_model_is_one_compare_row(tmp_path, capsys) -> None:
-    """L3's 8 GPUs cannot split Falcon-7B's 71 heads: that used to refuse the whole comparison (exit 2)."""
-    args = ["compare", "--model", "falcon-7b", "--systems", "gpu,l3", "--requests", "2", "--out", str(tmp_path)]
+    """L3's 8 GPUs cannot split Falcon-7B's 71 heads: that used to refuse the whole comparison (exit 2). Nor can
+    Duplex's 4 xPUs of a node (it ran them at 17.75 heads each)."""
+    args = ["compare", "--model", "falcon-7b", "--systems", "gpu,l3,duplex", "--requests", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     rows = {r["system"]: r for r in csv.DictReader((tmp_path / "compare.csv").open())}
     assert rows["gpu"]["feasible"] == "True" and rows["l3"]["feasible"] == "False"
     assert rows["l3"]["reason"].startswith("tp: 8 does not divide falcon-7b's 71 attention heads")
+    assert rows["duplex"]["reason"].startswith("devices: 4 does not divide falcon-7b's 71 attention heads")
     assert rows["l3"]["throughput_tok_s"] == ""
 
 

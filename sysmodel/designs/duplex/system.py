@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from golden.duplex_spec import SOFTMAX_LANES
 from hw.duplex.cycles import PAPER_RECORDS
-from sysmodel.designs.baselines import EFFICIENCY, device_profile
+from sysmodel.designs.baselines import EFFICIENCY, device_profile, tp_devices
 from sysmodel.designs.duplex import paper
 from sysmodel.systems import Param, register
 
@@ -64,7 +64,7 @@ def _duplex(
     unused = [f"{k}={v}" for k, v, default, read in given if v != default and not read]
     if unused:  # settings that would do nothing
         raise ValueError(f"{', '.join(unused)}: unused with mode {mode}{' and a routing file' if routing else ''}")
-    return DuplexSystem(
+    system = DuplexSystem(
         model,
         mode,
         pim,
@@ -75,3 +75,5 @@ def _duplex(
         softmax_lanes,
         device_profile(efficiency, paper.XPU),
     )
+    tp_devices(model, system.devices, "devices", 8)  # a node's devices split the heads (tensor parallel)
+    return system
