@@ -26,12 +26,13 @@ def test_sysmodel_loads_no_amaranth() -> None:
     assert out.strip() == "[]", f"a sysmodel module loads Amaranth: {out}"
 
 
-def _sysmodel_files() -> dict[str, Path]:
-    """Module name -> source file of every system-model module."""
+def _sysmodel_files(packages: tuple[str, ...] = ("sysmodel",)) -> dict[str, Path]:
+    """Module name -> source file of every module of ``packages`` (the system model's by default)."""
     root = Path(sysmodel.__file__).parent.parent
     return {
         ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
-        for p in sorted((root / "sysmodel").rglob("*.py"))
+        for package in packages
+        for p in sorted((root / package).rglob("*.py"))
     }
 
 
@@ -100,9 +101,12 @@ LONG_FUNCTIONS = {  # (module, function) -> why it stays longer (the test fails 
 }
 
 
+CODE = ("hw", "golden", "tb", "sysmodel", "tests")  # every package of the layout holds to it
+
+
 def _long_functions() -> dict[tuple[str, str], int]:
-    """(module, qualified function name) -> lines (``def`` to its last line) of every system-model function
-    over :data:`MAX_LINES`, methods and nested functions included."""
+    """(module, qualified function name) -> lines (``def`` to its last line) of every function of the
+    :data:`CODE` packages over :data:`MAX_LINES`, methods and nested functions included."""
     found: dict[tuple[str, str], int] = {}
 
     def walk(node: ast.AST, module: str, prefix: str) -> None:
@@ -116,14 +120,14 @@ def _long_functions() -> dict[tuple[str, str], int]:
                 name += "."
             walk(child, module, name)
 
-    for module, path in _sysmodel_files().items():
+    for module, path in _sysmodel_files(CODE).items():
         walk(ast.parse(path.read_text()), module, "")
     return found
 
 
 def test_functions_fit_a_screen() -> None:
-    """Every system-model function is at most MAX_LINES long, but those LONG_FUNCTIONS names with a reason;
-    an allowed one that got short (or went) must leave the list too."""
+    """Every function (hardware, golden, testbenches, system model, tests) is at most MAX_LINES long, but those
+    LONG_FUNCTIONS names with a reason; an allowed one that got short (or went) must leave the list too."""
     found = _long_functions()
     over = {f"{m}.{f}: {n} lines" for (m, f), n in found.items() if (m, f) not in LONG_FUNCTIONS}
     assert not over, f"functions over {MAX_LINES} lines (split them into named helpers): {sorted(over)}"
