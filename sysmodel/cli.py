@@ -164,8 +164,7 @@ def load_requests(a: argparse.Namespace, qps: float | None, command: str):
         if a.time_scale != 1 or a.start or a.duration is not None or a.trace_where:
             raise ValueError("--time-scale, --start, --duration, --trace-where: only for a trace file")
         trace = serving.make_trace(a.trace, a.requests or 1000, a.seed, qps, a.prompt, a.output)
-        _gaussian_within_context(a, trace)
-        return trace
+        return _gaussian_within_context(a, trace, command)
     from sysmodel.cost.models import load_model
     from sysmodel.engines import traces
 
@@ -223,19 +222,25 @@ def _check_seed(a: argparse.Namespace) -> None:
     a.seed = 1 if a.seed is None else a.seed
 
 
-def _gaussian_within_context(a: argparse.Namespace, trace) -> None:
-    """A gaussian trace's drawn lengths past the model's context are refused, as its means are
-    (:func:`_check_lengths`): they were served silently, where a trace file's are skipped and counted."""
+def _gaussian_within_context(a: argparse.Namespace, trace, command: str):
+    """A gaussian trace without its draws past the model's context, skipped and counted on stderr as a trace
+    file's are (they were served silently); refused when every draw is past it. Its means are checked before
+    (:func:`_check_lengths`)."""
     from sysmodel.cost.models import load_model
-    from sysmodel.engines.serving import GAUSSIAN_STD
+    from sysmodel.engines import serving
 
     context = load_model(a.model).context
-    over = int((trace.prompt + trace.output > context).sum()) if a.trace == "gaussian" and context else 0
-    if over:
-        raise ValueError(
-            f"--prompt, --output: {over} of the {len(trace)} gaussian requests (std {GAUSSIAN_STD:.0%} of the means) "
-            f"exceed {a.model}'s context of {context} tokens; lower the means"
+    if a.trace != "gaussian" or not context:
+        return trace
+    keep = trace.prompt + trace.output <= context
+    over = f"{int((~keep).sum())} of the {len(trace)} gaussian requests (std {serving.GAUSSIAN_STD:.0%} of the means)"
+    if not keep.any():
+        raise ValueError(f"--prompt, --output: {over} exceed {a.model}'s context of {context} tokens")
+    if not keep.all():
+        print(
+            f"membound {command}: note: {over} exceed {a.model}'s context of {context} tokens: skipped", file=sys.stderr
         )
+    return serving.Trace(trace.arrival[keep], trace.prompt[keep], trace.output[keep], trace.name)
 
 
 def _no_repeats(values: list, option: str) -> None:
