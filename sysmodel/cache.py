@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -114,10 +115,19 @@ def key(name: str, inputs: Any, modules: Iterable[str]) -> str:
     for path in closure(modules):
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(code(path.read_text()).encode())
+    for path in _plugins(modules):
+        h.update(code(path.read_text()).encode())
     for path in DATA:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def _plugins(modules: Iterable[str]) -> list[Path]:
+    """Source files of the named modules outside membound's packages: an out-of-tree system's registration
+    module (``MEMBOUND_SYSTEMS``), whose edits must change the key of a grid it is served in."""
+    specs = (importlib.util.find_spec(m) for m in modules if m.split(".")[0] not in PACKAGES)
+    return [Path(s.origin) for s in specs if s and s.origin and s.origin.endswith(".py")]
 
 
 def entry_path(name: str, where: Path = COMMITTED) -> Path:

@@ -1,30 +1,38 @@
 """The System protocol and the registry of systems: everything the serving engine, `membound compare`,
 `membound serve` and the report know of a design.
 
-A design provides three things (README, "Adding a design"):
+A design provides (docs/guide.md, "Adding a design"; ``examples/hbm_gemv.py`` is a whole one):
 
-1. a class satisfying :class:`System` — KV bytes per token and capacity, ``stage_times`` (seconds of a
-   vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.cost.energy``'s one basis),
+1. a class satisfying :class:`System` — ``name``, KV bytes per token and capacity, ``stage_times`` (seconds
+   of a vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.cost.energy``'s one basis),
    ``area`` (silicon it adds, with the source), ``hardware`` (a one-line description) and ``provenance``;
-2. a module ``sysmodel/designs/<design>/system.py`` (or, for the shared baselines, ``sysmodel/designs/baselines.py``)
-that
-   calls :func:`register` with a name, a one-line description, its parameters (:class:`Param`, the
-   paper's values as defaults) and the characterization records it reads;
-3. nothing else: :func:`entries` discovers every ``sysmodel.*.system`` module, so no code outside the
-   design names it. Registration modules import their model lazily (inside the factory), so listing the
-   systems does not load Amaranth or SciPy.
+   a configuration that cannot run raises ``sysmodel.cost.stage.Infeasible`` (compare shows it as not
+   feasible; any other error stops the run);
+2. a module that calls :func:`register` with a name, a one-line description, its parameters
+   (:class:`Param`, the paper's values as defaults) and the characterization records it reads. In the
+   tree that is ``sysmodel/designs/<design>/system.py`` (or, for the shared baselines,
+   ``sysmodel/designs/baselines.py``), which :func:`entries` discovers by path, so no code outside the design
+   names it; out of the tree, any importable module named by an installed package's entry point in the
+   group ``membound.systems`` or in the ``MEMBOUND_SYSTEMS`` environment variable (comma-separated).
+   Registration modules import their model lazily (inside the factory), so listing the systems does not
+   load Amaranth or SciPy.
 
 Optional members a system may have: ``max_batch`` (a hardware limit on requests per stage: the engine
 never batches more), ``prefill_budget(decode_reqs, decode_ctx)`` (the system's own chunked-prefill
-scheduler) and ``pure_stage_times = True`` (its ``stage_times`` is an elementwise function of the shape
-alone, no state: the serving engine then prices each distinct stage once).
+scheduler), ``pure_stage_times = True`` (its ``stage_times`` is an elementwise function of the shape
+alone, no state: the serving engine then prices each distinct stage once), ``host_link_bw`` (bytes/s of the
+link ``--preempt swap`` moves KV over; default PCIe 4 x16), and for ``--pp``: ``resident_weight_bytes`` (the
+weights sharing the KV cache's memory), ``cfg`` (its ``ModelConfig``) and ``device.link`` (the default
+inter-stage link).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
 import math
+import os
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -113,6 +121,8 @@ class System(Protocol):
 
     def provenance(self) -> Provenance: ...
 
+
+MEMBERS = (*System.__annotations__, *(m for m in vars(System) if not m.startswith("_")))  # what build checks
 
 KINDS = {bool: "true or false", int: "a whole number", float: "a number"}  # a parameter's type, in words
 
@@ -232,7 +242,14 @@ class Entry:
     def build(self, model: str, settings: list[str] | dict | None = None) -> System:
         values = {p.name: p.default for p in self.params}
         values.update(self.settings(settings or {}))
-        return self.factory(model, **values)
+        system = self.factory(model, **values)
+        missing = [m for m in MEMBERS if not hasattr(system, m)]
+        if missing:  # a plug-in's mistake, said before the engine meets it halfway through a run
+            raise ValueError(
+                f"system {self.name}: its factory built a {type(system).__name__}, which lacks "
+                f"{', '.join(missing)}; a System has {', '.join(MEMBERS)} (docs/guide.md, 'Adding a design')"
+            )
+        return system
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -244,6 +261,8 @@ def _split(text: str) -> tuple[str, str]:
 
 _REGISTRY: dict[str, Entry] = {}
 _DISCOVERED = False
+PLUGIN_GROUP = "membound.systems"  # entry points of installed packages whose modules register systems
+PLUGIN_ENV = "MEMBOUND_SYSTEMS"  # comma-separated importable modules that register systems (no install needed)
 
 
 def register(
@@ -273,8 +292,26 @@ def entries() -> dict[str, Entry]:
             except ModuleNotFoundError as e:
                 if e.name != f"sysmodel.designs.{mod}.system":
                     raise
+        _plugins()
         _DISCOVERED = True
     return dict(_REGISTRY)
+
+
+def _plugins() -> None:
+    """Import the out-of-tree registration modules: entry points in :data:`PLUGIN_GROUP`, then the modules
+    :data:`PLUGIN_ENV` names; one that cannot be found is an error naming where it was named."""
+    for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            ep.load()
+        except ModuleNotFoundError as e:
+            raise ValueError(f"entry point {ep.name} = {ep.value!r} ({PLUGIN_GROUP}): no module {e.name!r}") from None
+    for mod in filter(None, (m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(","))):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+            raise ValueError(f"{PLUGIN_ENV}: no module {mod!r} on the path (PYTHONPATH: its directory)") from None
 
 
 def modules() -> tuple[str, ...]:
