@@ -4,8 +4,9 @@
 A design provides (docs/guide.md, "Adding a design"; ``examples/hbm_gemv.py`` is a whole one):
 
 1. a class satisfying :class:`System` — ``name``, KV bytes per token and capacity, ``stage_times`` (seconds
-   of a vector of stages), ``energy`` (joules of the same stages, on ``sysmodel.cost.energy``'s one basis),
-   ``area`` (silicon it adds, with the source), ``hardware`` (a one-line description) and ``provenance``;
+   of a vector of stages, each positive and finite), ``energy`` (joules of the same stages, on
+   ``sysmodel.cost.energy``'s one basis), ``area`` (silicon it adds, with the source), ``hardware`` (a
+   one-line description) and ``provenance``;
    a configuration that cannot run raises ``sysmodel.cost.stage.Infeasible`` (compare shows it as not
    feasible; any other error stops the run);
 2. a module that calls :func:`register` with a name, a one-line description, its parameters

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from constant_system import ConstantSystem
 
 from sysmodel import cache, systems
 from sysmodel.cli import main
@@ -118,3 +119,14 @@ def test_a_plugins_source_is_in_the_report_cache_key(registry, tmp_path) -> None
     before = cache.key("compare", [], ("sysmodel.systems", "myplug"))
     (tmp_path / "myplug.py").write_text("X = 2\n")
     assert cache.key("compare", [], ("sysmodel.systems", "myplug")) != before
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_stage_time_that_is_not_a_positive_number_is_refused(registry, tmp_path, capsys, seconds) -> None:
+    """Before: a negative latency printed as a result, NaN as 'cannot convert float NaN', inf a traceback."""
+    systems.register("bad", "stage times that cannot be")(lambda model: ConstantSystem(seconds, name="bad"))
+    assert main(["serve", "--model", "llama2-7b", "--system", "bad", "--requests", "2", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"membound serve: system bad: stage_times gave {seconds!r} s for a stage; a stage takes a positive, "
+        "finite number of seconds\n"
+    )

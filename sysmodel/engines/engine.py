@@ -184,7 +184,7 @@ class StageCosts:
         key = (shape.tokens, shape.decode_reqs, shape.decode_ctx, shape.prefill_pairs, shape.prefill_kv)
         dt = self.singles.get(key) if self.on else None
         if dt is None:
-            dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0])
+            dt = float(self._priced(shape).reshape(-1)[0])
             if self.on:
                 self._room(1)
                 self.singles[key] = dt
@@ -194,7 +194,7 @@ class StageCosts:
         """Seconds of decode-only stages of ``reqs`` requests at each summed context of ``ctx``."""
         if not self.on:
             shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx)
-            return np.broadcast_to(np.asarray(self.system.stage_times(shape), float), ctx.shape)
+            return np.broadcast_to(self._priced(shape), ctx.shape)
         table = self.decodes.get(reqs)
         if table is None or len(table) <= ctx[-1]:
             old = 0 if table is None else len(table)
@@ -205,8 +205,20 @@ class StageCosts:
         todo = np.isnan(dts)
         if todo.any():
             shape = StageShape(tokens=reqs, decode_reqs=reqs, decode_ctx=ctx[todo])
-            dts[todo] = np.broadcast_to(np.asarray(self.system.stage_times(shape), float), (int(todo.sum()),))
+            dts[todo] = np.broadcast_to(self._priced(shape), (int(todo.sum()),))
             table[ctx[todo]] = dts[todo]
+        return dts
+
+    def _priced(self, shape: StageShape) -> np.ndarray:
+        """The system's seconds for ``shape``; one that is not a positive finite number is its mistake, named
+        here rather than met as a negative latency, a NaN the memo takes for unpriced, or an overflow."""
+        dts = np.asarray(self.system.stage_times(shape), float)
+        bad = ~(np.isfinite(dts) & (dts > 0))
+        if bad.any():
+            raise ValueError(
+                f"system {self.system.name}: stage_times gave {float(np.ravel(dts[bad])[0])!r} s for a stage; "
+                "a stage takes a positive, finite number of seconds"
+            )
         return dts
 
     def _room(self, cells: int) -> None:
