@@ -130,3 +130,13 @@ def test_a_stage_time_that_is_not_a_positive_number_is_refused(registry, tmp_pat
         f"membound serve: system bad: stage_times gave {seconds!r} s for a stage; a stage takes a positive, "
         "finite number of seconds\n"
     )
+
+
+@pytest.mark.parametrize("joules", [-1.0, float("nan")])
+def test_a_stage_energy_that_is_not_a_number_at_least_zero_is_refused(registry, tmp_path, capsys, joules) -> None:
+    """Before: J/token printed as nan or a negative number."""
+    systems.register("bad", "energies that cannot be")(lambda model: ConstantSystem(0.01, name="bad", joules=joules))
+    assert main(["serve", "--model", "llama2-7b", "--system", "bad", "--requests", "2", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"membound serve: system bad: energy gave {joules!r} J for a stage; a stage's energy is a finite number >= 0\n"
+    )

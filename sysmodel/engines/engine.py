@@ -162,6 +162,12 @@ class _Stages:
                 )
             )
             e = np.asarray(system.energy(part, seconds[i : i + MAX_STRETCH]), float)
+            bad = ~(np.isfinite(e) & (e >= 0))
+            if bad.any():  # a system's mistake, named rather than printed as a NaN or negative J/token
+                raise ValueError(
+                    f"system {system.name}: energy gave {float(np.ravel(e[bad])[0])!r} J for a stage; "
+                    "a stage's energy is a finite number >= 0"
+                )
             parts.append(np.broadcast_to(e, len(seconds[i : i + MAX_STRETCH])))
         return np.concatenate(parts)
 
