@@ -273,7 +273,8 @@ def register(
 
     def wrap(factory: Callable[..., System]) -> Callable[..., System]:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
-            raise ValueError(f"system: {name!r} registered twice")
+            first = _REGISTRY[name].factory.__module__
+            raise ValueError(f"system: {name!r} registered twice ({first}, then {factory.__module__}); rename one")
         recs = tuple((u, tuple(sorted(p.items()))) for u, p in records)
         _REGISTRY[name] = Entry(name, description, factory, tuple(params), recs)
         return factory

@@ -140,3 +140,16 @@ def test_a_stage_energy_that_is_not_a_number_at_least_zero_is_refused(registry, 
     assert capsys.readouterr().err == (
         f"membound serve: system bad: energy gave {joules!r} J for a stage; a stage's energy is a finite number >= 0\n"
     )
+
+
+def test_a_plugin_taking_a_registered_name_is_one_line(registry, tmp_path, capsys) -> None:
+    (tmp_path / "clash.py").write_text(
+        "from sysmodel.systems import register\n\n\n@register('gpu', 'a second gpu')\ndef _gpu(model):\n    pass\n"
+    )
+    registry.syspath_prepend(str(tmp_path))
+    registry.delitem(sys.modules, "clash", raising=False)
+    registry.setenv(systems.PLUGIN_ENV, "clash")
+    assert main(["systems"]) == 2
+    assert capsys.readouterr().err == (
+        "membound systems: system: 'gpu' registered twice (sysmodel.designs.baselines, then clash); rename one\n"
+    )
