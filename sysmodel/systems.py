@@ -32,7 +32,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.metadata
+import inspect
 import math
+import numbers
 import os
 import pkgutil
 from collections.abc import Callable, Iterable
@@ -250,6 +252,9 @@ class Entry:
                 f"system {self.name}: its factory built a {type(system).__name__}, which lacks "
                 f"{', '.join(missing)}; a System has {', '.join(MEMBERS)} (docs/guide.md, 'Adding a design')"
             )
+        per_token = system.kv_bytes_per_token
+        if not (isinstance(per_token, numbers.Real) and math.isfinite(per_token) and per_token > 0):
+            raise ValueError(f"system {self.name}: kv_bytes_per_token is {per_token!r}; a positive, finite number")
         return system
 
 
@@ -272,6 +277,11 @@ def register(
     """Decorator: register ``factory(model, **params) -> System`` under ``name``."""
 
     def wrap(factory: Callable[..., System]) -> Callable[..., System]:
+        try:  # the factory takes what build passes it: said where it is registered, not when first built
+            inspect.signature(factory).bind("model", **{p.name: p.default for p in params})
+        except TypeError as e:
+            takes, where = ", ".join(["model", *(p.name for p in params)]), f"{factory.__module__}.{factory.__name__}"
+            raise ValueError(f"system {name}: its factory {where} must take ({takes}): {e}") from None
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
             first = _REGISTRY[name].factory.__module__
             raise ValueError(f"system: {name!r} registered twice ({first}, then {factory.__module__}); rename one")

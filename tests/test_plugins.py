@@ -153,3 +153,19 @@ def test_a_plugin_taking_a_registered_name_is_one_line(registry, tmp_path, capsy
     assert capsys.readouterr().err == (
         "membound systems: system: 'gpu' registered twice (sysmodel.designs.baselines, then clash); rename one\n"
     )
+
+
+def test_a_factory_not_taking_its_parameters_is_refused_where_registered() -> None:
+    with pytest.raises(ValueError, match=r"^system sig: its factory \S*<lambda> must take \(model, bw\): .*'bw_tbps'"):
+        systems.register("sig", "arguments not its parameters", (systems.Param("bw", 1.0, "bandwidth"),))(
+            lambda model, bw_tbps: ConstantSystem(0.01)
+        )
+    assert "sig" not in systems.entries()
+
+
+@pytest.mark.parametrize("per_token", [0.0, float("nan"), "64"])
+def test_kv_bytes_per_token_must_be_a_positive_number(registry, per_token) -> None:
+    """Before: a ZeroDivisionError traceback from the engine."""
+    systems.register("kv", "KV bytes that cannot be")(lambda model: ConstantSystem(0.01, kv_bytes_per_token=per_token))
+    with pytest.raises(ValueError, match=rf"^system kv: kv_bytes_per_token is {per_token!r}; a positive, finite"):
+        systems.build("kv", "llama2-7b")
