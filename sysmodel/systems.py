@@ -311,19 +311,17 @@ def entries() -> dict[str, Entry]:
 
 def _plugins() -> None:
     """Import the out-of-tree registration modules: entry points in :data:`PLUGIN_GROUP`, then the modules
-    :data:`PLUGIN_ENV` names; one that cannot be found is an error naming where it was named."""
-    for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP):
-        try:
-            ep.load()
-        except ModuleNotFoundError as e:
-            raise ValueError(f"entry point {ep.name} = {ep.value!r} ({PLUGIN_GROUP}): no module {e.name!r}") from None
-    for mod in filter(None, (m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(","))):
+    :data:`PLUGIN_ENV` names; one that cannot be found, or imports what is not installed, is an error naming
+    where it was named."""
+    eps = importlib.metadata.entry_points(group=PLUGIN_GROUP)
+    named = [(f"entry point {ep.name} = {ep.value!r} ({PLUGIN_GROUP})", ep.module) for ep in eps]
+    named += [(PLUGIN_ENV, m) for m in filter(None, (m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(",")))]
+    for where, mod in named:
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-            raise ValueError(f"{PLUGIN_ENV}: no module {mod!r} on the path (PYTHONPATH: its directory)") from None
+            why = "on the path (PYTHONPATH: its directory)" if e.name == mod else f"(imported by {mod}) installed"
+            raise ValueError(f"{where}: no module {e.name!r} {why}") from None
 
 
 def modules() -> tuple[str, ...]:

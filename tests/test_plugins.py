@@ -86,6 +86,7 @@ def test_an_installed_package_plugs_in_by_entry_point(registry, tmp_path) -> Non
     [
         (None, "hbm_gemv, no_such_plugin", "MEMBOUND_SYSTEMS: no module 'no_such_plugin' on the path"),
         ("gone = no_such_plugin", "", "entry point gone = 'no_such_plugin' (membound.systems): no module"),
+        (None, "needs_dep", "MEMBOUND_SYSTEMS: no module 'no_such_dep' (imported by needs_dep) installed"),
     ],
 )
 def test_a_plugin_that_cannot_be_found_is_one_line(registry, tmp_path, capsys, entry_point, env, msg) -> None:
@@ -94,7 +95,8 @@ def test_a_plugin_that_cannot_be_found_is_one_line(registry, tmp_path, capsys, e
         dist.mkdir()
         (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: gone\nVersion: 0.1\n")
         (dist / "entry_points.txt").write_text(f"[{systems.PLUGIN_GROUP}]\n{entry_point}\n")
-        registry.syspath_prepend(str(tmp_path))
+    (tmp_path / "needs_dep.py").write_text("import no_such_dep\n")
+    registry.syspath_prepend(str(tmp_path))
     registry.setenv(systems.PLUGIN_ENV, env)
     assert main(["systems"]) == 2
     err = capsys.readouterr().err
