@@ -190,7 +190,9 @@ class StageCosts:
         key = (shape.tokens, shape.decode_reqs, shape.decode_ctx, shape.prefill_pairs, shape.prefill_kv)
         dt = self.singles.get(key) if self.on else None
         if dt is None:
-            dt = float(self._priced(shape).reshape(-1)[0])
+            dt = float(np.asarray(self.system.stage_times(shape)).reshape(-1)[0])
+            if not (dt > 0 and math.isfinite(dt)):  # scalar test: this path prices every new prefill stage
+                self._refuse(dt)
             if self.on:
                 self._room(1)
                 self.singles[key] = dt
@@ -221,11 +223,14 @@ class StageCosts:
         dts = np.asarray(self.system.stage_times(shape), float)
         bad = ~(np.isfinite(dts) & (dts > 0))
         if bad.any():
-            raise ValueError(
-                f"system {self.system.name}: stage_times gave {float(np.ravel(dts[bad])[0])!r} s for a stage; "
-                "a stage takes a positive, finite number of seconds"
-            )
+            self._refuse(float(np.ravel(dts[bad])[0]))
         return dts
+
+    def _refuse(self, dt: float) -> None:
+        raise ValueError(
+            f"system {self.system.name}: stage_times gave {dt!r} s for a stage; "
+            "a stage takes a positive, finite number of seconds"
+        )
 
     def _room(self, cells: int) -> None:
         self.cells += cells
