@@ -17,6 +17,7 @@ from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
+SYNTHETIC_TOKENS = 10000  # flash-predictor's synthetic tokens when no --dump is given
 
 
 class Help(argparse.HelpFormatter):
@@ -47,7 +48,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{n} {noun}{'' if n == 1 else 'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
 def whole(text: str, minimum: int) -> int:
@@ -623,9 +624,9 @@ def cmd_dram(a: argparse.Namespace) -> int:
     writes = np.random.default_rng(a.seed or 0).random(len(addrs)) < a.writes
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None, age_cap=a.age_cap)
     print(
-        f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
+        f"{p.name} | {a.pattern} | {plural(len(addrs), 'request')} ({a.writes:.0%} writes) | refresh {a.refresh} | "
         f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
-        f"{res.cycles} cycles | {res.refreshes} refreshes"
+        f"{plural(res.cycles, 'cycle')} | {plural(res.refreshes, 'refresh')}"
     )
     if a.log is not None:
         assert res.log is not None  # simulate() logged: log=True
@@ -663,7 +664,9 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
     from sysmodel.designs.flash import paper
     from sysmodel.designs.flash import predictor as pr
 
-    data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens, seed=a.seed)
+    if a.dump and a.tokens is not None:  # an option that would do nothing is refused
+        raise ValueError("--tokens: only for synthetic tokens; a --dump's tokens are its rows")
+    data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens or SYNTHETIC_TOKENS, seed=a.seed)
     n = int(data.x.shape[0] * 0.8)
     if n < 1 or n == data.x.shape[0]:
         raise ValueError(f"tokens: {data.x.shape[0]} not allowed; at least 2 (80% train, 20% test)")
@@ -930,7 +933,9 @@ def _flash_predictor_args(sub: argparse._SubParsersAction) -> None:
         "(float) (tokens, d_ff); synthetic tokens (sysmodel/designs/flash/predictor.py) when absent",
     )
     p.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
-    p.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
+    p.add_argument(
+        "--tokens", type=positive_int, help=f"synthetic tokens (default {SYNTHETIC_TOKENS}; a dump's are its rows)"
+    )
     p.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
 
 
@@ -1062,6 +1067,11 @@ def main(argv: list[str] | None = None) -> int:
         return PIPE_CLOSED
     except (ValueError, OSError) as e:  # a user's mistake: bad values, names, files; infeasible configurations
         print(f"membound {a.cmd}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except (
+        MemoryError
+    ) as e:  # a size asked for beyond this machine (dram --requests 1e12): Python's message is often empty
+        print(f"membound {a.cmd}: out of memory{f' ({e})' if str(e) else ''}: ask for fewer", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print(f"membound {a.cmd}: interrupted", file=sys.stderr)

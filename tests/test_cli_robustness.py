@@ -513,3 +513,36 @@ def test_replicas_of_a_pipeline_are_named_with_it(tmp_path, capsys) -> None:
     args = ["serve", "--model", "llama2-7b", "--requests", "8", "--replicas", "2", "--pp", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("GPU-only (1x a100-80g-sxm), PP 2 x 2 (round-robin) |")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["dram", "--requests", "1e12"], ["flash-predictor", "--tokens", "1e10"]],
+    ids=["dram-requests", "predictor-tokens"],
+)
+def test_a_size_beyond_memory_is_one_line(args, capsys) -> None:
+    """A MemoryError is no ValueError: both were tracebacks (the list or array fails to allocate at once)."""
+    assert main(args) == 2
+    one_line(capsys, f"membound {args[0]}: out of memory", "ask for fewer")
+
+
+def test_flash_predictor_refuses_tokens_beside_a_dump(tmp_path, capsys) -> None:
+    """--tokens sizes the synthetic set only: beside --dump it was silently ignored."""
+    path = tmp_path / "d.npz"
+    np.savez(path, x=np.zeros((10, 4)), active=np.zeros((10, 8), bool))
+    assert main(["flash-predictor", "--dump", str(path), "--rank", "2", "--tokens", "5"]) == 2
+    one_line(capsys, "--tokens: only for synthetic tokens; a --dump's tokens are its rows")
+
+
+def test_a_pipeline_deeper_than_the_layers_is_refused(tmp_path, capsys) -> None:
+    """Llama-2-7B (32 layers) ran on 64 pipeline stages, half of them with no layer."""
+    assert main(["serve", "--model", "llama2-7b", "--pp", "33", "--requests", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "pp: 33 not allowed; at most the model's 32 layers (one a stage)")
+
+
+def test_dram_counts_in_words(capsys) -> None:
+    """'1 requests', '1 refreshes': the counts of the one-line result agree with their nouns."""
+    assert main(["dram", "--requests", "1"]) == 0
+    assert "| 1 request (0% writes) |" in capsys.readouterr().out
+    assert main(["dram", "--requests", "5000", "--mode", "rank_level"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("cycles | 1 refresh")
