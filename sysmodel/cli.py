@@ -17,6 +17,7 @@ from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
+SERVING_SECTIONS = ("compare", "duplex", "l3")  # the report sections whose serving runs take --requests (ctx.requests)
 SYNTHETIC_TOKENS = 10000  # flash-predictor's synthetic tokens when no --dump is given
 
 
@@ -106,9 +107,14 @@ def cmd_report(a: argparse.Namespace) -> int:
     def files(out: Path) -> dict[Path, tuple[int, int]]:
         return {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in out.iterdir() if p.is_file()}
 
+    papers = list(PAPERS) if a.paper == "all" else [a.paper]
+    if a.requests is not None and not set(papers) & set(SERVING_SECTIONS):  # an option that would do nothing
+        raise ValueError(
+            f"--requests: --paper {a.paper} runs no serving requests (only {', '.join(SERVING_SECTIONS)} do)"
+        )
     with out_dir(a, Path("build/report")) as out:
         before, ours = files(out), recorded(out, "report")
-        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
+        report(papers, Context(out, a.requests or Context.requests, full=a.full), echo=not a.brief)
         # what this run wrote (the sections save their plots themselves): new or replaced files, never a file
         # that was there before and not the report's (someone else's, changed meanwhile)
         wrote = [p for p, stamp in files(out).items() if p not in before or (before[p] != stamp and p.name in ours)]
@@ -761,7 +767,10 @@ def _report_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
     p.add_argument("--out", type=Path, help="output directory (default build/report)")
     p.add_argument(
-        "--requests", type=positive_int, default=1000, help="requests per serving run (L3's paper runs 1000)"
+        "--requests",
+        type=positive_int,
+        help=f"requests per serving run of the {', '.join(SERVING_SECTIONS)} sections "
+        "(default 1000, as L3's paper runs)",
     )
     p.add_argument(
         "--full",

@@ -546,3 +546,10 @@ def test_dram_counts_in_words(capsys) -> None:
     assert "| 1 request (0% writes) |" in capsys.readouterr().out
     assert main(["dram", "--requests", "5000", "--mode", "rank_level"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("cycles | 1 refresh")
+
+
+def test_report_requests_for_a_section_without_serving(tmp_path, capsys) -> None:
+    """--requests sizes the compare, duplex and l3 serving runs: --paper flash --requests 7 ran as 1000, unsaid."""
+    assert main(["report", "--paper", "flash", "--requests", "7", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "--requests: --paper flash runs no serving requests (only compare, duplex, l3 do)")
+    assert not any(tmp_path.iterdir())
