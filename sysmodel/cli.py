@@ -376,7 +376,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     _check_seed(a)
-    system = systems.build(a.system, a.model, _system_settings(a))
+    settings = _system_settings(a)
+    if a.profile is not None and any(kv.partition("=")[0].strip() == "efficiency" for kv in settings):
+        raise ValueError("--set efficiency: --profile's measured times replace the stage times it would set")
+    system = systems.build(a.system, a.model, settings)
     _check_lengths(a)
     if a.profile is not None:
         from sysmodel.engines.profile import ProfiledSystem

@@ -553,3 +553,22 @@ def test_report_requests_for_a_section_without_serving(tmp_path, capsys) -> None
     assert main(["report", "--paper", "flash", "--requests", "7", "--out", str(tmp_path)]) == 2
     one_line(capsys, "--requests: --paper flash runs no serving requests (only compare, duplex, l3 do)")
     assert not any(tmp_path.iterdir())
+
+
+def _legacy_profile(path: Path) -> Path:
+    path.write_text("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,128,0,0.01\n8,8192,0,0.02\n0,0,128,0.03\n")
+    return path
+
+
+def test_a_profile_refuses_an_efficiency_it_would_replace(tmp_path, capsys) -> None:
+    """--set efficiency=peak beside --profile ran, its numbers the profile's whatever the efficiency."""
+    prof = _legacy_profile(tmp_path / "p.csv")
+    args = ["serve", "--model", "llama2-7b", "--profile", str(prof), "--set", "efficiency=peak"]
+    assert main([*args, "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, "--set efficiency: --profile's measured times replace the stage times it would set")
+
+
+def test_a_profile_that_is_a_directory_is_called_one(tmp_path, capsys) -> None:
+    """It was said not to exist."""
+    assert main(["serve", "--model", "llama2-7b", "--profile", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, f"profile: {tmp_path} is a directory; name a CSV file")
