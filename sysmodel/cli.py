@@ -273,12 +273,13 @@ def _trace_file(a: argparse.Namespace) -> bool:
     return Path(a.trace).suffix in (".csv", ".jsonl")
 
 
-def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, profile) -> dict:
+def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, basis: dict) -> dict:
     """One rate's run: its run block, pooled result, each engine's result and summary row (``done``: the
-    pooled result and each engine's, from :func:`sysmodel.engines.replicas.run_all`; ``profile``: the efficiency
-    profile the system's device ran on, None for none or for iteration times from ``--profile``)."""
+    pooled result and each engine's, from :func:`sysmodel.engines.replicas.run_all`; ``basis``: what the stage
+    times came from: ``efficiency_profile``, the profile the system's device ran on (None for none or for
+    ``--profile``), and ``profile``, the ``--profile`` file with its hash)."""
     res, each = done
-    extra = {"system": a.system, "settings": _system_settings(a), "efficiency_profile": profile}
+    extra = {"system": a.system, "settings": _system_settings(a), **basis}
     extra["concurrency"] = a.concurrency
     run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
     row = {"qps": q, **res.summary()}
@@ -400,9 +401,13 @@ def cmd_serve(a: argparse.Namespace) -> int:
             **par,
             **sched,
         )
-        profile = None if a.profile is not None else profile_of(system.provenance())
+        basis = (
+            {"efficiency_profile": None, "profile": f"{system.path} (sha256 {system.sha256})"}
+            if a.profile is not None
+            else {"efficiency_profile": profile_of(system.provenance()), "profile": None}
+        )
         runs = [
-            _serve_one(a, q, trace, res, sched, par, profile) for q, trace, res in zip(qps, traces, done, strict=True)
+            _serve_one(a, q, trace, res, sched, par, basis) for q, trace, res in zip(qps, traces, done, strict=True)
         ]
         written = _serve_files(a, system, runs, out)
         for r in runs:
