@@ -639,7 +639,7 @@ def cmd_dram(a: argparse.Namespace) -> int:
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None, age_cap=a.age_cap)
     print(
         f"{p.name} | {a.pattern} | {plural(len(addrs), 'request')} ({a.writes:.0%} writes) | refresh {a.refresh} | "
-        f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
+        f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} GB/s peak ({res.bandwidth / p.peak_bw():.1%}) | "
         f"{plural(res.cycles, 'cycle')} | {plural(res.refreshes, 'refresh')}"
     )
     if a.log is not None:

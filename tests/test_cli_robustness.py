@@ -543,7 +543,8 @@ def test_a_pipeline_deeper_than_the_layers_is_refused(tmp_path, capsys) -> None:
 def test_dram_counts_in_words(capsys) -> None:
     """'1 requests', '1 refreshes': the counts of the one-line result agree with their nouns."""
     assert main(["dram", "--requests", "1"]) == 0
-    assert "| 1 request (0% writes) |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| 1 request (0% writes) |" in out and " GB/s of 25.60 GB/s peak (" in out  # the peak's unit said too
     assert main(["dram", "--requests", "5000", "--mode", "rank_level"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("cycles | 1 refresh")
 
