@@ -603,7 +603,8 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     mean = sum(run.token_s) / len(run.token_s)
     print(
         f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
-        f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}"
+        f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | {plural(run.reloads, 'neuron')} reloaded onto "
+        f"the GPU (PCIe) | {plural(run.remaps, 'neuron')} remapped across DIMMs (DIMM-link)"
     )
     return 0
 

@@ -573,3 +573,10 @@ def test_a_profile_that_is_a_directory_is_called_one(tmp_path, capsys) -> None:
     """It was said not to exist."""
     assert main(["serve", "--model", "llama2-7b", "--profile", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     one_line(capsys, f"profile: {tmp_path} is a directory; name a CSV file")
+
+
+def test_hermes_says_what_it_counts(capsys) -> None:
+    """'reloads 5316 | remaps 1563' gave no unit: both count neurons, moved over different links."""
+    assert main(["hermes", "--model", "phi-2"]) == 0
+    out = capsys.readouterr().out
+    assert " neurons reloaded onto the GPU (PCIe) | " in out and " neurons remapped across DIMMs (DIMM-link)" in out
