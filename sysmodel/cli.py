@@ -664,7 +664,7 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
     for n in threads:
         row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
-        print(f"{n:3d} threads (GB/s): {row}")
+        print(f"{plural(n, 'thread'):>11} (GB/s): {row}")
     m = res.model()
     print(
         f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
