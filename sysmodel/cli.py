@@ -284,6 +284,7 @@ def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched
     run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
     row = {"qps": q, **res.summary()}
     if a.slo_tbt or a.slo_ttft:
+        row.update({"slo_tbt_ms": a.slo_tbt, "slo_ttft_s": a.slo_ttft})  # the bounds the goodput is counted at
         row.update(
             {f"goodput_{k}": v for k, v in res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft).items()}
         )
@@ -359,8 +360,12 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
         )
     )
     if "goodput_met" in s:
+        bounds = [
+            f"{k} <= {v:g} {u}" for k, v, u in (("TBT", s["slo_tbt_ms"], "ms"), ("T2FT", s["slo_ttft_s"], "s")) if v
+        ]
         lines.append(
-            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO ({s['goodput_share']:.1%}), "
+            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO of {' and '.join(bounds)} "
+            f"({s['goodput_share']:.1%}), "
             f"{s['goodput_requests_per_s']:.4g} requests/s, {s['goodput_tokens_per_s']:.4g} tokens/s"
         )
     return lines
