@@ -609,8 +609,8 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     print(
         f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
         f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | {plural(run.reloads, 'neuron')} reloaded onto "
-        f"the GPU (PCIe) | {plural(run.remaps, 'neuron')} remapped across DIMMs (DIMM-link)"
-    )
+        f"the GPU (PCIe)" + ("" if a.host else f" | {plural(run.remaps, 'neuron')} remapped across DIMMs (DIMM-link)")
+    )  # Hermes-host has no NDP-DIMMs to remap across
     return 0
 
 

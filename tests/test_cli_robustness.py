@@ -580,3 +580,5 @@ def test_hermes_says_what_it_counts(capsys) -> None:
     assert main(["hermes", "--model", "phi-2"]) == 0
     out = capsys.readouterr().out
     assert " neurons reloaded onto the GPU (PCIe) | " in out and " neurons remapped across DIMMs (DIMM-link)" in out
+    assert main(["hermes", "--model", "phi-2", "--host"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("reloaded onto the GPU (PCIe)")  # no DIMMs to remap across
