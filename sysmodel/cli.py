@@ -19,6 +19,10 @@ USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
 SERVING_SECTIONS = ("compare", "duplex", "l3")  # the report sections whose serving runs take --requests (ctx.requests)
 SYNTHETIC_TOKENS = 10000  # flash-predictor's synthetic tokens when no --dump is given
+# Sizes past which a run would hold this machine for minutes and gigabytes (measured 2026-11-28: dram about
+# 130 bytes and 2 us a request at 3 million, 1.3 GB at the bound; flash-predictor 38 KB and 2.1 ms a token
+# at 40,000, 3.8 GB at the bound): refused by name rather than left to swap or the kernel's OOM killer
+MAX_DRAM_REQUESTS, MAX_SYNTHETIC_TOKENS = 10_000_000, 100_000
 
 
 class Help(argparse.HelpFormatter):
@@ -636,6 +640,8 @@ def cmd_dram(a: argparse.Namespace) -> int:
     p = mm.replace(p, org=mm.replace(p.org, channels=1))
     if not 0 <= a.writes <= 1:
         raise ValueError(f"--writes: {a.writes} not allowed; a share in [0, 1]")
+    if a.requests > MAX_DRAM_REQUESTS:
+        raise ValueError(f"--requests: {a.requests} not allowed; 1 to {MAX_DRAM_REQUESTS:,} bursts")
     addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride or 1, seed=a.seed or 0)  # names a bad pattern
     if a.stride is not None and a.pattern != "strided":  # options that would do nothing are refused
         raise ValueError(f"--stride: only for --pattern strided, not {a.pattern}")
@@ -686,6 +692,8 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
 
     if a.dump and a.tokens is not None:  # an option that would do nothing is refused
         raise ValueError("--tokens: only for synthetic tokens; a --dump's tokens are its rows")
+    if (a.tokens or 0) > MAX_SYNTHETIC_TOKENS:
+        raise ValueError(f"--tokens: {a.tokens} not allowed; 2 to {MAX_SYNTHETIC_TOKENS:,} synthetic tokens")
     data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens or SYNTHETIC_TOKENS, seed=a.seed)
     n = int(data.x.shape[0] * 0.8)
     if n < 1 or n == data.x.shape[0]:
@@ -917,7 +925,7 @@ def _dram_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
     p.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
     p.add_argument("--pattern", default="streaming", help="streaming, random, strided")
-    p.add_argument("--requests", type=positive_int, default=100000, help="bursts")
+    p.add_argument("--requests", type=positive_int, default=100000, help=f"bursts, at most {MAX_DRAM_REQUESTS:,}")
     p.add_argument("--stride", type=positive_int, help="strided: bursts between requests (default 1)")
     p.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     p.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
@@ -957,7 +965,9 @@ def _flash_predictor_args(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
     p.add_argument(
-        "--tokens", type=positive_int, help=f"synthetic tokens (default {SYNTHETIC_TOKENS}; a dump's are its rows)"
+        "--tokens",
+        type=positive_int,
+        help=f"synthetic tokens (default {SYNTHETIC_TOKENS}, at most {MAX_SYNTHETIC_TOKENS:,}; a dump's are its rows)",
     )
     p.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
 

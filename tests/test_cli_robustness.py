@@ -516,14 +516,29 @@ def test_replicas_of_a_pipeline_are_named_with_it(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
-    [["dram", "--requests", "1e12"], ["flash-predictor", "--tokens", "1e10"]],
+    ("args", "needle"),
+    [
+        (["dram", "--requests", "1e12"], "--requests: 1000000000000 not allowed; 1 to 10,000,000 bursts"),
+        (["flash-predictor", "--tokens", "1e10"], "--tokens: 10000000000 not allowed; 2 to 100,000 synthetic tokens"),
+    ],
     ids=["dram-requests", "predictor-tokens"],
 )
-def test_a_size_beyond_memory_is_one_line(args, capsys) -> None:
-    """A MemoryError is no ValueError: both were tracebacks (the list or array fails to allocate at once)."""
+def test_a_size_beyond_memory_is_refused_by_name(args, needle, capsys) -> None:
+    """Both were MemoryError tracebacks (a MemoryError is no ValueError); a size just short of that swapped."""
     assert main(args) == 2
-    one_line(capsys, f"membound {args[0]}: out of memory", "ask for fewer")
+    one_line(capsys, f"membound {args[0]}: {needle}")
+
+
+def test_a_memory_error_is_one_line(capsys, monkeypatch) -> None:
+    """What no bound foresees: one line naming the command, not a traceback."""
+    from sysmodel.engines import memory
+
+    def fail(*_a, **_k):
+        raise MemoryError
+
+    monkeypatch.setattr(memory, "pattern_addrs", fail)
+    assert main(["dram", "--requests", "10"]) == 2
+    one_line(capsys, "membound dram: out of memory: ask for fewer")
 
 
 def test_flash_predictor_refuses_tokens_beside_a_dump(tmp_path, capsys) -> None:
