@@ -146,15 +146,18 @@ def cached(
     compute: Callable[[], Any],
     where: Path = COMMITTED,
     refresh: bool = False,
+    store: bool = True,
 ) -> Any:
     """``compute()``'s (JSON-able) value, from the store when its key matches and not ``refresh``; a fresh
-    value is written back (atomically) under the new key."""
+    value is written back (atomically) under the new key when ``store``."""
     modules = tuple(modules)
     k = key(name, inputs, modules)
     old = None if refresh else stored(name, where)
     if old is not None and old["key"] == k:
         return old["value"]
     value = compute()
+    if not store:
+        return value
     where.mkdir(parents=True, exist_ok=True)
     write_text(
         entry_path(name, where),

@@ -17,6 +17,12 @@ from pathlib import Path
 
 USAGE_ERROR, INTERRUPTED, PIPE_CLOSED = 2, 130, 141
 DEFAULT_TOKENS = 128  # --prompt and --output of the generated fixed and gaussian traces
+SERVING_SECTIONS = ("compare", "duplex", "l3")  # the report sections whose serving runs take --requests (ctx.requests)
+SYNTHETIC_TOKENS = 10000  # flash-predictor's synthetic tokens when no --dump is given
+# Sizes past which a run would hold this machine for minutes and gigabytes (measured 2026-11-28: dram about
+# 130 bytes and 2 us a request at 3 million, 1.3 GB at the bound; flash-predictor 38 KB and 2.1 ms a token
+# at 40,000, 3.8 GB at the bound): refused by name rather than left to swap or the kernel's OOM killer
+MAX_DRAM_REQUESTS, MAX_SYNTHETIC_TOKENS = 10_000_000, 100_000
 
 
 class Help(argparse.HelpFormatter):
@@ -47,7 +53,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{n} {noun}{'' if n == 1 else 'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
 def whole(text: str, minimum: int) -> int:
@@ -105,9 +111,14 @@ def cmd_report(a: argparse.Namespace) -> int:
     def files(out: Path) -> dict[Path, tuple[int, int]]:
         return {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in out.iterdir() if p.is_file()}
 
+    papers = list(PAPERS) if a.paper == "all" else [a.paper]
+    if a.requests is not None and not set(papers) & set(SERVING_SECTIONS):  # an option that would do nothing
+        raise ValueError(
+            f"--requests: --paper {a.paper} runs no serving requests (only {', '.join(SERVING_SECTIONS)} do)"
+        )
     with out_dir(a, Path("build/report")) as out:
         before, ours = files(out), recorded(out, "report")
-        report(list(PAPERS) if a.paper == "all" else [a.paper], Context(out, a.requests, full=a.full), echo=not a.brief)
+        report(papers, Context(out, a.requests or Context.requests, full=a.full), echo=not a.brief)
         # what this run wrote (the sections save their plots themselves): new or replaced files, never a file
         # that was there before and not the report's (someone else's, changed meanwhile)
         wrote = [p for p, stamp in files(out).items() if p not in before or (before[p] != stamp and p.name in ours)]
@@ -266,16 +277,18 @@ def _trace_file(a: argparse.Namespace) -> bool:
     return Path(a.trace).suffix in (".csv", ".jsonl")
 
 
-def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, profile) -> dict:
+def _serve_one(a: argparse.Namespace, q: float | None, trace, done: tuple, sched: dict, par: dict, basis: dict) -> dict:
     """One rate's run: its run block, pooled result, each engine's result and summary row (``done``: the
-    pooled result and each engine's, from :func:`sysmodel.engines.replicas.run_all`; ``profile``: the efficiency
-    profile the system's device ran on, None for none or for iteration times from ``--profile``)."""
+    pooled result and each engine's, from :func:`sysmodel.engines.replicas.run_all`; ``basis``: what the stage
+    times came from: ``efficiency_profile``, the profile the system's device ran on (None for none or for
+    ``--profile``), and ``profile``, the ``--profile`` file with its hash)."""
     res, each = done
-    extra = {"system": a.system, "settings": _system_settings(a), "efficiency_profile": profile}
+    extra = {"system": a.system, "settings": _system_settings(a), **basis}
     extra["concurrency"] = a.concurrency
     run = _run_block(a, trace, q, sched, par, **extra, prefill_budget=a.prefill_budget)
     row = {"qps": q, **res.summary()}
     if a.slo_tbt or a.slo_ttft:
+        row.update({"slo_tbt_ms": a.slo_tbt, "slo_ttft_s": a.slo_ttft})  # the bounds the goodput is counted at
         row.update(
             {f"goodput_{k}": v for k, v in res.goodput(a.slo_tbt / 1e3 if a.slo_tbt else None, a.slo_ttft).items()}
         )
@@ -351,8 +364,12 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
         )
     )
     if "goodput_met" in s:
+        bounds = [
+            f"{k} <= {v:g} {u}" for k, v, u in (("TBT", s["slo_tbt_ms"], "ms"), ("T2FT", s["slo_ttft_s"], "s")) if v
+        ]
         lines.append(
-            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO ({s['goodput_share']:.1%}), "
+            f"  goodput: {s['goodput_met']} of {s['requests']} requests meet the SLO of {' and '.join(bounds)} "
+            f"({s['goodput_share']:.1%}), "
             f"{s['goodput_requests_per_s']:.4g} requests/s, {s['goodput_tokens_per_s']:.4g} tokens/s"
         )
     return lines
@@ -369,7 +386,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
     if a.qps and a.concurrency:
         raise ValueError("--qps, --concurrency: choose one (open-loop Poisson arrivals, or a closed loop)")
     _check_seed(a)
-    system = systems.build(a.system, a.model, _system_settings(a))
+    settings = _system_settings(a)
+    if a.profile is not None and any(kv.partition("=")[0].strip() == "efficiency" for kv in settings):
+        raise ValueError("--set efficiency: --profile's measured times replace the stage times it would set")
+    system = systems.build(a.system, a.model, settings)
     _check_lengths(a)
     if a.profile is not None:
         from sysmodel.engines.profile import ProfiledSystem
@@ -390,9 +410,13 @@ def cmd_serve(a: argparse.Namespace) -> int:
             **par,
             **sched,
         )
-        profile = None if a.profile is not None else profile_of(system.provenance())
+        basis = (
+            {"efficiency_profile": None, "profile": f"{system.path} (sha256 {system.sha256})"}
+            if a.profile is not None
+            else {"efficiency_profile": profile_of(system.provenance()), "profile": None}
+        )
         runs = [
-            _serve_one(a, q, trace, res, sched, par, profile) for q, trace, res in zip(qps, traces, done, strict=True)
+            _serve_one(a, q, trace, res, sched, par, basis) for q, trace, res in zip(qps, traces, done, strict=True)
         ]
         written = _serve_files(a, system, runs, out)
         for r in runs:
@@ -588,8 +612,9 @@ def cmd_hermes(a: argparse.Namespace) -> int:
     mean = sum(run.token_s) / len(run.token_s)
     print(
         f"{run.system} | {cfg.name} | batch {run.batch} | {run.tokens_per_s:.2f} tokens/s | prompt "
-        f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | reloads {run.reloads} | remaps {run.remaps}"
-    )
+        f"{run.prefill_s:.3f} s | decode {mean * 1e3:.2f} ms/token | {plural(run.reloads, 'neuron')} reloaded onto "
+        f"the GPU (PCIe)" + ("" if a.host else f" | {plural(run.remaps, 'neuron')} remapped across DIMMs (DIMM-link)")
+    )  # Hermes-host has no NDP-DIMMs to remap across
     return 0
 
 
@@ -615,6 +640,8 @@ def cmd_dram(a: argparse.Namespace) -> int:
     p = mm.replace(p, org=mm.replace(p.org, channels=1))
     if not 0 <= a.writes <= 1:
         raise ValueError(f"--writes: {a.writes} not allowed; a share in [0, 1]")
+    if a.requests > MAX_DRAM_REQUESTS:
+        raise ValueError(f"--requests: {a.requests} not allowed; 1 to {MAX_DRAM_REQUESTS:,} bursts")
     addrs = mm.pattern_addrs(p, a.pattern, a.requests, a.stride or 1, seed=a.seed or 0)  # names a bad pattern
     if a.stride is not None and a.pattern != "strided":  # options that would do nothing are refused
         raise ValueError(f"--stride: only for --pattern strided, not {a.pattern}")
@@ -623,9 +650,9 @@ def cmd_dram(a: argparse.Namespace) -> int:
     writes = np.random.default_rng(a.seed or 0).random(len(addrs)) < a.writes
     res = mm.simulate(p, addrs, writes, refresh=a.refresh, log=a.log is not None, age_cap=a.age_cap)
     print(
-        f"{p.name} | {a.pattern} | {len(addrs)} requests ({a.writes:.0%} writes) | refresh {a.refresh} | "
-        f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} peak ({res.bandwidth / p.peak_bw():.1%}) | "
-        f"{res.cycles} cycles | {res.refreshes} refreshes"
+        f"{p.name} | {a.pattern} | {plural(len(addrs), 'request')} ({a.writes:.0%} writes) | refresh {a.refresh} | "
+        f"{res.bandwidth / 1e9:.2f} GB/s of {p.peak_bw() / 1e9:.2f} GB/s peak ({res.bandwidth / p.peak_bw():.1%}) | "
+        f"{plural(res.cycles, 'cycle')} | {plural(res.refreshes, 'refresh')}"
     )
     if a.log is not None:
         assert res.log is not None  # simulate() logged: log=True
@@ -648,7 +675,7 @@ def cmd_flash_bench(a: argparse.Namespace) -> int:
     print(f"{res.filesystem} file system, {res.mode} reads, {res.size >> 20} MiB file")
     for n in threads:
         row = "  ".join(f"{c // 1024}K {v / 1e9:.2f}" for c, t, v in res.points if t == n)
-        print(f"{n:3d} threads (GB/s): {row}")
+        print(f"{plural(n, 'thread'):>11} (GB/s): {row}")
     m = res.model()
     print(
         f"fit: peak {m.seq_peak / 1e9:.2f} GB/s, first-byte latency {m.l0 * 1e6:.0f} us, per-read "
@@ -663,7 +690,11 @@ def cmd_flash_predictor(a: argparse.Namespace) -> int:
     from sysmodel.designs.flash import paper
     from sysmodel.designs.flash import predictor as pr
 
-    data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens, seed=a.seed)
+    if a.dump and a.tokens is not None:  # an option that would do nothing is refused
+        raise ValueError("--tokens: only for synthetic tokens; a --dump's tokens are its rows")
+    if (a.tokens or 0) > MAX_SYNTHETIC_TOKENS:
+        raise ValueError(f"--tokens: {a.tokens} not allowed; 2 to {MAX_SYNTHETIC_TOKENS:,} synthetic tokens")
+    data = pr.load_dump(a.dump) if a.dump else pr.synthetic(a.tokens or SYNTHETIC_TOKENS, seed=a.seed)
     n = int(data.x.shape[0] * 0.8)
     if n < 1 or n == data.x.shape[0]:
         raise ValueError(f"tokens: {data.x.shape[0]} not allowed; at least 2 (80% train, 20% test)")
@@ -758,7 +789,10 @@ def _report_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--paper", choices=["all", *_papers()], default="all", help="one section, or all")
     p.add_argument("--out", type=Path, help="output directory (default build/report)")
     p.add_argument(
-        "--requests", type=positive_int, default=1000, help="requests per serving run (L3's paper runs 1000)"
+        "--requests",
+        type=positive_int,
+        help=f"requests per serving run of the {', '.join(SERVING_SECTIONS)} sections "
+        "(default 1000, as L3's paper runs)",
     )
     p.add_argument(
         "--full",
@@ -891,7 +925,7 @@ def _dram_args(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="ddr4-3200", help="ddr4-3200, ddr4-3200-hermes, ddr5-4800, hbm3")
     p.add_argument("--mode", choices=["all_bank", "bank_bundle", "rank_level"], help="a PIM access mode's view")
     p.add_argument("--pattern", default="streaming", help="streaming, random, strided")
-    p.add_argument("--requests", type=positive_int, default=100000, help="bursts")
+    p.add_argument("--requests", type=positive_int, default=100000, help=f"bursts, at most {MAX_DRAM_REQUESTS:,}")
     p.add_argument("--stride", type=positive_int, help="strided: bursts between requests (default 1)")
     p.add_argument("--writes", type=float, default=0.0, help="share of writes, 0-1")
     p.add_argument("--refresh", default="on-time", help="on-time, postpone, per-bank (DDR5, HBM3), none")
@@ -930,7 +964,11 @@ def _flash_predictor_args(sub: argparse._SubParsersAction) -> None:
         "(float) (tokens, d_ff); synthetic tokens (sysmodel/designs/flash/predictor.py) when absent",
     )
     p.add_argument("--rank", type=positive_int, default=64, help="rank of the predictor's low-rank layer")
-    p.add_argument("--tokens", type=positive_int, default=10000, help="synthetic tokens")
+    p.add_argument(
+        "--tokens",
+        type=positive_int,
+        help=f"synthetic tokens (default {SYNTHETIC_TOKENS}, at most {MAX_SYNTHETIC_TOKENS:,}; a dump's are its rows)",
+    )
     p.add_argument("--seed", type=seed, default=1, help="seed of synthetic tokens and training")
 
 
@@ -1062,6 +1100,11 @@ def main(argv: list[str] | None = None) -> int:
         return PIPE_CLOSED
     except (ValueError, OSError) as e:  # a user's mistake: bad values, names, files; infeasible configurations
         print(f"membound {a.cmd}: {e}", file=sys.stderr)
+        return USAGE_ERROR
+    except (
+        MemoryError
+    ) as e:  # a size asked for beyond this machine (dram --requests 1e12): Python's message is often empty
+        print(f"membound {a.cmd}: out of memory{f' ({e})' if str(e) else ''}: ask for fewer", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         print(f"membound {a.cmd}: interrupted", file=sys.stderr)

@@ -513,3 +513,87 @@ def test_replicas_of_a_pipeline_are_named_with_it(tmp_path, capsys) -> None:
     args = ["serve", "--model", "llama2-7b", "--requests", "8", "--replicas", "2", "--pp", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("GPU-only (1x a100-80g-sxm), PP 2 x 2 (round-robin) |")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["dram", "--requests", "1e12"], "--requests: 1000000000000 not allowed; 1 to 10,000,000 bursts"),
+        (["flash-predictor", "--tokens", "1e10"], "--tokens: 10000000000 not allowed; 2 to 100,000 synthetic tokens"),
+    ],
+    ids=["dram-requests", "predictor-tokens"],
+)
+def test_a_size_beyond_memory_is_refused_by_name(args, needle, capsys) -> None:
+    """Both were MemoryError tracebacks (a MemoryError is no ValueError); a size just short of that swapped."""
+    assert main(args) == 2
+    one_line(capsys, f"membound {args[0]}: {needle}")
+
+
+def test_a_memory_error_is_one_line(capsys, monkeypatch) -> None:
+    """What no bound foresees: one line naming the command, not a traceback."""
+    from sysmodel.engines import memory
+
+    def fail(*_a, **_k):
+        raise MemoryError
+
+    monkeypatch.setattr(memory, "pattern_addrs", fail)
+    assert main(["dram", "--requests", "10"]) == 2
+    one_line(capsys, "membound dram: out of memory: ask for fewer")
+
+
+def test_flash_predictor_refuses_tokens_beside_a_dump(tmp_path, capsys) -> None:
+    """--tokens sizes the synthetic set only: beside --dump it was silently ignored."""
+    path = tmp_path / "d.npz"
+    np.savez(path, x=np.zeros((10, 4)), active=np.zeros((10, 8), bool))
+    assert main(["flash-predictor", "--dump", str(path), "--rank", "2", "--tokens", "5"]) == 2
+    one_line(capsys, "--tokens: only for synthetic tokens; a --dump's tokens are its rows")
+
+
+def test_a_pipeline_deeper_than_the_layers_is_refused(tmp_path, capsys) -> None:
+    """Llama-2-7B (32 layers) ran on 64 pipeline stages, half of them with no layer."""
+    assert main(["serve", "--model", "llama2-7b", "--pp", "33", "--requests", "2", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "pp: 33 not allowed; at most the model's 32 layers (one a stage)")
+
+
+def test_dram_counts_in_words(capsys) -> None:
+    """'1 requests', '1 refreshes': the counts of the one-line result agree with their nouns."""
+    assert main(["dram", "--requests", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1 request (0% writes) |" in out and " GB/s of 25.60 GB/s peak (" in out  # the peak's unit said too
+    assert main(["dram", "--requests", "5000", "--mode", "rank_level"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("cycles | 1 refresh")
+
+
+def test_report_requests_for_a_section_without_serving(tmp_path, capsys) -> None:
+    """--requests sizes the compare, duplex and l3 serving runs: --paper flash --requests 7 ran as 1000, unsaid."""
+    assert main(["report", "--paper", "flash", "--requests", "7", "--out", str(tmp_path)]) == 2
+    one_line(capsys, "--requests: --paper flash runs no serving requests (only compare, duplex, l3 do)")
+    assert not any(tmp_path.iterdir())
+
+
+def _legacy_profile(path: Path) -> Path:
+    path.write_text("decode_reqs,decode_ctx,prefill_tokens,seconds\n1,128,0,0.01\n8,8192,0,0.02\n0,0,128,0.03\n")
+    return path
+
+
+def test_a_profile_refuses_an_efficiency_it_would_replace(tmp_path, capsys) -> None:
+    """--set efficiency=peak beside --profile ran, its numbers the profile's whatever the efficiency."""
+    prof = _legacy_profile(tmp_path / "p.csv")
+    args = ["serve", "--model", "llama2-7b", "--profile", str(prof), "--set", "efficiency=peak"]
+    assert main([*args, "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, "--set efficiency: --profile's measured times replace the stage times it would set")
+
+
+def test_a_profile_that_is_a_directory_is_called_one(tmp_path, capsys) -> None:
+    """It was said not to exist."""
+    assert main(["serve", "--model", "llama2-7b", "--profile", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    one_line(capsys, f"profile: {tmp_path} is a directory; name a CSV file")
+
+
+def test_hermes_says_what_it_counts(capsys) -> None:
+    """'reloads 5316 | remaps 1563' gave no unit: both count neurons, moved over different links."""
+    assert main(["hermes", "--model", "phi-2"]) == 0
+    out = capsys.readouterr().out
+    assert " neurons reloaded onto the GPU (PCIe) | " in out and " neurons remapped across DIMMs (DIMM-link)" in out
+    assert main(["hermes", "--model", "phi-2", "--host"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("reloaded onto the GPU (PCIe)")  # no DIMMs to remap across

@@ -164,7 +164,9 @@ def test_flash_bench_cli(tmp_path, capsys) -> None:
     res = json.loads((out / "flash_bench.json").read_text())
     assert len(res["points"]) == 2 * len(bench.CHUNKS) and all(v > 0 for _, _, v in res["points"])
     assert (out / "flash_bench.png").exists() and not (out / "flash_bench.scratch").exists()
-    assert "useful parallel reads" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "useful parallel reads" in printed
+    assert "\n   1 thread (GB/s): 4K " in printed and "\n  2 threads (GB/s): 4K " in printed  # was '1 threads'
     assert main(["flash-bench", "--out", str(out), "--threads", "0"]) == 2
     assert "'0' is not a whole number >= 1" in capsys.readouterr().err
 

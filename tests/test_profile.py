@@ -1,6 +1,7 @@
 """A user's measured iteration times as stage times (sysmodel/engines/profile.py): exact on a linear profile,
 refused outside it, bad files named; `membound serve --profile`."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -190,6 +191,8 @@ def test_serve_profile_cli(tmp_path, capsys) -> None:
     assert "(profile a100.csv)" in out and "efficiency_profile" not in out  # measured times: no GPU profile
     (run,) = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["run"]["efficiency_profile"] is None
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()[:16]  # the run block names the file it ran on
+    assert run["run"]["profile"] == f"{path} (sha256 {sha})" and f"profile {path} (sha256 {sha})," in out
     assert (
         main(
             [

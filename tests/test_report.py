@@ -95,6 +95,16 @@ def test_cache_key_follows_the_import_closure(tmp_path) -> None:
     assert calls == [1, 1]  # other inputs: recomputed
 
 
+def test_a_report_at_another_request_count_leaves_the_committed_cache(tmp_path, monkeypatch) -> None:
+    """`membound report --paper compare --requests 7` rewrote sysmodel/data/report_cache/compare-*.json with its
+    7-request grids (and a whole report at 7 the committed ledger): the next default report reran them."""
+    monkeypatch.setattr(cache, "COMMITTED", tmp_path / "committed")
+    ctx = Context(tmp_path, requests=7)
+    assert ctx.grid("g", ledger.within_tolerance, 1.0) is True and not (tmp_path / "committed").exists()
+    assert Context(tmp_path).grid("g", ledger.within_tolerance, 1.0) is True  # the default count: stored
+    assert [p.name for p in (tmp_path / "committed").iterdir()] == ["g.json"]
+
+
 def test_cache_key_covers_the_gpu_measurements() -> None:
     """The calibrated GPU's laws are fitted to sysmodel/data/gpu_*.csv at run time, so a grid on the calibrated
     profile moves with those tables: each is a cache input (it was not, so a changed table left stale grids

@@ -1,6 +1,7 @@
 """Serving v2: the scheduler policies and the paged KV cache (sysmodel/engines/scheduling.py) on the serving engine,
 against cases worked by hand on a system whose every stage takes one second (ConstantSystem)."""
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -276,7 +277,9 @@ def test_serve_and_compare_take_the_scheduler(tmp_path, capsys) -> None:
     assert plots.FOUND == []
     out = capsys.readouterr().out
     assert "scheduler vllm: scheduling delay p50" in out and "preemptions (swap)" in out
-    assert "goodput: " in out and "requests meet the SLO" in out
+    assert "goodput: " in out and "requests meet the SLO of TBT <= 50 ms and T2FT <= 10 s (" in out  # bounds said
+    (run,) = json.loads((tmp_path / "s" / "run.json").read_text())  # and kept beside the goodput they give
+    assert (run["summary"]["slo_tbt_ms"], run["summary"]["slo_ttft_s"]) == (50, 10)
     assert (tmp_path / "s" / "kv_utilisation.png").exists()
     compare = "compare --model llama2-7b --systems gpu,cpu --requests 4 --scheduler sarathi --out"
     assert main([*compare.split(), str(tmp_path / "c")]) == 0

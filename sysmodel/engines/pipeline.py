@@ -71,6 +71,8 @@ class Pipelined:
                 f"pp: system {system.name} does not say which weights share its KV memory "
                 f"(resident_weight_bytes) or its model; pipeline stages split those"
             )
+        if cfg is not None and stages > cfg.layers:  # a stage with no layer of its own
+            raise ValueError(f"pp: {stages} not allowed; at most the model's {cfg.layers} layers (one a stage)")
         self.base, self.stages, self.hidden = system, stages, hidden
         self.link: Link = get_link(link or default_link(system))
         self.weight_bytes = float(weight_bytes)

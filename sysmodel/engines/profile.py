@@ -131,6 +131,8 @@ def load(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
     """The profile's header (:data:`COLUMNS` or :data:`LEGACY`) and rows as floats; a bad row is an error
     naming its line and field."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"profile: {path} is a directory; name a CSV file")
     if not path.is_file():
         raise ValueError(f"profile: {path} does not exist")
     with text_file("profile", path), path.open(newline="", encoding=USER_ENCODING) as f:

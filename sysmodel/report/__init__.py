@@ -20,6 +20,8 @@ from typing import Any
 
 from sysmodel.outputs import write_text
 
+DEFAULT_REQUESTS = 1000  # per serving run: L3's paper runs 1000; the committed cache and ledger hold these runs
+
 
 @dataclass(frozen=True)
 class Context:
@@ -28,7 +30,7 @@ class Context:
     cache in about 20 s, where smoke-size grids without it took 418 s — issue 50.)"""
 
     out: Path
-    requests: int = 1000
+    requests: int = DEFAULT_REQUESTS
     full: bool = False
     cache_dir: Path | None = None  # where grids are cached (default: the committed sysmodel/data/report_cache)
     commit: bool = True  # a complete default report refreshes the committed ledger (tests say False)
@@ -36,7 +38,8 @@ class Context:
     def grid(self, name: str, fn: Callable[..., Any], *args: Any, modules: tuple[str, ...] = ()) -> Any:
         """``fn(*args)``, a long serving grid: from the committed cache (``sysmodel.cache``) when its key —
         the arguments and the sources ``fn``'s module (and ``modules``: what it reaches dynamically) can
-        import — matches and ``--full`` is not given; rerun and stored otherwise."""
+        import — matches and ``--full`` is not given; rerun otherwise, and stored unless it ran at another
+        request count than the committed cache's (that would overwrite its entries with the user's runs)."""
         from sysmodel import cache
 
         return cache.cached(
@@ -46,6 +49,7 @@ class Context:
             lambda: fn(*args),
             self.cache_dir or cache.COMMITTED,
             refresh=self.full,
+            store=self.cache_dir is not None or self.requests == DEFAULT_REQUESTS,
         )
 
 
@@ -310,7 +314,7 @@ def report(keys: list[str], ctx: Context, echo: bool = True) -> Path:
     written = [path, ctx.out / "report.html"]
     if rows:
         written += ledger.write(rows, ctx.out)
-        if set(keys) == set(PAPERS) and ctx.commit:
+        if set(keys) == set(PAPERS) and ctx.commit and ctx.requests == DEFAULT_REQUESTS:
             written.append(ledger.write_committed(rows))
     if echo:
         print(text)
