@@ -375,6 +375,19 @@ def _serve_lines(a: argparse.Namespace, run: dict, s: dict) -> list[str]:
     return lines
 
 
+def _hardware_batch(a: argparse.Namespace, system) -> None:
+    """``--max-batch`` above the system's hardware limit runs at the limit (the engine caps it): said on stderr
+    and set so, so the run block records the batch that ran, not the one asked for."""
+    most = getattr(system, "max_batch", a.max_batch)
+    if most < a.max_batch:
+        print(
+            f"membound serve: note: --max-batch {a.max_batch}: {system.name} batches at most {most} requests "
+            "(its hardware); running at that",
+            file=sys.stderr,
+        )
+        a.max_batch = most
+
+
 def cmd_serve(a: argparse.Namespace) -> int:
     """Run a request trace on a registered system (or replicas of it): throughput, latency percentiles, energy."""
     from sysmodel import systems
@@ -391,6 +404,7 @@ def cmd_serve(a: argparse.Namespace) -> int:
         raise ValueError("--set efficiency: --profile's measured times replace the stage times it would set")
     system = systems.build(a.system, a.model, settings)
     _check_lengths(a)
+    _hardware_batch(a, system)
     if a.profile is not None:
         from sysmodel.engines.profile import ProfiledSystem
 

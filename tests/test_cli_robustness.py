@@ -597,3 +597,11 @@ def test_hermes_says_what_it_counts(capsys) -> None:
     assert " neurons reloaded onto the GPU (PCIe) | " in out and " neurons remapped across DIMMs (DIMM-link)" in out
     assert main(["hermes", "--model", "phi-2", "--host"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("reloaded onto the GPU (PCIe)")  # no DIMMs to remap across
+
+
+def test_a_max_batch_above_the_hardware_is_said_and_recorded_as_run(tmp_path, capsys) -> None:
+    """Hermes batches at most 16 requests: --max-batch 64 ran at 16 while the run block said 64."""
+    argv = ["serve", "--system", "hermes", "--model", "llama2-7b", "--requests", "4", "--max-batch", "64"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    assert "--max-batch 64: Hermes batches at most 16 requests" in capsys.readouterr().err
+    assert json.loads((tmp_path / "run.json").read_text())[0]["run"]["max_batch"] == 16
