@@ -127,3 +127,11 @@ def test_efficiency_profiles_are_named_sourced_and_chosen_per_device_class() -> 
         systems.build("gpu", "llama2-7b", ["efficiency=fast"])
     with pytest.raises(ValueError, match="efficiency: unknown 'fast'; allowed: attacc, attacc-eta"):
         cost.efficiency("fast", get_device("a100-80g-sxm"))
+
+
+def test_hbm_pim_refuses_latent_attention_as_l3_and_duplex_do() -> None:
+    """DeepSeek's latent is read once for every head (many FLOPs per byte): the PIM engine, which computes at the
+    GPU's peak, would time it as if bank PIM had a GPU's compute. It ran; now Infeasible naming why."""
+    with pytest.raises(Infeasible, match="deepseek-v3: multi-head latent attention .* about 1 FLOP per byte"):
+        b.HbmPim("deepseek-v3", "a100-80g-sxm", 32)
+    assert b.HbmPim("llama2-70b", "a100-80g-sxm", 4).decode(1, 1024).seconds > 0

@@ -279,6 +279,11 @@ class HbmPim(Baseline):
         eff: Efficiency = ATTACC,
     ):
         super().__init__(model, device, gpus, wbytes, eff)
+        if self.cfg.mla:  # its PIM engine computes at the GPU's peak: right only while attention is bandwidth-bound
+            raise Infeasible(
+                f"{self.cfg.name}: multi-head latent attention (one latent shared by every head, many FLOPs per "
+                "byte); AttAcc's bank PIM serves each head's own K and V at about 1 FLOP per byte"
+            )
         self.pim = Engine(replace(self.device, mem_bw=self.device.mem_bw * factor), PEAK, gpus)
         self.link = get_link(self.device.interconnect)
         self.ff_coprocess, self.overlap, self.factor = ff_coprocess, overlap, factor
