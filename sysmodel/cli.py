@@ -1115,9 +1115,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as e:  # a user's mistake: bad values, names, files; infeasible configurations
         print(f"membound {a.cmd}: {e}", file=sys.stderr)
         return USAGE_ERROR
-    except (
-        MemoryError
-    ) as e:  # a size asked for beyond this machine (dram --requests 1e12): Python's message is often empty
+    # a size asked for beyond this machine (dram --requests 1e12): Python's message is often empty
+    except MemoryError as e:
         print(f"membound {a.cmd}: out of memory{f' ({e})' if str(e) else ''}: ask for fewer", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:

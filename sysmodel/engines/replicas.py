@@ -138,8 +138,7 @@ def run(
         pooled = parts[0][1]
     else:
         counts = [len(idx) for idx, _ in parts]
-        name = f"{system.name}, PP {pp}" if pp > 1 else system.name  # each replica's own name, as one replica's
-        pooled = _merge(trace, name, parts, replicas, router, counts)
+        pooled = _merge(trace, parts[0][1].system, parts, replicas, router, counts)  # a replica's name, PP in it
     pooled.meta["rejected"] = rejected
     return pooled, [r for runs in each for r in runs]
 
